@@ -1,0 +1,100 @@
+import type { Db } from '../db/database';
+import { inTransaction } from '../db/database';
+import { forbidden, notFound, unauthorized } from '../errors';
+import { newId } from '../ids';
+import type { Ledger } from '../billing/ledger';
+import type { KeySigner } from './api-keys';
+import type { AccountRow, ApiKeyRow } from './accounts.table';
+
+export interface AuthContext {
+  accountId: string;
+  keyId: string;
+}
+
+export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner }) {
+  const { db, ledger, signer } = deps;
+
+  async function createAccount(input: { name: string; balance?: number; mcpEnabled?: boolean }): Promise<AccountRow> {
+    return inTransaction(db, async (trx) => {
+      const account = await trx
+        .insertInto('accounts')
+        .values({ id: newId('acct'), name: input.name, mcp_enabled: input.mcpEnabled ?? false })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (input.balance && input.balance > 0) {
+        await ledger.credit({ accountId: account.id, amount: input.balance, metadata: { source: 'admin', note: 'initial balance' } }, trx);
+        return { ...account, balance: input.balance };
+      }
+      return account;
+    });
+  }
+
+  async function getAccount(id: string): Promise<AccountRow> {
+    const account = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!account) throw notFound('admin', `No account with id ${id}.`);
+    return account;
+  }
+
+  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean }): Promise<AccountRow> {
+    const values: { name?: string; mcp_enabled?: boolean } = {};
+    if (patch.name !== undefined) values.name = patch.name;
+    if (patch.mcpEnabled !== undefined) values.mcp_enabled = patch.mcpEnabled;
+    if (Object.keys(values).length === 0) return getAccount(id);
+    const account = await db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
+    if (!account) throw notFound('admin', `No account with id ${id}.`);
+    return account;
+  }
+
+  async function createKey(accountId: string, input: { name?: string; expiresInSeconds?: number }) {
+    await getAccount(accountId);
+    const expiresAt = input.expiresInSeconds ? new Date(Date.now() + input.expiresInSeconds * 1000) : undefined;
+    const row = await db
+      .insertInto('api_keys')
+      .values({ id: newId('key'), account_id: accountId, name: input.name ?? null, expires_at: expiresAt ?? null })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const key = await signer.issue({ keyId: row.id, accountId, expiresAt });
+    return { row, key };
+  }
+
+  async function disableKey(keyId: string): Promise<ApiKeyRow> {
+    const row = await db
+      .updateTable('api_keys')
+      .set({ status: 'disabled', disabled_at: new Date() })
+      .where('id', '=', keyId)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw notFound('admin', `No API key with id ${keyId}.`);
+    return row;
+  }
+
+  /** Verifies the token, then asks the key row: unknown → 401, disabled → 403 (spec, Authentication 5). */
+  async function authenticate(token: string): Promise<AuthContext> {
+    const claims = await signer.verify(token);
+    const row = await db
+      .selectFrom('api_keys')
+      .select(['id', 'account_id', 'status', 'expires_at'])
+      .where('id', '=', claims.keyId)
+      .executeTakeFirst();
+    if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
+    if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
+    if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
+    return { accountId: row.account_id, keyId: row.id };
+  }
+
+  return { createAccount, getAccount, updateAccount, createKey, disableKey, authenticate };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;
+
+export function accountToWire(account: AccountRow) {
+  return {
+    id: account.id,
+    name: account.name,
+    balance: account.balance,
+    mcp_enabled: account.mcp_enabled,
+    created_at: toUnixSeconds(account.created_at),
+  };
+}
+
+export const toUnixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);

@@ -1,0 +1,49 @@
+import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
+import { unauthorized } from '../errors';
+
+/**
+ * API keys are HS256 JWTs: header `kid` names the key row, `sub` the account. The row, not the token,
+ * decides whether the key is still active. Only HS256 is accepted, so `alg: none` and
+ * algorithm-confusion tokens fail verification.
+ */
+export interface KeySigner {
+  issue(input: { keyId: string; accountId: string; expiresAt?: Date }): Promise<string>;
+  verify(token: string): Promise<{ keyId: string; accountId: string }>;
+}
+
+const ALGORITHM = 'HS256';
+
+export function createKeySigner(secret: string, issuer: string): KeySigner {
+  const key = new TextEncoder().encode(secret);
+  return {
+    async issue({ keyId, accountId, expiresAt }) {
+      const jwt = new SignJWT({}).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: keyId }).setSubject(accountId).setIssuer(issuer).setIssuedAt();
+      if (expiresAt) jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
+      return jwt.sign(key);
+    },
+    async verify(token) {
+      if (/^[A-Za-z]{2,}[-_]/.test(token) && token.split('.').length !== 3) {
+        throw unauthorized(
+          'This API key format (a vendor-style prefixed string such as sk-...) is not valid for this version of the API; ' +
+            'send the JWT key issued by this service in X-Auth-Token.',
+        );
+      }
+      if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) {
+        throw unauthorized('The API key is malformed: expected a signed three-part JWT.');
+      }
+      try {
+        const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: [ALGORITHM], issuer });
+        if (typeof protectedHeader.kid !== 'string' || typeof payload.sub !== 'string') {
+          throw unauthorized('The API key does not name its key id and account.');
+        }
+        return { keyId: protectedHeader.kid, accountId: payload.sub };
+      } catch (error) {
+        if (error instanceof joseErrors.JWTExpired) throw unauthorized('The API key has expired.');
+        if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized('The API key uses an algorithm that is not accepted.');
+        if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw unauthorized('The API key signature is not valid.');
+        if (error instanceof joseErrors.JOSEError) throw unauthorized('The API key is not valid.');
+        throw error;
+      }
+    },
+  };
+}

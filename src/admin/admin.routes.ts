@@ -1,0 +1,79 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { accountToWire, toUnixSeconds, type AccountsService } from '../accounts/accounts.service';
+import type { Ledger } from '../billing/ledger';
+import { transactionToWire } from '../billing/ledger';
+import { requireAdminToken } from '../http/auth';
+import { parseInput } from '../http/validation';
+
+const createAccountSchema = z.strictObject({
+  name: z.string().trim().min(1).max(256),
+  balance: z.number().int().min(0).max(1e12).optional(),
+  mcp_enabled: z.boolean().optional(),
+});
+const updateAccountSchema = z.strictObject({
+  name: z.string().trim().min(1).max(256).optional(),
+  mcp_enabled: z.boolean().optional(),
+});
+const creditSchema = z.strictObject({
+  amount: z.number().int().positive().max(1e12),
+  note: z.string().max(512).optional(),
+});
+const createKeySchema = z.strictObject({
+  name: z.string().trim().min(1).max(256).optional(),
+  expires_in: z.number().int().positive().max(10 * 365 * 24 * 3600).optional(),
+});
+
+/** The operators' "personal account area": accounts, credits and keys, behind the admin token. */
+export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; adminToken: string }): Router {
+  const { accounts, ledger } = deps;
+  const router = new Router({ prefix: '/admin' });
+  router.use(requireAdminToken(deps.adminToken));
+
+  router.post('/accounts', async (ctx) => {
+    const body = parseInput(createAccountSchema, ctx.request.body ?? {}, 'admin');
+    const account = await accounts.createAccount({ name: body.name, balance: body.balance, mcpEnabled: body.mcp_enabled });
+    ctx.status = 201;
+    ctx.body = accountToWire(account);
+  });
+
+  router.get('/accounts/:id', async (ctx) => {
+    ctx.body = accountToWire(await accounts.getAccount(ctx.params.id));
+  });
+
+  router.patch('/accounts/:id', async (ctx) => {
+    const body = parseInput(updateAccountSchema, ctx.request.body ?? {}, 'admin');
+    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled }));
+  });
+
+  router.post('/accounts/:id/credits', async (ctx) => {
+    const body = parseInput(creditSchema, ctx.request.body ?? {}, 'admin');
+    await accounts.getAccount(ctx.params.id);
+    const transaction = await ledger.credit({
+      accountId: ctx.params.id,
+      amount: body.amount,
+      metadata: { source: 'admin', ...(body.note ? { note: body.note } : {}) },
+    });
+    ctx.status = 201;
+    ctx.body = transactionToWire(transaction);
+  });
+
+  router.post('/accounts/:id/keys', async (ctx) => {
+    const body = parseInput(createKeySchema, ctx.request.body ?? {}, 'admin');
+    const { row, key } = await accounts.createKey(ctx.params.id, { name: body.name, expiresInSeconds: body.expires_in });
+    ctx.status = 201;
+    ctx.body = {
+      id: row.id,
+      key,
+      created_at: toUnixSeconds(row.created_at),
+      expires_at: row.expires_at ? toUnixSeconds(row.expires_at) : null,
+    };
+  });
+
+  router.post('/keys/:id/disable', async (ctx) => {
+    const row = await accounts.disableKey(ctx.params.id);
+    ctx.body = { id: row.id, status: row.status };
+  });
+
+  return router;
+}

@@ -1,0 +1,19 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppDeps } from '../runtime';
+
+/**
+ * First start of an empty embedded database: one default account with a starter balance and one API key,
+ * so the README quickstart works with no extra step. The key is printed once and kept (mode 0600) in
+ * DATA_DIR/default-api-key for scripts.
+ */
+export async function bootstrapDefaultAccount(deps: AppDeps): Promise<{ key: string; file: string } | null> {
+  if (deps.database.kind !== 'pglite') return null;
+  const existing = await deps.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
+  if (existing) return null;
+  const account = await deps.accounts.createAccount({ name: 'default', balance: deps.config.admin.starterBalance });
+  const { key } = await deps.accounts.createKey(account.id, { name: 'quickstart' });
+  const file = path.join(deps.config.dataDir, 'default-api-key');
+  fs.writeFileSync(file, key + '\n', { mode: 0o600 });
+  return { key, file };
+}

@@ -1,0 +1,41 @@
+import type { Selectable } from 'kysely';
+import type { Json } from '../db/columns';
+
+export type ModelType = 'llm' | 'tts' | 'stt' | 'tti' | 'ttv' | 'embed';
+
+export interface CatalogVendorsTable {
+  code: string;
+  name: string;
+  model_types: Json<ModelType[]>;
+  position: number;
+}
+
+export interface CatalogModelsTable {
+  code: string;
+  vendor_code: string;
+  upstream_id: string;
+  name: string;
+  type: ModelType;
+  vision: boolean;
+  streaming: boolean;
+  function_calling: boolean;
+  structured_outputs: boolean;
+  max_output: number;
+  context_window: number;
+  is_default: boolean;
+  web_visible: boolean;
+  protocols: Json<string[]>;
+  position: number;
+}
+
+export interface CatalogPricesTable {
+  model_code: string;
+  unit: 'tokens' | 'seconds' | 'characters';
+  count: number;
+  input: number;
+  output: number;
+}
+
+export type CatalogVendorRow = Selectable<CatalogVendorsTable>;
+export type CatalogModelRow = Selectable<CatalogModelsTable>;
+export type CatalogPriceRow = Selectable<CatalogPricesTable>;

@@ -1,0 +1,111 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { projectRoot } from './paths';
+
+/**
+ * The only reader of process.env. Everything else receives a slice of the frozen Config.
+ * A bad value stops start-up with a message naming the variable.
+ */
+const booleanString = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./.data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+    .optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  KEY_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  KEY_ISSUER: z.string().min(1).default('switchyard'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  CATALOG_PATH: z.string().min(1).optional(),
+  STARTER_BALANCE: z.coerce.number().int().min(0).default(100_000),
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: booleanString.default(false),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
+  ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
+  PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+});
+
+export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
+
+export interface Config {
+  readonly http: { readonly port: number; readonly host: string; readonly bodyLimitBytes: number };
+  readonly dataDir: string;
+  readonly database: { readonly url?: string; readonly poolSize: number; readonly dataDir: string };
+  readonly auth: { readonly signingSecret?: string; readonly issuer: string; readonly dataDir: string };
+  readonly admin: { readonly token?: string; readonly dataDir: string; readonly starterBalance: number };
+  readonly logLevel: LogLevel;
+  readonly catalogPath: string;
+  readonly outbound: { readonly allowPrivateNetworks: boolean };
+  readonly engine: {
+    readonly temporal?: { readonly address: string; readonly namespace: string; readonly taskQueue: string };
+    readonly concurrency: number;
+  };
+  readonly providers: {
+    readonly timeoutMs: number;
+    readonly maxRetries: number;
+    /** Vendor credentials and endpoints: every *_API_KEY and *_BASE_URL variable. Never logged. */
+    readonly settings: Readonly<Record<string, string>>;
+  };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(environmentSchema.shape)
+      .filter((key) => env[key] !== undefined && env[key] !== '')
+      .map((key) => [key, env[key]]),
+  );
+  const parsed = environmentSchema.safeParse(known);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  ${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
+  }
+  const value = parsed.data;
+  const dataDir = path.resolve(value.DATA_DIR);
+  const settings: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(env)) {
+    if (raw && /_(API_KEY|BASE_URL)$/.test(key)) settings[key] = raw;
+  }
+  const config: Config = {
+    http: { port: value.PORT, host: value.HOST, bodyLimitBytes: 10 * 1024 * 1024 },
+    dataDir,
+    database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, dataDir },
+    auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },
+    admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
+    logLevel: value.LOG_LEVEL,
+    catalogPath: path.resolve(value.CATALOG_PATH ?? path.join(projectRoot, 'catalog.yaml')),
+    outbound: { allowPrivateNetworks: value.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
+    engine: {
+      temporal: value.TEMPORAL_ADDRESS
+        ? { address: value.TEMPORAL_ADDRESS, namespace: value.TEMPORAL_NAMESPACE, taskQueue: value.TEMPORAL_TASK_QUEUE }
+        : undefined,
+      concurrency: value.ENGINE_CONCURRENCY,
+    },
+    providers: {
+      timeoutMs: value.PROVIDER_TIMEOUT_MS,
+      maxRetries: value.PROVIDER_MAX_RETRIES,
+      settings: Object.freeze(settings),
+    },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,28 @@
+import type { AccountsTable, ApiKeysTable } from '../accounts/accounts.table';
+import type { AssistantsTable } from '../assistants/assistants.table';
+import type { LedgerTransactionsTable } from '../billing/ledger.table';
+import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from '../catalog/catalog.table';
+import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
+import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
+import type { ResponseEventsTable } from '../events/events.table';
+import type { IdempotencyKeysTable, ResponsesTable } from '../responses/responses.table';
+import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
+
+/** The whole database, composed from each slice's *.table.ts. */
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  ledger_transactions: LedgerTransactionsTable;
+  conversations: ConversationsTable;
+  conversation_items: ConversationItemsTable;
+  assistants: AssistantsTable;
+  catalog_vendors: CatalogVendorsTable;
+  catalog_models: CatalogModelsTable;
+  catalog_prices: CatalogPricesTable;
+  responses: ResponsesTable;
+  response_events: ResponseEventsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  jobs: JobsTable;
+  job_steps: JobStepsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+}

@@ -1,0 +1,32 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { CreatedAt, JsonDefault, NullableTimestamp } from '../db/columns';
+
+export type JobKind = 'response';
+export type JobStatus = 'pending' | 'running' | 'completed' | 'failed';
+
+/** Durable job table of the embedded engine; for the Temporal engine it is the start outbox. */
+export interface JobsTable {
+  id: string;
+  kind: JobKind;
+  status: ColumnType<JobStatus, JobStatus | undefined, JobStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_owner: string | null;
+  lease_expires_at: NullableTimestamp;
+  launched_at: NullableTimestamp;
+  cancel_requested_at: NullableTimestamp;
+  last_error: string | null;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  finished_at: NullableTimestamp;
+}
+
+/** Recorded activity results of an embedded job: a re-run after a crash replays them instead of re-executing. */
+export interface JobStepsTable {
+  job_id: string;
+  step: number;
+  activity: string;
+  result: JsonDefault<unknown>;
+  created_at: CreatedAt;
+}
+
+export type JobRow = Selectable<JobsTable>;

@@ -1,0 +1,39 @@
+/**
+ * The one error hierarchy. Services throw these; the error middleware (src/http/error-middleware.ts)
+ * is the only place that turns them into the spec's envelope `{error: {code, message}}`.
+ * Codes are dotted `area.reason` (DECISIONS.md 13). Check with `ApiError.isInstance`, not `instanceof`:
+ * jest module registries and the Temporal sandbox both break `instanceof` across realms.
+ */
+const marker = Symbol.for('switchyard.ApiError');
+
+export type ErrorArea =
+  | 'request' | 'auth' | 'admin' | 'conversation' | 'item' | 'response' | 'assistant' | 'model' | 'vendor'
+  | 'embedding' | 'audio' | 'transcription' | 'organization' | 'thread' | 'message' | 'run' | 'chat' | 'mcp';
+
+export class ApiError extends Error {
+  override readonly name: string = 'ApiError';
+  readonly [marker] = true;
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+
+  static isInstance(value: unknown): value is ApiError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+  }
+}
+
+export const invalidRequest = (area: ErrorArea, message: string, reason = 'invalid_request') =>
+  new ApiError(400, `${area}.${reason}`, message);
+export const unauthorized = (message: string) => new ApiError(401, 'auth.unauthorized', message);
+export const paymentRequired = (message = 'The account balance is exhausted; top it up to continue.') =>
+  new ApiError(402, 'organization.payment_required', message);
+export const forbidden = (area: ErrorArea, message: string) => new ApiError(403, `${area}.forbidden`, message);
+export const notFound = (area: ErrorArea, message: string) => new ApiError(404, `${area}.not_found`, message);
+export const executionFailed = (area: ErrorArea, message: string, cause?: unknown) =>
+  new ApiError(500, `${area}.execution_failed`, message, { cause });

@@ -1,0 +1,46 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { adminRoutes } from '../admin/admin.routes';
+import type { AppDeps } from '../runtime';
+import { requireApiKey } from './auth';
+import { jsonBody } from './body';
+import { errorMiddleware } from './error-middleware';
+import { requestContext } from './request-context';
+import { publicRouteModules } from './routes';
+
+/** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.use(requestContext(deps.logger));
+  app.use(errorMiddleware(deps.logger));
+  app.use(jsonBody(deps.config.http.bodyLimitBytes));
+
+  const health = new Router();
+  health.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  health.get('/readyz', async (ctx) => {
+    try {
+      await deps.database.ping();
+      ctx.body = { status: 'ready' };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { error: { code: 'request.not_ready', message: 'The database is not reachable.' } };
+    }
+  });
+  app.use(health.routes());
+
+  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
+  app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
+
+  const authenticate = requireApiKey(deps.accounts);
+  app.use((ctx, next) => (/^\/v[12](\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
+  const api = new Router();
+  for (const module of publicRouteModules) {
+    const router = module(deps);
+    api.use(router.routes(), router.allowedMethods({ throw: true }));
+  }
+  app.use(api.routes());
+  return app;
+}

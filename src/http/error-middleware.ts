@@ -1,0 +1,39 @@
+import type { Context, Next } from 'koa';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+
+/**
+ * First in the chain: every error becomes `{error: {code, message}}`. Unexpected errors are a 500 whose
+ * message is hidden behind the request id; the stack goes to the log only.
+ */
+export function errorMiddleware(logger: Logger) {
+  return async function handleErrors(ctx: Context, next: Next) {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined && !ctx.headerSent) {
+        throw new ApiError(404, 'request.not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      }
+    } catch (error) {
+      if (ctx.headerSent || !ctx.writable) {
+        logger.error({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
+        return;
+      }
+      const apiError = toApiError(error);
+      if (apiError.status >= 500) {
+        logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+      }
+      ctx.status = apiError.status;
+      ctx.body = { error: { code: apiError.code, message: apiError.message } };
+    }
+  };
+}
+
+export function toApiError(error: unknown): ApiError {
+  if (ApiError.isInstance(error)) return error;
+  const status = (error as { status?: number; expose?: boolean })?.status;
+  // Errors thrown by Koa itself (ctx.throw, http-errors) carry a safe status and message.
+  if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
+    return new ApiError(status, status === 413 ? 'request.too_large' : 'request.invalid_request', (error as Error).message);
+  }
+  return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
+}

@@ -1,0 +1,7 @@
+import type Router from '@koa/router';
+import type { AppDeps } from '../runtime';
+
+/**
+ * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
+ */
+export const publicRouteModules: Array<(deps: AppDeps) => Router> = [];

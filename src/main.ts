@@ -1,0 +1,61 @@
+import type { Server } from 'node:http';
+import { bootstrapDefaultAccount } from './admin/bootstrap';
+import { ConfigError, loadConfig } from './config';
+import { createRuntime } from './runtime';
+
+type Mode = 'all' | 'api' | 'worker' | 'migrate';
+
+/** Entry point: `all` (API + embedded engine; default), `api`, `worker` (Temporal), `migrate`. */
+async function main(mode: Mode): Promise<void> {
+  const config = loadConfig();
+  const runtime = await createRuntime(config);
+  const { logger } = runtime.deps;
+  if (mode === 'migrate') {
+    logger.info('migrations applied');
+    await runtime.close();
+    return;
+  }
+
+  let server: Server | undefined;
+  if (mode === 'all' || mode === 'api') {
+    if (runtime.adminTokenFile) print(`Admin token: ${runtime.adminTokenFile}`);
+    const bootstrap = await bootstrapDefaultAccount(runtime.deps);
+    if (bootstrap) {
+      print(
+        `Created the default account. Its API key (also saved to ${bootstrap.file}):\n\n  ${bootstrap.key}\n\n` +
+          `Try: curl -s http://127.0.0.1:${config.http.port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`,
+      );
+    }
+    server = runtime.app.listen(config.http.port, config.http.host);
+    await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
+    logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    await runtime.close();
+    clearTimeout(force);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+function print(message: string) {
+  process.stdout.write(`\n${message}\n\n`);
+}
+
+const mode = (process.argv[2] ?? 'all') as Mode;
+if (!['all', 'api', 'worker', 'migrate'].includes(mode)) {
+  process.stderr.write(`Unknown mode "${mode}". Use: all | api | worker | migrate\n`);
+  process.exit(2);
+}
+main(mode).catch((error) => {
+  process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `Start-up failed: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,81 @@
+/** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
+
+export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+export const FINAL_STATUSES: readonly ResponseStatus[] = ['completed', 'incomplete', 'failed', 'cancelled'];
+export const isFinalStatus = (status: ResponseStatus) => FINAL_STATUSES.includes(status);
+
+export interface OutputText {
+  type: 'output_text';
+  text: string;
+}
+
+export interface MessageOutputItem {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  status: 'completed' | 'in_progress' | 'incomplete';
+  content: OutputText[];
+}
+
+export interface FunctionCallOutputItem {
+  id: string;
+  type: 'function_call';
+  call_id: string;
+  name: string;
+  arguments: string;
+  status: 'completed' | 'in_progress';
+}
+
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem;
+
+export interface ResponseUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  cost: number;
+}
+
+export interface ResponseErrorBody {
+  code: string;
+  message: string;
+}
+
+export interface FunctionToolSpec {
+  type: 'function';
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+  strict?: boolean;
+}
+
+export interface McpToolSpec {
+  type: 'mcp';
+  server_label: string;
+  server_url: string;
+  authorization?: string;
+  allowed_tools?: string[];
+  require_approval: 'never';
+  headers?: Record<string, string>;
+}
+
+/** A new input item of a Response, normalised at creation. */
+export type InputItem =
+  | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string }
+  | { type: 'function_call_output'; call_id: string; output: string };
+
+/** Everything the workflow needs to run the Response, fixed at creation (assistant already resolved). */
+export interface ResponseRequest {
+  input: InputItem[];
+  instructions: string | null;
+  temperature: number | null;
+  top_p: number | null;
+  reasoning_effort: 'minimal' | 'low' | 'medium' | 'high' | null;
+  verbosity: 'low' | 'medium' | 'high' | null;
+  parallel_tool_calls: boolean;
+  message_limit: number | null;
+  truncation: 'auto' | 'disabled';
+  tools: Array<FunctionToolSpec | McpToolSpec>;
+  tool_choice: unknown;
+  max_output_tokens: number | null;
+  stream: boolean;
+}

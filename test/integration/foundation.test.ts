@@ -1,0 +1,75 @@
+import { TestApp, ADMIN_TOKEN } from '../support/harness';
+
+describe('foundation: health, errors, admin, auth', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.start();
+  });
+  afterAll(() => app.close());
+
+  it('answers health and readiness', async () => {
+    expect((await app.request('GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await app.request('GET', '/readyz')).body).toEqual({ status: 'ready' });
+  });
+
+  it('gives unknown routes a 404 in the envelope', async () => {
+    const { key } = await app.createAccount();
+    const reply = await app.request('GET', '/v2/nothing-here', { key });
+    expect(reply.status).toBe(404);
+    expect(reply.body).toEqual({ error: { code: 'request.not_found', message: expect.any(String) } });
+    expect(reply.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+
+  it('refuses admin routes without the admin token, and API keys there', async () => {
+    const { key } = await app.createAccount();
+    expect((await app.request('POST', '/admin/accounts', { body: { name: 'x' } })).status).toBe(401);
+    const withKey = await app.request('POST', '/admin/accounts', { body: { name: 'x' }, key });
+    expect(withKey.status).toBe(401);
+    expect(withKey.body.error.message).toMatch(/do not accept API keys/);
+    const wrong = await app.request('GET', '/admin/accounts/acct_x', { headers: { authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+  });
+
+  it('creates accounts with a credited balance and manages keys', async () => {
+    const created = await app.admin('POST', '/admin/accounts', { name: 'acme', balance: 500, mcp_enabled: true });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ id: expect.stringMatching(/^acct_/), name: 'acme', balance: 500, mcp_enabled: true, created_at: expect.any(Number) });
+    const id = created.body.id;
+    expect((await app.admin('GET', `/admin/accounts/${id}`)).body.balance).toBe(500);
+    const credit = await app.admin('POST', `/admin/accounts/${id}/credits`, { amount: 250, note: 'top-up' });
+    expect(credit.status).toBe(201);
+    expect(credit.body).toMatchObject({ type: 'credit', amount: 250, currency: 'RUB' });
+    expect((await app.admin('GET', `/admin/accounts/${id}`)).body.balance).toBe(750);
+    const patched = await app.admin('PATCH', `/admin/accounts/${id}`, { name: 'acme 2', mcp_enabled: false });
+    expect(patched.body).toMatchObject({ name: 'acme 2', mcp_enabled: false });
+    const transactions = await app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', id).execute();
+    expect(transactions.map((t) => [t.type, t.amount]).sort()).toEqual([['credit', 250], ['credit', 500]]);
+  });
+
+  it('validates admin bodies and leaves nothing half-written', async () => {
+    const before = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    for (const body of [{}, { name: '' }, { name: 'x', balance: -1 }, { name: 'x', balance: 1.5 }, { name: 'x', extra: true }, { name: 7 }]) {
+      const reply = await app.admin('POST', '/admin/accounts', body);
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.code).toBe('admin.invalid_request');
+    }
+    const after = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+    expect((await app.admin('GET', '/admin/accounts/acct_missing')).status).toBe(404);
+    expect((await app.admin('POST', '/admin/accounts/acct_missing/credits', { amount: 5 })).status).toBe(404);
+    expect((await app.admin('POST', '/admin/accounts/acct_missing/keys', {})).status).toBe(404);
+    expect((await app.admin('POST', '/admin/keys/key_missing/disable')).status).toBe(404);
+  });
+
+  it('rejects malformed JSON and oversized bodies with the envelope', async () => {
+    const bad = await app.request('POST', '/admin/accounts', { rawBody: '{"name":', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('request.invalid_json');
+    const huge = await app.request('POST', '/admin/accounts', {
+      rawBody: JSON.stringify({ name: 'x'.repeat(11 * 1024 * 1024) }),
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.code).toBe('request.too_large');
+  });
+});

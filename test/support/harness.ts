@@ -1,0 +1,128 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Server } from 'node:http';
+import pg from 'pg';
+import { loadConfig } from '../../src/config';
+import { createRuntime, type Runtime } from '../../src/runtime';
+
+/**
+ * Starts the real app on a loopback port. The database is PGlite in memory, or, when TEST_DATABASE_URL
+ * is set, a fresh Postgres schema dropped at close: runs never see each other's rows.
+ */
+export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
+export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef0123456789';
+export const postgresUrl = process.env.TEST_DATABASE_URL;
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  /** Keep PGlite on disk in this folder (restart tests); default is in memory. */
+  dataDir?: string;
+  /** Reuse this Postgres schema (restart tests). */
+  schema?: string;
+}
+
+export interface ApiReply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export class TestApp {
+  private constructor(
+    readonly runtime: Runtime,
+    private readonly server: Server,
+    readonly baseUrl: string,
+    readonly schema: string | undefined,
+    private readonly ownsSchema: boolean,
+  ) {}
+
+  static async start(options: TestAppOptions = {}): Promise<TestApp> {
+    const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-test-'));
+    let schema = options.schema;
+    let ownsSchema = false;
+    if (postgresUrl && !schema) {
+      schema = `t_${randomBytes(6).toString('hex')}`;
+      ownsSchema = true;
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`create schema ${schema}`);
+      await client.end();
+    }
+    const config = loadConfig({
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN,
+      KEY_SIGNING_SECRET: SIGNING_SECRET,
+      DATA_DIR: dataDir,
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...(postgresUrl ? { DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '10' } : {}),
+      ...options.env,
+    });
+    const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
+    const server = runtime.app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema);
+  }
+
+  get db() {
+    return this.runtime.deps.db;
+  }
+
+  async request<T = any>(
+    method: string,
+    urlPath: string,
+    options: { body?: unknown; rawBody?: string; key?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiReply<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key) headers['x-auth-token'] = options.key;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const reply = await fetch(this.baseUrl + urlPath, { method, headers, body });
+    const text = await reply.text();
+    let parsed: unknown = text;
+    if ((reply.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+    return { status: reply.status, body: parsed as T, headers: reply.headers };
+  }
+
+  admin<T = any>(method: string, urlPath: string, body?: unknown): Promise<ApiReply<T>> {
+    return this.request<T>(method, urlPath, { body, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  }
+
+  /** A new account with a balance (kopecks) and one API key. */
+  async createAccount(options: { balance?: number; mcpEnabled?: boolean; name?: string } = {}) {
+    const account = await this.admin('POST', '/admin/accounts', {
+      name: options.name ?? 'test',
+      balance: options.balance ?? 1_000_000,
+      mcp_enabled: options.mcpEnabled ?? false,
+    });
+    if (account.status !== 201) throw new Error(`account create failed: ${JSON.stringify(account.body)}`);
+    const key = await this.admin('POST', `/admin/accounts/${account.body.id}/keys`, {});
+    if (key.status !== 201) throw new Error(`key create failed: ${JSON.stringify(key.body)}`);
+    return { accountId: account.body.id as string, key: key.body.key as string, keyId: key.body.id as string };
+  }
+
+  /** Stops the server and the runtime; keeps the database (for restart tests) unless `drop` is true. */
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.runtime.close();
+  }
+
+  async close(): Promise<void> {
+    await this.stop();
+    if (this.ownsSchema && postgresUrl && this.schema) await dropSchema(this.schema);
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  await client.query(`drop schema if exists ${schema} cascade`);
+  await client.end();
+}
