@@ -1,0 +1,149 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { loadConfig } from '../config';
+
+/**
+ * `npm run admin -- <command>`: a thin client of the admin HTTP API (the API must be running).
+ * The base URL comes from SWITCHYARD_URL (default http://127.0.0.1:$PORT), the token from ADMIN_TOKEN or
+ * DATA_DIR/admin-token.
+ */
+const USAGE = `Usage: npm run admin -- <command> [options] [--json]
+
+  account create --name NAME [--balance KOPECKS] [--mcp]
+  account get ID
+  account credit ID --amount KOPECKS [--note TEXT]
+  account mcp ID --enable | --disable
+  account rename ID --name NAME
+  key create ACCOUNT_ID [--name NAME] [--expires-in SECONDS]
+  key disable KEY_ID
+
+Environment: SWITCHYARD_URL (default http://127.0.0.1:$PORT), ADMIN_TOKEN or DATA_DIR/admin-token.`;
+
+interface Parsed {
+  words: string[];
+  flags: Record<string, string | true>;
+}
+
+export function parseArguments(argv: string[]): Parsed {
+  const words: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index];
+    if (arg.startsWith('--')) {
+      const [name, inline] = arg.slice(2).split('=', 2);
+      const next = argv[index + 1];
+      if (inline !== undefined) flags[name] = inline;
+      else if (next !== undefined && !next.startsWith('--') && !['json', 'mcp', 'enable', 'disable'].includes(name)) {
+        flags[name] = next;
+        index++;
+      } else flags[name] = true;
+    } else words.push(arg);
+  }
+  return { words, flags };
+}
+
+class UsageError extends Error {}
+
+function integerFlag(flags: Parsed['flags'], name: string, required: boolean): number | undefined {
+  const value = flags[name];
+  if (value === undefined) {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  if (value === true || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+function stringFlag(flags: Parsed['flags'], name: string, required: boolean): string | undefined {
+  const value = flags[name];
+  if (value === undefined || value === true) {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  return value;
+}
+
+/** Maps a command line to one admin API call. */
+export function toRequest({ words, flags }: Parsed): { method: string; path: string; body?: unknown } {
+  const [noun, verb, id] = words;
+  const need = (value: string | undefined, what: string) => {
+    if (!value) throw new UsageError(`${what} is required`);
+    return encodeURIComponent(value);
+  };
+  if (noun === 'account' && verb === 'create') {
+    return {
+      method: 'POST',
+      path: '/admin/accounts',
+      body: { name: stringFlag(flags, 'name', true), balance: integerFlag(flags, 'balance', false), mcp_enabled: flags.mcp === true ? true : undefined },
+    };
+  }
+  if (noun === 'account' && verb === 'get') return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}` };
+  if (noun === 'account' && verb === 'credit') {
+    return {
+      method: 'POST',
+      path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/credits`,
+      body: { amount: integerFlag(flags, 'amount', true), note: stringFlag(flags, 'note', false) },
+    };
+  }
+  if (noun === 'account' && verb === 'mcp') {
+    if ((flags.enable === true) === (flags.disable === true)) throw new UsageError('give exactly one of --enable or --disable');
+    return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { mcp_enabled: flags.enable === true } };
+  }
+  if (noun === 'account' && verb === 'rename') {
+    return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { name: stringFlag(flags, 'name', true) } };
+  }
+  if (noun === 'key' && verb === 'create') {
+    return {
+      method: 'POST',
+      path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/keys`,
+      body: { name: stringFlag(flags, 'name', false), expires_in: integerFlag(flags, 'expires-in', false) },
+    };
+  }
+  if (noun === 'key' && verb === 'disable') return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/disable` };
+  throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+}
+
+function describe(result: any): string {
+  if (result.key) return `Key ${result.id} created. It is shown only now:\n\n  ${result.key}\n`;
+  if (result.status === 'disabled') return `Key ${result.id} disabled.`;
+  if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}).`;
+  if (result.id?.startsWith?.('acct_')) {
+    return `Account ${result.id} "${result.name}": balance ${result.balance} kopecks, MCP ${result.mcp_enabled ? 'enabled' : 'disabled'}.`;
+  }
+  return JSON.stringify(result, null, 2);
+}
+
+async function run(argv: string[]): Promise<number> {
+  const parsed = parseArguments(argv);
+  if (parsed.words.length === 0 || parsed.flags.help) {
+    process.stdout.write(USAGE + '\n');
+    return parsed.words.length === 0 && !parsed.flags.help ? 2 : 0;
+  }
+  const config = loadConfig();
+  const env = process.env;
+  const baseUrl = (env.SWITCHYARD_URL ?? `http://127.0.0.1:${config.http.port}`).replace(/\/$/, '');
+  const tokenFile = path.join(config.admin.dataDir, 'admin-token');
+  const token = config.admin.token ?? (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : undefined);
+  if (!token) throw new UsageError(`no admin token: set ADMIN_TOKEN or start the service once to create ${tokenFile}`);
+  const request = toRequest(parsed);
+  const reply = await fetch(baseUrl + request.path, {
+    method: request.method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: request.body === undefined ? undefined : JSON.stringify(request.body),
+  });
+  const body: any = await reply.json().catch(() => ({ error: { message: `HTTP ${reply.status}` } }));
+  if (parsed.flags.json) process.stdout.write(JSON.stringify(body, null, 2) + '\n');
+  else if (reply.ok) process.stdout.write(describe(body) + '\n');
+  else process.stderr.write(`Error ${reply.status}: ${body.error?.message ?? 'request failed'}\n`);
+  return reply.ok ? 0 : 1;
+}
+
+if (require.main === module) {
+  run(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error) => {
+      process.stderr.write(`${error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error?.message ?? error}\n`);
+      process.exit(2);
+    },
+  );
+}

@@ -1,0 +1,146 @@
+/**
+ * The provider port: what the rest of the service needs from a model vendor. It never imports a vendor
+ * type; adapters (one folder per vendor family) translate to and from it at the edge.
+ */
+
+export type PromptItem =
+  | { type: 'message'; role: 'system' | 'user' | 'assistant'; text: string }
+  | { type: 'function_call'; callId: string; name: string; arguments: string }
+  | { type: 'function_call_output'; callId: string; name?: string; output: string };
+
+export interface FunctionTool {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
+
+export interface GenerateTextRequest {
+  /** The vendor's own model id (catalog `upstream_id`). */
+  model: string;
+  instructions?: string;
+  items: PromptItem[];
+  tools?: FunctionTool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+  reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
+  verbosity?: 'low' | 'medium' | 'high';
+  /** Aborting it cancels the upstream request. */
+  signal?: AbortSignal;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';
+
+export interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ToolCall {
+  callId: string;
+  name: string;
+  /** JSON text, as the vendor produced it. */
+  arguments: string;
+}
+
+export interface GenerateTextResult {
+  text: string;
+  toolCalls: ToolCall[];
+  finishReason: FinishReason;
+  usage: TokenCounts;
+}
+
+export type TextStreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; callId: string; name: string; arguments: string }
+  | { type: 'finish'; finishReason: FinishReason; usage: TokenCounts };
+
+export interface LanguageModel {
+  generateText(request: GenerateTextRequest): Promise<GenerateTextResult>;
+  /** Parts in order; exactly one `finish` part last. Throws ProviderError on failure. */
+  streamText(request: GenerateTextRequest): AsyncIterable<TextStreamPart>;
+}
+
+export interface EmbedRequest {
+  model: string;
+  input: string;
+  signal?: AbortSignal;
+}
+
+export interface EmbeddingModel {
+  embed(request: EmbedRequest): Promise<{ embedding: number[]; usage: { inputTokens: number } }>;
+}
+
+export type ProviderErrorKind =
+  | 'auth'
+  | 'rate_limit'
+  | 'bad_request'
+  | 'not_found'
+  | 'server'
+  | 'timeout'
+  | 'network'
+  | 'malformed'
+  | 'cancelled';
+
+const marker = Symbol.for('switchyard.ProviderError');
+
+/** A vendor failure, classified once at the adapter edge. */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError';
+  readonly [marker] = true;
+  readonly vendor: string;
+  readonly kind: ProviderErrorKind;
+  readonly status?: number;
+  readonly retryAfterMs?: number;
+  readonly vendorRequestId?: string;
+
+  constructor(input: {
+    vendor: string;
+    kind: ProviderErrorKind;
+    message: string;
+    status?: number;
+    retryAfterMs?: number;
+    vendorRequestId?: string;
+    cause?: unknown;
+  }) {
+    super(input.message, { cause: input.cause });
+    this.vendor = input.vendor;
+    this.kind = input.kind;
+    this.status = input.status;
+    this.retryAfterMs = input.retryAfterMs;
+    this.vendorRequestId = input.vendorRequestId;
+  }
+
+  /** 408/409/429/5xx, timeouts and dropped connections may succeed on a later attempt. */
+  get isRetryable(): boolean {
+    return ['rate_limit', 'server', 'timeout', 'network'].includes(this.kind);
+  }
+
+  static isInstance(value: unknown): value is ProviderError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
+  }
+}
+
+/** What one vendor adapter offers; a vendor without embeddings leaves `embeddingModel` out. */
+export interface VendorProvider {
+  languageModel?: LanguageModel;
+  embeddingModel?: EmbeddingModel;
+}
+
+/** Settings every HTTP adapter takes (DESIGN.md: dependencies passed in, no module singletons). */
+export interface VendorAdapterOptions {
+  /** Catalog vendor code, used in error messages and ProviderError.vendor. */
+  vendor: string;
+  apiKey?: string;
+  baseURL?: string;
+  /** Overall timeout of one upstream call (ms). */
+  timeoutMs: number;
+  /** Retries on 429/5xx/network errors before any output was produced. */
+  maxRetries: number;
+  fetch?: typeof globalThis.fetch;
+}
