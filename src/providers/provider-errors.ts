@@ -1,0 +1,60 @@
+import { ApiError, executionFailed, invalidRequest, type ErrorArea } from '../errors';
+import { ProviderError, type ProviderErrorKind } from './provider';
+
+/**
+ * The one place a vendor failure becomes an API error, shared by every endpoint that calls a vendor
+ * (embeddings, chat, Responses, audio). Rules:
+ * - The vendor's own status never leaks as ours: an upstream 401/403 means *our* vendor credentials are
+ *   wrong, which the client cannot fix, so it is a 500 `<area>.execution_failed` naming the vendor, never
+ *   a 401/403 that would tell the client its own key is bad.
+ * - Only a vendor's 400 (the request itself was unacceptable, e.g. too long for the model) is the
+ *   client's to fix: 400 `<area>.invalid_request`.
+ * - Messages name the vendor and the status but never echo vendor text for auth failures (vendors
+ *   quote the rejected key back in those).
+ * ApiErrors pass through unchanged; anything else is an unexpected 500 whose message stays generic.
+ */
+export function toApiError(error: unknown, area: ErrorArea): ApiError {
+  if (ApiError.isInstance(error)) return error;
+  if (!ProviderError.isInstance(error)) return executionFailed(area, 'The model call failed unexpectedly.', error);
+  const vendor = error.vendor;
+  const status = error.status !== undefined ? ` (${error.status})` : '';
+  if (error.kind === 'bad_request') {
+    return withCause(invalidRequest(area, `Vendor ${vendor} rejected the request as invalid${status}: ${clip(error.message)}`), error);
+  }
+  return executionFailed(area, `${describeKind(error.kind, vendor)}${status}${explain(error.kind)}.`, error);
+}
+
+function describeKind(kind: ProviderErrorKind, vendor: string): string {
+  switch (kind) {
+    case 'auth':
+      return `Vendor ${vendor} rejected the request`;
+    case 'rate_limit':
+      return `Vendor ${vendor} is rate limiting requests`;
+    case 'not_found':
+      return `Vendor ${vendor} does not know the requested model`;
+    case 'server':
+      return `Vendor ${vendor} failed to process the request`;
+    case 'timeout':
+      return `Vendor ${vendor} did not answer in time`;
+    case 'network':
+      return `Vendor ${vendor} could not be reached`;
+    case 'malformed':
+      return `Vendor ${vendor} sent a reply that could not be read`;
+    case 'cancelled':
+      return `The call to vendor ${vendor} was cancelled`;
+    case 'bad_request':
+      return `Vendor ${vendor} rejected the request as invalid`;
+  }
+}
+
+function explain(kind: ProviderErrorKind): string {
+  if (kind === 'auth') return ": the service's credentials for this vendor were refused; this is not a problem with your API key";
+  if (kind === 'rate_limit') return '; retry later';
+  return '';
+}
+
+function withCause(apiError: ApiError, cause: unknown): ApiError {
+  return new ApiError(apiError.status, apiError.code, apiError.message, { cause });
+}
+
+const clip = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
