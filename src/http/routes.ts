@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import { conversationsRoutes } from '../conversations/conversations.routes';
 import { organizationRoutes } from '../organization/organization.routes';
 import type { AppDeps } from '../runtime';
 
@@ -7,4 +8,5 @@ import type { AppDeps } from '../runtime';
  */
 export const publicRouteModules: Array<(deps: AppDeps) => Router> = [
   organizationRoutes,
+  conversationsRoutes,
 ];

@@ -1,0 +1,80 @@
+import Router from '@koa/router';
+import { parseInput } from '../http/validation';
+import type { AppDeps } from '../runtime';
+import { conversationToWire, itemToWire, type Page } from './conversations.repository';
+import {
+  addItemsSchema,
+  createConversationSchema,
+  listQuerySchema,
+  updateConversationSchema,
+} from './conversations.schema';
+import { createConversationsService, inputItemToNew } from './conversations.service';
+
+/** /v2/conversations and their items (spec: Endpoints, Conversations). */
+export function conversationsRoutes(deps: Pick<AppDeps, 'db'>): Router {
+  const conversations = createConversationsService({ db: deps.db });
+  const router = new Router({ prefix: '/v2/conversations' });
+
+  router.post('/', async (ctx) => {
+    const body = parseInput(createConversationSchema, ctx.request.body ?? {}, 'conversation');
+    const conversation = await conversations.create(ctx.state.auth.accountId, {
+      metadata: body.metadata,
+      items: body.items?.map(inputItemToNew),
+    });
+    ctx.body = conversationToWire(conversation);
+  });
+
+  router.get('/', async (ctx) => {
+    const query = parseInput(listQuerySchema, ctx.query, 'conversation');
+    ctx.body = toListEnvelope(await conversations.list(ctx.state.auth.accountId, query), conversationToWire);
+  });
+
+  router.get('/:conversationId', async (ctx) => {
+    ctx.body = conversationToWire(await conversations.get(ctx.state.auth.accountId, ctx.params.conversationId));
+  });
+
+  router.post('/:conversationId', async (ctx) => {
+    const body = parseInput(updateConversationSchema, ctx.request.body ?? {}, 'conversation');
+    ctx.body = conversationToWire(await conversations.update(ctx.state.auth.accountId, ctx.params.conversationId, body.metadata));
+  });
+
+  router.delete('/:conversationId', async (ctx) => {
+    await conversations.remove(ctx.state.auth.accountId, ctx.params.conversationId);
+    ctx.body = { id: ctx.params.conversationId, object: 'conversation.deleted', deleted: true };
+  });
+
+  router.post('/:conversationId/items', async (ctx) => {
+    const body = parseInput(addItemsSchema, ctx.request.body ?? {}, 'conversation');
+    const rows = await conversations.addItems(ctx.state.auth.accountId, ctx.params.conversationId, body.items.map(inputItemToNew));
+    // DECISIONS.md 3: the created items, in order, in the list envelope.
+    ctx.body = toListEnvelope({ rows, hasMore: false }, itemToWire);
+  });
+
+  router.get('/:conversationId/items', async (ctx) => {
+    const query = parseInput(listQuerySchema, ctx.query, 'conversation');
+    ctx.body = toListEnvelope(await conversations.listItems(ctx.state.auth.accountId, ctx.params.conversationId, query), itemToWire);
+  });
+
+  router.get('/:conversationId/items/:itemId', async (ctx) => {
+    ctx.body = itemToWire(await conversations.getItem(ctx.state.auth.accountId, ctx.params.conversationId, ctx.params.itemId));
+  });
+
+  router.delete('/:conversationId/items/:itemId', async (ctx) => {
+    await conversations.removeItem(ctx.state.auth.accountId, ctx.params.conversationId, ctx.params.itemId);
+    ctx.body = { id: ctx.params.itemId, object: 'conversation.item.deleted', deleted: true };
+  });
+
+  return router;
+}
+
+/** DECISIONS.md 2: `{object: "list", data, first_id, last_id, has_more}`, ids null when the page is empty. */
+function toListEnvelope<Row, Wire extends { id: string }>(page: Page<Row>, toWire: (row: Row) => Wire) {
+  const data = page.rows.map(toWire);
+  return {
+    object: 'list' as const,
+    data,
+    first_id: data.length ? data[0].id : null,
+    last_id: data.length ? data[data.length - 1].id : null,
+    has_more: page.hasMore,
+  };
+}

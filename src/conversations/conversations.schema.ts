@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { metadataSchema, queryInteger } from '../http/validation';
+
+/**
+ * Postgres cannot store U+0000 in text or jsonb; rejecting it here makes it a 400 instead of a failed insert.
+ * Every client string that reaches a column goes through this.
+ */
+const storableText = (schema: z.ZodString = z.string()) =>
+  schema.refine((value) => !value.includes('\u0000'), 'must not contain NUL (\\u0000) characters');
+
+/** DECISIONS.md 18 plus the NUL rule, since metadata lands in a jsonb column. */
+export const conversationMetadataSchema = metadataSchema.refine(
+  (value) => Object.entries(value).every(([key, text]) => !key.includes('\u0000') && !text.includes('\u0000')),
+  'metadata must not contain NUL (\\u0000) characters',
+);
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
+
+const messageItemSchema = z.strictObject({
+  type: z.literal('message'),
+  role: z.enum(MESSAGE_ROLES),
+  content: storableText(),
+});
+
+const functionCallItemSchema = z.strictObject({
+  type: z.literal('function_call'),
+  call_id: storableText(z.string().min(1).max(512)),
+  name: storableText(z.string().min(1).max(256)),
+  // Accepted so a client can rebuild a tool-calling history; vendors need the arguments to be JSON.
+  arguments: storableText().refine(isJson, 'must be a string holding JSON'),
+});
+
+const functionCallOutputItemSchema = z.strictObject({
+  type: z.literal('function_call_output'),
+  call_id: storableText(z.string().min(1).max(512)),
+  output: storableText(),
+});
+
+/** An item as a client sends it (spec: Conversation item, "Items sent in a request"). */
+export const inputItemSchema = z.discriminatedUnion(
+  'type',
+  [messageItemSchema, functionCallItemSchema, functionCallOutputItemSchema],
+  { error: 'type must be one of message, function_call, function_call_output' },
+);
+export type InputItem = z.infer<typeof inputItemSchema>;
+
+/** Spec limit for initial items; the same cap applies to one POST …/items call (as the real service). */
+export const MAX_ITEMS_PER_REQUEST = 20;
+
+export const createConversationSchema = z.strictObject({
+  metadata: conversationMetadataSchema.optional(),
+  items: z.array(inputItemSchema).max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`).optional(),
+});
+
+export const updateConversationSchema = z.strictObject({
+  metadata: conversationMetadataSchema,
+});
+
+export const addItemsSchema = z.strictObject({
+  items: z
+    .array(inputItemSchema)
+    .min(1, 'items must hold at least one entry')
+    .max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`),
+});
+
+/**
+ * Query of both list endpoints. Unknown parameters are refused so that a typo (`ordr=asc`) is a 400
+ * rather than a silently different page. Repeated parameters arrive as arrays and fail the string check.
+ */
+export const listQuerySchema = z
+  .strictObject({
+    limit: queryInteger(1, 100).optional(),
+    order: z.enum(['asc', 'desc'], { error: "order must be 'asc' or 'desc'" }).optional(),
+    after: z.string().min(1).max(128).optional(),
+    before: z.string().min(1).max(128).optional(),
+  })
+  .refine((query) => !(query.after && query.before), 'after and before cannot be used together');
+
+export type ListQuery = z.infer<typeof listQuerySchema>;
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
