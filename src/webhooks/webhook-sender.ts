@@ -1,0 +1,161 @@
+import { performance } from 'node:perf_hooks';
+import type { Db } from '../db/database';
+import { newId } from '../ids';
+import type { Logger } from '../logger';
+import { checkOutboundUrl, createGuardedFetch, OutboundAddressRefusedError, type ResolvedAddress } from './ssrf-guard';
+import type { WebhookDeliveryStatus } from './webhooks.table';
+
+/**
+ * One-shot webhook and callback POSTs (spec "Webhook", DECISIONS 22): one attempt, 10 s timeout,
+ * unsigned, never retried, the outcome recorded in `webhook_deliveries` for operators.
+ *
+ * At most once: the `pending` row is claimed (unique resource_id) before the POST. A workflow or
+ * activity retry, or a job re-run after a crash, finds the row and sends nothing. A crash between the
+ * claim and the POST therefore loses the webhook rather than sending it twice; that is the trade the
+ * spec's "not retried" asks for.
+ */
+export const WEBHOOK_USER_AGENT = 'Switchyard-Webhook/1.0';
+const MAX_ERROR_LENGTH = 500;
+
+export interface WebhookSenderOptions {
+  db: Db;
+  allowPrivateNetworks: boolean;
+  logger: Logger;
+  timeoutMs?: number;
+  /** Name resolution for the connect-time guard; default dns.lookup. Tests use it to simulate rebinding. */
+  resolveHost?: (hostname: string) => Promise<ResolvedAddress[]>;
+}
+
+export interface WebhookDelivery {
+  /** The resource the webhook is about (`resp_…`, a transcription request id): one delivery per resource. */
+  resourceId: string;
+  accountId: string;
+  url: string;
+  payload: Record<string, unknown>;
+}
+
+export interface WebhookOutcome {
+  status: Exclude<WebhookDeliveryStatus, 'pending'> | 'skipped';
+  responseStatus?: number;
+  error?: string;
+}
+
+type AttemptOutcome = WebhookOutcome & { status: Exclude<WebhookDeliveryStatus, 'pending'> };
+
+export interface WebhookSender {
+  /** Never throws for a failed delivery (that is recorded and returned); throws only on database errors. */
+  send(delivery: WebhookDelivery): Promise<WebhookOutcome>;
+}
+
+export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
+  const { db, allowPrivateNetworks, logger, resolveHost } = options;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+
+  async function send(delivery: WebhookDelivery): Promise<WebhookOutcome> {
+    const body = JSON.stringify(delivery.payload);
+    const claimed = await db
+      .insertInto('webhook_deliveries')
+      .values({
+        id: newId('wh'),
+        resource_id: delivery.resourceId,
+        account_id: delivery.accountId,
+        url: delivery.url,
+        payload: body,
+        status: 'pending',
+      })
+      .onConflict((conflict) => conflict.column('resource_id').doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    const logFields = { resourceId: delivery.resourceId, accountId: delivery.accountId, target: safeTarget(delivery.url) };
+    if (!claimed) {
+      logger.info(logFields, 'webhook already attempted for this resource; not sent again');
+      return { status: 'skipped' };
+    }
+
+    const attemptedAt = new Date();
+    const started = performance.now();
+    const outcome = await attempt(delivery.url, body);
+    const durationMs = Math.round(performance.now() - started);
+    await db
+      .updateTable('webhook_deliveries')
+      .set({
+        status: outcome.status,
+        response_status: outcome.responseStatus ?? null,
+        error: outcome.error ?? null,
+        duration_ms: durationMs,
+        attempted_at: attemptedAt,
+      })
+      .where('id', '=', claimed.id)
+      .execute();
+    const line = { ...logFields, status: outcome.status, responseStatus: outcome.responseStatus, durationMs, error: outcome.error };
+    if (outcome.status === 'delivered') logger.info(line, 'webhook delivered');
+    else logger.warn(line, `webhook ${outcome.status}`);
+    return outcome;
+  }
+
+  async function attempt(rawUrl: string, body: string): Promise<AttemptOutcome> {
+    // The URL was validated when the resource was created, but configuration may have changed since.
+    const checked = checkOutboundUrl(rawUrl, { allowPrivateNetworks, field: 'the webhook URL' });
+    if (!checked.ok) return { status: 'refused', error: checked.message };
+    const url = checked.url;
+
+    const guardedFetch = createGuardedFetch({ allowPrivateNetworks, resolveHost, connectTimeoutMs: timeoutMs });
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    try {
+      const response = await guardedFetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': WEBHOOK_USER_AGENT },
+        body,
+        signal: controller.signal,
+      });
+      // The receiver's body means nothing to a one-shot notification.
+      await response.body?.cancel().catch(() => undefined);
+      const ok = response.status >= 200 && response.status < 300;
+      return ok
+        ? { status: 'delivered', responseStatus: response.status }
+        : { status: 'failed', responseStatus: response.status, error: `the receiver answered HTTP ${response.status}` };
+    } catch (error) {
+      const refusal = OutboundAddressRefusedError.find(error);
+      if (refusal) return { status: 'refused', error: refusal.message };
+      if (timedOut) return { status: 'failed', error: `timed out after ${timeoutMs} ms` };
+      return { status: 'failed', error: describeNetworkError(error, url) };
+    } finally {
+      clearTimeout(timer);
+      await guardedFetch.close().catch(() => undefined);
+    }
+  }
+
+  return { send };
+}
+
+/** Scheme, host and port only: a webhook URL's path or query often carries the receiver's secret token. */
+function safeTarget(raw: string): string {
+  try {
+    return new URL(raw).origin;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/**
+ * The innermost cause is the useful one (fetch reports every network error as "fetch failed").
+ * The full URL is replaced by its origin in case an error message quotes it.
+ */
+function describeNetworkError(error: unknown, url: URL): string {
+  let current = error;
+  while (hasMessage(current) && hasMessage((current as { cause?: unknown }).cause)) {
+    current = (current as { cause?: unknown }).cause;
+  }
+  const message = hasMessage(current) ? String(current.message) : String(current);
+  const text = message.split(url.href).join(url.origin) || 'network error';
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
+}
+
+function hasMessage(value: unknown): value is { message: unknown } {
+  return typeof value === 'object' && value !== null && 'message' in value;
+}
