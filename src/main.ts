@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
+import { createActivities } from '../activities';
+import { runTemporalWorker } from './engine/temporal-engine';
 import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';
@@ -17,7 +19,19 @@ async function main(mode: Mode): Promise<void> {
   }
 
   let server: Server | undefined;
+  let worker: Awaited<ReturnType<typeof runTemporalWorker>> | undefined;
+  if (mode === 'worker') {
+    if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
+    const { db, events, ledger, webhooks, catalog, providers } = runtime.deps;
+    worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities: createActivities({ db, logger, events, ledger, webhooks, catalog, providers }) });
+    void worker.run().catch((error) => {
+      logger.fatal({ err: error }, 'temporal worker stopped');
+      process.exit(1);
+    });
+  }
   if (mode === 'all' || mode === 'api') {
+    // `all` runs the engine in this process; with Temporal, `api` only starts workflows (workers run them).
+    if (mode === 'all' || config.engine.temporal) await runtime.startEngine();
     if (runtime.adminTokenFile) print(`Admin token: ${runtime.adminTokenFile}`);
     const bootstrap = await bootstrapDefaultAccount(runtime.deps);
     if (bootstrap) {
@@ -37,7 +51,13 @@ async function main(mode: Mode): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const force = setTimeout(() => process.exit(1), 15_000).unref();
-    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    if (server) {
+      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+      server.closeIdleConnections();
+      setTimeout(() => server!.closeAllConnections(), 5000).unref();
+      await closed;
+    }
+    if (worker) await worker.shutdown();
     await runtime.close();
     clearTimeout(force);
     process.exit(0);

@@ -3,11 +3,21 @@ import { createKeySigner } from './accounts/api-keys';
 import { createAccountsService, type AccountsService } from './accounts/accounts.service';
 import { loadOrCreateSecretFile } from './accounts/secret-files';
 import { createLedger, type Ledger } from './billing/ledger';
+import { createCatalog, type Catalog } from './catalog/catalog.service';
 import type { Config } from './config';
 import { openDatabase, type DatabaseHandle, type DatabaseOptions, type Db } from './db/database';
 import { migrateToLatest } from './db/migrate';
 import { createApp } from './http/app';
 import { createLogger, type Logger } from './logger';
+import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
+import { createActivities } from '../activities';
+import { createEmbeddedEngine } from './engine/embedded-engine';
+import type { Engine } from './engine/engine';
+import { createTemporalEngine } from './engine/temporal-engine';
+import { createInProcessBus, createPostgresBus, type EventBus } from './events/event-bus';
+import { createEventLog, type EventLog } from './events/event-log';
+import { createResponsesService, type ResponsesService } from './responses/responses.service';
+import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
 export interface AppDeps {
@@ -18,6 +28,18 @@ export interface AppDeps {
   adminToken: string;
   ledger: Ledger;
   accounts: AccountsService;
+  /** The model catalog (catalog.yaml), loaded and synced to the database at start. */
+  catalog: Catalog;
+  /** Vendor adapters by vendor code, created on first use. */
+  providers: ProviderRegistry;
+  /** Notifications between processes (in-process when embedded, LISTEN/NOTIFY on Postgres). */
+  bus: EventBus;
+  /** Stored, resumable event streams of Responses. */
+  events: EventLog;
+  webhooks: WebhookSender;
+  /** Runs one durable workflow per Response: embedded, or Temporal when TEMPORAL_ADDRESS is set. */
+  engine: Engine;
+  responses: ResponsesService;
 }
 
 export interface RuntimeOptions {
@@ -30,6 +52,8 @@ export interface Runtime {
   app: Koa;
   /** Where a generated admin token was written, when it was generated on this start. */
   adminTokenFile?: string;
+  /** Starts processing jobs (embedded engine) or the launch sweeper (Temporal). */
+  startEngine(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -38,6 +62,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const database = await openDatabase(config.database, options.database);
   try {
     await migrateToLatest(database.db);
+    const catalog = await createCatalog({ path: config.catalogPath, settings: config.providers.settings, db: database.db });
+    const providers = createProviderRegistry({ catalog, settings: config.providers });
     const signingSecret = config.auth.signingSecret ?? loadOrCreateSecretFile(config.auth.dataDir, 'key-signing-secret').value;
     let adminTokenFile: string | undefined;
     let adminToken = config.admin.token;
@@ -49,13 +75,27 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const db = database.db;
     const ledger = createLedger(db);
     const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer) });
-    const deps: AppDeps = { config, logger, database, db, adminToken, ledger, accounts };
+    const bus =
+      database.kind === 'postgres' && database.postgres
+        ? await createPostgresBus({ ...database.postgres, logger })
+        : createInProcessBus();
+    const events = createEventLog({ db, bus });
+    const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
+    const activities = createActivities({ db, logger, events, ledger, webhooks, catalog, providers });
+    const engine = config.engine.temporal
+      ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
+      : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, exclusiveStorage: database.kind === 'pglite' });
+    const responses = createResponsesService({ db, catalog, ledger, engine, events, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const deps: AppDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
     const app = createApp(deps);
     return {
       deps,
       app,
       adminTokenFile,
+      startEngine: () => engine.start(),
       async close() {
+        await engine.stop();
+        await bus.close();
         await database.close();
       },
     };

@@ -1,6 +1,12 @@
 import type Router from '@koa/router';
+import { assistantsRoutes } from '../assistants/assistants.routes';
+import { catalogRoutes } from '../catalog/catalog.routes';
+import { v1Routes } from '../catalog/v1.routes';
+import { chatRoutes } from '../chat/chat.routes';
 import { conversationsRoutes } from '../conversations/conversations.routes';
+import { embeddingsRoutes } from '../embeddings/embeddings.routes';
 import { organizationRoutes } from '../organization/organization.routes';
+import { responsesRoutes } from '../responses/responses.routes';
 import type { AppDeps } from '../runtime';
 
 /**
@@ -8,5 +14,11 @@ import type { AppDeps } from '../runtime';
  */
 export const publicRouteModules: Array<(deps: AppDeps) => Router> = [
   organizationRoutes,
+  embeddingsRoutes,
+  chatRoutes,
   conversationsRoutes,
+  assistantsRoutes,
+  catalogRoutes,
+  v1Routes,
+  responsesRoutes,
 ];

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { CreatedAt, Json, JsonDefault, NullableTimestamp, Serial } from '../db/columns';
 import type { ResponseRequest, ResponseUsage, OutputItem, ResponseStatus, ResponseErrorBody } from './response-types';
 
@@ -31,7 +31,8 @@ export interface IdempotencyKeysTable {
   key: string;
   request_hash: string;
   response_id: string;
-  created_at: CreatedAt;
+  /** Reset when an expired key (older than 24 h) is claimed again. */
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export type ResponseRow = Selectable<ResponsesTable>;

@@ -61,6 +61,7 @@ export class TestApp {
       ...options.env,
     });
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
+    await runtime.startEngine();
     const server = runtime.app.listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;

@@ -1,0 +1,288 @@
+import { sql } from 'kysely';
+import type { Ledger } from '../src/billing/ledger';
+import { priceCall } from '../src/billing/pricing';
+import { appendItems, type NewConversationItem } from '../src/conversations/conversations.repository';
+import type { Db } from '../src/db/database';
+import { inTransaction } from '../src/db/database';
+import { abortError, currentActivityContext } from '../src/engine/activity-context';
+import type { EventLog } from '../src/events/event-log';
+import { EventWriter } from '../src/events/event-writer';
+import type { StreamEvent } from '../src/events/stream-event';
+import { newId } from '../src/ids';
+import type { Logger } from '../src/logger';
+import { ProviderError, type LanguageModel, type TextStreamPart } from '../src/providers/provider';
+import { toApiError } from '../src/providers/provider-errors';
+import { buildPrompt } from '../src/responses/prompt';
+import type { FunctionCallOutputItem, MessageOutputItem, OutputItem, ResponseUsage } from '../src/responses/response-types';
+import { responseToWire } from '../src/responses/response-wire';
+import type { ResponseRow } from '../src/responses/responses.table';
+import type { CatalogModel } from '../src/catalog/catalog-types';
+import type { WebhookSender } from '../src/webhooks/webhook-sender';
+import type { FinalizeResult, GenerationOutcome, ResponseActivities, ResponseJobInput } from '../workflows/response.flow';
+
+export interface ResponseActivityDeps {
+  db: Db;
+  logger: Logger;
+  events: EventLog;
+  ledger: Ledger;
+  webhooks: WebhookSender;
+  catalog: { getModel(code: string): CatalogModel | undefined };
+  providers: { languageModel(vendor: string): LanguageModel };
+  heartbeatIntervalMs?: number;
+}
+
+const FINAL = ['completed', 'incomplete', 'failed', 'cancelled'];
+
+export function createResponseActivities(deps: ResponseActivityDeps): ResponseActivities {
+  const { db, events, logger } = deps;
+
+  const load = (id: string, executor: Db = db) => executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  async function startResponse({ responseId }: ResponseJobInput) {
+    const started = await inTransaction(db, async (trx) => {
+      const row = await trx
+        .updateTable('responses')
+        .set({ status: 'in_progress', started_at: sql`coalesce(started_at, now())` })
+        .where('id', '=', responseId)
+        .where('status', 'in', ['queued', 'in_progress'])
+        .where('cancel_requested_at', 'is', null)
+        .returning(['id', 'status'])
+        .executeTakeFirst();
+      if (!row) return null;
+      const already = await trx
+        .selectFrom('response_events')
+        .select('first_seq')
+        .where('response_id', '=', responseId)
+        .where(sql<boolean>`events @> '[{"type":"response.in_progress"}]'::jsonb`)
+        .executeTakeFirst();
+      if (already) return [];
+      const event: StreamEvent = { type: 'response.in_progress', sequence_number: await events.nextSequence(responseId, trx), response: { id: responseId, status: 'in_progress' } };
+      await events.write(responseId, [event], trx);
+      return [event];
+    });
+    if (started === null) return { proceed: false };
+    await events.notify(responseId, started);
+    return { proceed: true };
+  }
+
+  async function callProvider({ responseId }: ResponseJobInput): Promise<GenerationOutcome> {
+    const context = currentActivityContext();
+    const row = await load(responseId);
+    if (FINAL.includes(row.status)) return { kind: 'cancelled' };
+    const outputStarted = await db
+      .selectFrom('response_events')
+      .select('first_seq')
+      .where('response_id', '=', responseId)
+      .where(sql<boolean>`events @> '[{"type":"response.output_item.added"}]'::jsonb`)
+      .executeTakeFirst();
+    if (outputStarted) {
+      // A previous attempt died after streaming output; clients already saw part of it, so a silent
+      // regeneration would contradict their buffers. End cleanly instead.
+      return {
+        kind: 'failed',
+        code: 'response.interrupted',
+        message: 'The generation was interrupted after output had started; create the Response again.',
+        inputTokens: 0,
+        outputTokens: 0,
+      };
+    }
+    const model = deps.catalog.getModel(row.model);
+    if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.`, inputTokens: 0, outputTokens: 0 };
+    const writer = new EventWriter(events, responseId, await events.nextSequence(responseId));
+    const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 5000);
+    const assembler = new OutputAssembler(writer);
+    try {
+      const prompt = await buildPrompt(db, row, model.contextWindow);
+      const request = row.request;
+      const languageModel = deps.providers.languageModel(model.vendor);
+      const functionTools = request.tools.filter((tool) => tool.type === 'function');
+      const parts = languageModel.streamText({
+        model: model.upstreamId,
+        instructions: prompt.instructions,
+        items: prompt.items,
+        tools: functionTools.length > 0 ? functionTools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } })) : undefined,
+        toolChoice: toToolChoice(request.tool_choice),
+        parallelToolCalls: request.parallel_tool_calls,
+        temperature: request.temperature ?? undefined,
+        topP: request.top_p ?? undefined,
+        maxOutputTokens: request.max_output_tokens ?? undefined,
+        reasoningEffort: request.reasoning_effort ?? undefined,
+        verbosity: request.verbosity ?? undefined,
+        signal: context.signal,
+      });
+      for await (const part of parts) {
+        if (context.signal.aborted) break;
+        assembler.accept(part, request.parallel_tool_calls);
+      }
+      if (context.signal.aborted) throw abortError();
+      const finish = assembler.finish();
+      const nextSequence = await writer.flush();
+      return {
+        kind: 'generated',
+        status: finish.reason === 'length' ? 'incomplete' : 'completed',
+        output: assembler.output,
+        inputTokens: finish.usage.inputTokens,
+        outputTokens: finish.usage.outputTokens,
+        ...(finish.reason === 'length' ? { incompleteReason: 'max_output_tokens' } : {}),
+        nextSequence,
+      };
+    } catch (error) {
+      await writer.flush().catch(() => undefined);
+      if (context.signal.aborted) throw abortError();
+      if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
+        const apiError = toApiError(error, 'response');
+        logger.warn({ responseId, err: error }, 'vendor call failed');
+        return { kind: 'failed', code: apiError.code, message: apiError.message, inputTokens: 0, outputTokens: 0 };
+      }
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function finalizeResponse({ responseId, outcome }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
+    const { result, published } = await inTransaction(db, async (trx) => {
+      const row = await trx.selectFrom('responses').selectAll().where('id', '=', responseId).forUpdate().executeTakeFirstOrThrow();
+      if (FINAL.includes(row.status)) {
+        return { result: { status: row.status, webhook: Boolean(row.metadata.webhook_url) }, published: [] as StreamEvent[] };
+      }
+      const model = deps.catalog.getModel(row.model);
+      const tokens = outcome.kind === 'cancelled' ? { input: 0, output: 0 } : { input: outcome.inputTokens, output: outcome.outputTokens };
+      const { cost, amount } = priceCall(model?.price ?? null, tokens);
+      const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
+      const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
+      const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
+      if (outcome.kind === 'generated' && row.conversation_id) {
+        await appendToConversation(trx, row, output);
+      }
+      if (amount > 0) {
+        await deps.ledger.debit(
+          {
+            accountId: row.account_id,
+            amount,
+            operationKey: `response:${row.id}`,
+            metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
+            usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
+          },
+          trx,
+        );
+      }
+      const updated = await trx
+        .updateTable('responses')
+        .set({
+          status,
+          output: JSON.stringify(output),
+          usage: JSON.stringify(usage),
+          error: JSON.stringify(outcome.kind === 'failed' ? { code: outcome.code, message: outcome.message } : null),
+          incomplete_details: JSON.stringify(outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null),
+          completed_at: new Date(),
+        })
+        .where('id', '=', responseId)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const finalEvent: StreamEvent = {
+        type: `response.${status}`,
+        sequence_number: await events.nextSequence(responseId, trx),
+        response: responseToWire(updated),
+      };
+      await events.write(responseId, [finalEvent], trx);
+      return { result: { status, webhook: Boolean(row.metadata.webhook_url) }, published: [finalEvent] };
+    });
+    await events.notify(responseId, published);
+    return result;
+  }
+
+  /** Input first, then output; item ids are the Response's own, so a retried finalisation cannot duplicate them. */
+  async function appendToConversation(trx: Db, row: ResponseRow, output: OutputItem[]) {
+    const exists = await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id!).executeTakeFirst();
+    if (!exists) return; // deleted while the Response ran: nothing to append to
+    const items: NewConversationItem[] = [
+      ...row.request.input.map((item, index): NewConversationItem =>
+        item.type === 'message'
+          ? { type: 'message', role: item.role, content: item.content, id: `msg_${row.id.slice(5)}_in${index}` }
+          : { type: 'function_call_output', callId: item.call_id, output: item.output, id: `fco_${row.id.slice(5)}_in${index}` },
+      ),
+      ...output.map((item): NewConversationItem =>
+        item.type === 'message'
+          ? { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status }
+          : { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id: item.id, status: 'completed' },
+      ),
+    ];
+    await appendItems(trx, { conversationId: row.conversation_id!, accountId: row.account_id, items, responseId: row.id });
+  }
+
+  async function sendWebhook({ responseId }: ResponseJobInput) {
+    const row = await load(responseId);
+    const url = row.metadata.webhook_url;
+    if (!url) return;
+    await deps.webhooks.send({
+      resourceId: row.id,
+      accountId: row.account_id,
+      url,
+      payload: {
+        response_id: row.id,
+        ...(row.conversation_id ? { conversation_id: row.conversation_id } : {}),
+        status: row.status,
+        status_at: Math.floor(Date.now() / 1000),
+      },
+    });
+  }
+
+  return { startResponse, callProvider, finalizeResponse, sendWebhook };
+}
+
+function toToolChoice(choice: unknown) {
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (choice && typeof choice === 'object' && (choice as { type?: string }).type === 'function') {
+    return { type: 'function' as const, name: String((choice as { name?: string }).name) };
+  }
+  return undefined;
+}
+
+/** Turns provider stream parts into output items and the spec's SSE events. */
+class OutputAssembler {
+  readonly output: OutputItem[] = [];
+  private message: MessageOutputItem | undefined;
+  private finishPart: Extract<TextStreamPart, { type: 'finish' }> | undefined;
+
+  constructor(private readonly writer: EventWriter) {}
+
+  accept(part: TextStreamPart, parallelToolCalls: boolean) {
+    if (part.type === 'text-delta') {
+      if (!part.text) return;
+      if (!this.message) {
+        this.message = { id: newId('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '' }] };
+        this.output.push(this.message);
+        this.writer.emit({ type: 'response.output_item.added', output_index: this.output.length - 1, item: { ...this.message, content: [] } });
+      }
+      this.message.content[0].text += part.text;
+      this.writer.emit({ type: 'response.output_text.delta', output_index: this.output.indexOf(this.message), content_index: 0, item_id: this.message.id, delta: part.text });
+    } else if (part.type === 'tool-call') {
+      this.closeMessage('completed');
+      if (!parallelToolCalls && this.output.some((item) => item.type === 'function_call')) return;
+      const item: FunctionCallOutputItem = { id: newId('fc'), type: 'function_call', call_id: part.callId, name: part.name, arguments: part.arguments, status: 'completed' };
+      this.output.push(item);
+      const outputIndex = this.output.length - 1;
+      this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } });
+      this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
+    } else {
+      this.finishPart = part;
+    }
+  }
+
+  finish() {
+    const reason = this.finishPart?.finishReason ?? 'stop';
+    this.closeMessage(reason === 'length' ? 'incomplete' : 'completed');
+    return { reason, usage: this.finishPart?.usage ?? { inputTokens: 0, outputTokens: 0 } };
+  }
+
+  private closeMessage(status: MessageOutputItem['status']) {
+    const message = this.message;
+    if (!message) return;
+    this.message = undefined;
+    message.status = status;
+    const outputIndex = this.output.indexOf(message);
+    this.writer.emit({ type: 'response.output_text.done', output_index: outputIndex, content_index: 0, item_id: message.id, text: message.content[0].text });
+    this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item: message });
+  }
+}

@@ -1,0 +1,206 @@
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import type { EventBus } from '../events/event-bus';
+import type { Logger } from '../logger';
+import type { FlowContext } from '../../workflows/flow-context';
+import { responseFlow } from '../../workflows/response.flow';
+import type { Activities } from '../../activities';
+import { runWithActivityContext } from './activity-context';
+import { insertJob, type Engine, type JobRef } from './engine';
+import type { JobKind, JobRow } from './jobs.table';
+
+const CANCEL_TOPIC = 'job-cancel';
+
+export interface EmbeddedEngineOptions {
+  db: Db;
+  bus: EventBus;
+  logger: Logger;
+  activities: Activities;
+  concurrency: number;
+  /** Single-process storage (PGlite): every `running` job at start belongs to a dead process. */
+  exclusiveStorage: boolean;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+}
+
+type Flow = (ctx: FlowContext<any>, input: { responseId: string }) => Promise<string>;
+const flows: Record<JobKind, { flow: Flow; input: (id: string) => { responseId: string } }> = {
+  response: { flow: responseFlow, input: (id) => ({ responseId: id }) },
+};
+
+/**
+ * The in-process engine: the same flows and activities as Temporal, made durable by the jobs table.
+ * Jobs are claimed with FOR UPDATE SKIP LOCKED under a lease that running jobs renew; an expired lease
+ * (crashed process) makes the job claimable again. Each activity result is recorded in job_steps, so a
+ * re-run replays finished steps instead of repeating them — the role Temporal's history plays.
+ */
+export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
+  const { db, bus, logger, activities } = options;
+  const leaseMs = options.leaseMs ?? 30_000;
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const running = new Map<string, AbortController>();
+  let started = false;
+  let stopping = false;
+  let pumping = false;
+  let pumpAgain = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let leaseTimer: NodeJS.Timeout | undefined;
+  let unsubscribeCancel: (() => void) | undefined;
+  const idle: Array<() => void> = [];
+
+  async function claim(limit: number): Promise<JobRow[]> {
+    const leaseUntil = sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
+    return db
+      .updateTable('jobs')
+      .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where((w) => w.or([w('status', '=', 'pending'), w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)])]))
+          .orderBy('created_at')
+          .limit(limit)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .returningAll()
+      .execute();
+  }
+
+  async function pump(): Promise<void> {
+    if (!started || stopping) return;
+    if (pumping) {
+      pumpAgain = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        pumpAgain = false;
+        const free = options.concurrency - running.size;
+        if (free <= 0) break;
+        const jobs = await claim(Math.min(free, 64));
+        for (const job of jobs) void execute(job);
+        if (jobs.length === free) pumpAgain = true;
+      } while (pumpAgain && !stopping);
+    } catch (error) {
+      if (!stopping) logger.error({ err: error }, 'job claim failed');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  async function execute(job: JobRow): Promise<void> {
+    const controller = new AbortController();
+    running.set(job.id, controller);
+    try {
+      if (job.cancel_requested_at) controller.abort();
+      const definition = flows[job.kind];
+      const steps = await db.selectFrom('job_steps').select(['step', 'result']).where('job_id', '=', job.id).execute();
+      const recorded = new Map(steps.map((row) => [row.step, row.result]));
+      let step = 0;
+      const never = new AbortController().signal;
+      let shielded = 0;
+      const proxy = new Proxy({} as Activities, {
+        get: (_target, name: string) => async (input: unknown) => {
+          const index = step++;
+          if (recorded.has(index)) return recorded.get(index);
+          const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name];
+          const signal = shielded > 0 ? never : controller.signal;
+          const result = await runWithActivityContext({ signal, heartbeat: () => undefined, attempt: job.attempts }, () => activity(input));
+          await db
+            .insertInto('job_steps')
+            .values({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) })
+            .onConflict((oc) => oc.columns(['job_id', 'step']).doNothing())
+            .execute();
+          return result;
+        },
+      });
+      const context: FlowContext<Activities> = {
+        activities: proxy,
+        cancellable: (fn) => fn(),
+        nonCancellable: async (fn) => {
+          shielded++;
+          try {
+            return await fn();
+          } finally {
+            shielded--;
+          }
+        },
+        isCancellation: (error) => (error as Error)?.name === 'AbortError' || controller.signal.aborted,
+        cancelRequested: () => controller.signal.aborted,
+        setStatus: () => undefined,
+      };
+      await definition.flow(context, definition.input(job.id));
+      await finish(job.id, 'completed', null);
+    } catch (error) {
+      if (stopping) return; // lease expires; another start picks the job up
+      logger.error({ err: error, jobId: job.id }, 'job failed');
+      await finish(job.id, 'failed', error instanceof Error ? error.message : String(error)).catch(() => undefined);
+    } finally {
+      running.delete(job.id);
+      if (running.size === 0) idle.splice(0).forEach((resolve) => resolve());
+      void pump();
+    }
+  }
+
+  async function finish(id: string, status: 'completed' | 'failed', lastError: string | null) {
+    await db
+      .updateTable('jobs')
+      .set({ status, last_error: lastError, finished_at: sql`now()`, updated_at: sql`now()`, lease_owner: null, lease_expires_at: null })
+      .where('id', '=', id)
+      .where('lease_owner', '=', owner)
+      .execute();
+  }
+
+  async function renewLeases() {
+    if (running.size === 0) return;
+    const rows = await db
+      .updateTable('jobs')
+      .set({ lease_expires_at: sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`, updated_at: sql`now()` })
+      .where('lease_owner', '=', owner)
+      .where('status', '=', 'running')
+      .returning(['id', 'cancel_requested_at'])
+      .execute();
+    for (const row of rows) if (row.cancel_requested_at) running.get(row.id)?.abort();
+  }
+
+  return {
+    name: 'embedded',
+    enqueue: insertJob,
+    async launch() {
+      void pump();
+    },
+    async cancel(job) {
+      await db.updateTable('jobs').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', job.id).execute();
+      const local = running.get(job.id);
+      if (local) local.abort();
+      else await bus.publish({ topic: CANCEL_TOPIC, id: job.id });
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      if (options.exclusiveStorage) {
+        await db.updateTable('jobs').set({ status: 'pending', lease_owner: null, lease_expires_at: null }).where('status', '=', 'running').execute();
+      }
+      unsubscribeCancel = bus.subscribeAll(CANCEL_TOPIC, (message) => running.get(message.id)?.abort());
+      pollTimer = setInterval(() => void pump(), pollIntervalMs);
+      leaseTimer = setInterval(() => void renewLeases().catch((error) => logger.warn({ err: error }, 'lease renewal failed')), Math.max(1000, leaseMs / 3));
+      await pump();
+    },
+    async stop() {
+      if (!started) return;
+      stopping = true;
+      clearInterval(pollTimer);
+      clearInterval(leaseTimer);
+      unsubscribeCancel?.();
+      // Running jobs are abandoned, not failed: their lease lets the next start resume them.
+      if (running.size > 0) await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise((resolve) => setTimeout(resolve, 2000))]);
+    },
+  };
+}
+
+export type { JobRef };

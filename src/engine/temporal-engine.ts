@@ -1,0 +1,91 @@
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import type { Logger } from '../logger';
+import { insertJob, type Engine, type JobRef } from './engine';
+import type { JobKind } from './jobs.table';
+
+/** Durable workflow type per job kind (renaming one breaks running workflows). */
+export const WORKFLOW_TYPES: Record<JobKind, string> = { response: 'responseWorkflow' };
+
+export interface TemporalEngineOptions {
+  db: Db;
+  logger: Logger;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  sweepIntervalMs?: number;
+}
+
+/**
+ * Starts one Temporal workflow per job: workflow id = resource id, USE_EXISTING for a running one and
+ * REJECT_DUPLICATE for a closed one, so a repeated launch is a no-op. The jobs row is the outbox: a sweeper
+ * launches rows a crash left unlaunched. Postgres, not Temporal, remains the long-term record.
+ */
+export async function createTemporalEngine(options: TemporalEngineOptions): Promise<Engine> {
+  const { db, logger } = options;
+  const connection = await Connection.connect({ address: options.address });
+  const client = new Client({ connection, namespace: options.namespace });
+  let sweeper: NodeJS.Timeout | undefined;
+
+  async function launch(job: JobRef): Promise<void> {
+    try {
+      await client.workflow.start(WORKFLOW_TYPES[job.kind], {
+        workflowId: job.id,
+        taskQueue: options.taskQueue,
+        args: [{ responseId: job.id }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      });
+    } catch (error) {
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    }
+    await db.updateTable('jobs').set({ launched_at: sql`now()`, status: 'running', updated_at: sql`now()` }).where('id', '=', job.id).execute();
+  }
+
+  async function sweep() {
+    const stale = await db
+      .selectFrom('jobs')
+      .select(['id', 'kind'])
+      .where('launched_at', 'is', null)
+      .where('created_at', '<', sql<Date>`now() - interval '5 seconds'`)
+      .limit(100)
+      .execute();
+    for (const job of stale) await launch(job).catch((error) => logger.warn({ err: error, jobId: job.id }, 'sweeper launch failed'));
+  }
+
+  return {
+    name: 'temporal',
+    enqueue: insertJob,
+    launch,
+    async cancel(job) {
+      try {
+        await client.workflow.getHandle(job.id).signal('cancel');
+      } catch (error) {
+        if (!(error instanceof WorkflowNotFoundError)) throw error;
+      }
+    },
+    async start() {
+      sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
+    },
+    async stop() {
+      clearInterval(sweeper);
+      await connection.close();
+    },
+  };
+}
+
+/** The worker process (`npm run worker`): runs the workflow bundle and the activities. */
+export async function runTemporalWorker(options: { address: string; namespace: string; taskQueue: string; activities: object; logger: Logger }) {
+  const { NativeConnection, Worker } = await import('@temporalio/worker');
+  const connection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowsPath: require.resolve('../../workflows'),
+    activities: options.activities,
+  });
+  options.logger.info({ taskQueue: options.taskQueue }, 'temporal worker running');
+  return { worker, run: () => worker.run(), shutdown: () => worker.shutdown(), connection };
+}

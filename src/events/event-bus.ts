@@ -1,0 +1,105 @@
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../logger';
+
+/**
+ * Notifications between processes: "resource X has new events up to N" and "cancel job X". Payloads are
+ * small ids; the data itself lives in Postgres. In-process when embedded, LISTEN/NOTIFY in production,
+ * so any API replica can serve any stream.
+ */
+export interface BusMessage {
+  topic: string;
+  /** Local deliveries may carry the events themselves so a same-process subscriber skips a read. */
+  data?: unknown;
+  id: string;
+  value?: number;
+}
+
+export interface EventBus {
+  publish(message: BusMessage): Promise<void>;
+  /** Listener for every message of `topic` about `id`. Returns an unsubscribe function. */
+  subscribe(topic: string, id: string, listener: (message: BusMessage) => void): () => void;
+  /** Listener for every message of a topic (e.g. cancel requests for any job). */
+  subscribeAll(topic: string, listener: (message: BusMessage) => void): () => void;
+  close(): Promise<void>;
+}
+
+class LocalDispatch {
+  private readonly emitter = new EventEmitter();
+  constructor() {
+    this.emitter.setMaxListeners(0);
+  }
+  dispatch(message: BusMessage) {
+    this.emitter.emit(`${message.topic}:${message.id}`, message);
+    this.emitter.emit(`${message.topic}:*`, message);
+  }
+  on(key: string, listener: (message: BusMessage) => void) {
+    this.emitter.on(key, listener);
+    return () => void this.emitter.off(key, listener);
+  }
+}
+
+export function createInProcessBus(): EventBus {
+  const local = new LocalDispatch();
+  return {
+    async publish(message) {
+      local.dispatch(message);
+    },
+    subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
+    subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),
+    async close() {},
+  };
+}
+
+const CHANNEL = 'switchyard_bus';
+
+/**
+ * LISTEN/NOTIFY bus: one dedicated connection per process. Local subscribers get messages directly (with
+ * their data); other processes get `{topic, id, value}` through NOTIFY and read the data from the table.
+ * A lost connection is re-established; subscribers also poll, so a missed notification only delays.
+ */
+export async function createPostgresBus(options: { connectionString: string; schema?: string; logger: Logger }): Promise<EventBus> {
+  const local = new LocalDispatch();
+  const origin = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const channel = options.schema ? `${CHANNEL}_${options.schema}` : CHANNEL;
+  let client: pg.Client | undefined;
+  let closed = false;
+
+  const connect = async () => {
+    const next = new pg.Client({ connectionString: options.connectionString });
+    next.on('error', (error) => options.logger.warn({ err: error }, 'event bus connection lost'));
+    next.on('end', () => {
+      if (closed) return;
+      client = undefined;
+      setTimeout(() => void connect().catch((error) => options.logger.error({ err: error }, 'event bus reconnect failed')), 500).unref();
+    });
+    await next.connect();
+    next.on('notification', (notification) => {
+      if (!notification.payload) return;
+      try {
+        const message = JSON.parse(notification.payload) as BusMessage & { origin: string };
+        if (message.origin === origin) return;
+        local.dispatch({ topic: message.topic, id: message.id, value: message.value });
+      } catch (error) {
+        options.logger.warn({ err: error }, 'unreadable bus notification');
+      }
+    });
+    await next.query(`listen ${channel}`);
+    client = next;
+  };
+  await connect();
+
+  return {
+    async publish(message) {
+      local.dispatch(message);
+      const payload = JSON.stringify({ topic: message.topic, id: message.id, value: message.value, origin });
+      if (client) await client.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
+    subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),
+    async close() {
+      closed = true;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}

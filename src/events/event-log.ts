@@ -1,0 +1,139 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import type { EventBus } from './event-bus';
+import { isTerminalEvent, type StreamEvent } from './stream-event';
+
+export const EVENTS_TOPIC = 'response-events';
+
+/**
+ * The stored stream of each Response: batches of events in `response_events`, plus a bus notification
+ * after each write. Readers replay what is stored after a sequence number, then follow live.
+ */
+export interface EventLog {
+  /** Next free sequence number of a stream. */
+  nextSequence(responseId: string, executor?: Db): Promise<number>;
+  /** Stores one batch (one row). Inside a caller's transaction, call `notify` after commit. */
+  write(responseId: string, events: StreamEvent[], executor?: Db): Promise<void>;
+  notify(responseId: string, events: StreamEvent[]): Promise<void>;
+  /** write + notify. */
+  append(responseId: string, events: StreamEvent[]): Promise<void>;
+  read(responseId: string, afterSequence: number): Promise<StreamEvent[]>;
+  /** Stored events after `afterSequence`, then live ones, ending after the terminal event or on abort. */
+  follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent>;
+}
+
+export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: number }): EventLog {
+  const { db, bus } = deps;
+  const pollIntervalMs = deps.pollIntervalMs ?? 1000;
+
+  async function nextSequence(responseId: string, executor: Db = db) {
+    const row = await executor
+      .selectFrom('response_events')
+      .select(sql<number>`coalesce(max(last_seq), -1) + 1`.as('next'))
+      .where('response_id', '=', responseId)
+      .executeTakeFirstOrThrow();
+    return Number(row.next);
+  }
+
+  async function write(responseId: string, events: StreamEvent[], executor: Db = db) {
+    if (events.length === 0) return;
+    await executor
+      .insertInto('response_events')
+      .values({
+        response_id: responseId,
+        first_seq: events[0].sequence_number,
+        last_seq: events[events.length - 1].sequence_number,
+        events: JSON.stringify(events),
+      })
+      .execute();
+  }
+
+  async function notify(responseId: string, events: StreamEvent[]) {
+    if (events.length === 0) return;
+    await bus.publish({ topic: EVENTS_TOPIC, id: responseId, value: events[events.length - 1].sequence_number, data: events });
+  }
+
+  async function read(responseId: string, afterSequence: number): Promise<StreamEvent[]> {
+    const rows = await db
+      .selectFrom('response_events')
+      .select('events')
+      .where('response_id', '=', responseId)
+      .where('last_seq', '>', afterSequence)
+      .orderBy('first_seq')
+      .execute();
+    return rows.flatMap((row) => row.events as StreamEvent[]).filter((event) => event.sequence_number > afterSequence);
+  }
+
+  async function* follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+    let last = afterSequence;
+    const pending: StreamEvent[][] = [];
+    let wake: (() => void) | undefined;
+    let notified = false;
+    const unsubscribe = bus.subscribe(EVENTS_TOPIC, responseId, (message) => {
+      if (Array.isArray(message.data)) pending.push(message.data as StreamEvent[]);
+      notified = true;
+      wake?.();
+    });
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      let needRead = true;
+      while (!signal?.aborted) {
+        let batch: StreamEvent[] = [];
+        // Use delivered events when they continue exactly where we are; otherwise read the table.
+        while (pending.length > 0) {
+          const events = pending.shift()!.filter((event) => event.sequence_number > last);
+          if (events.length === 0) continue;
+          if (events[0].sequence_number !== last + 1) {
+            needRead = true;
+            break;
+          }
+          batch.push(...events);
+          last = events[events.length - 1].sequence_number;
+        }
+        if (needRead) {
+          needRead = false;
+          pending.length = 0;
+          const stored = await read(responseId, last);
+          batch = batch.concat(stored);
+          if (stored.length > 0) last = stored[stored.length - 1].sequence_number;
+        }
+        for (const event of batch) {
+          yield event;
+          if (isTerminalEvent(event)) return;
+        }
+        if (pending.length > 0) continue;
+        if (!notified) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              needRead = true;
+              resolve();
+            }, pollIntervalMs);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          wake = undefined;
+        }
+        if (notified && pending.length === 0) needRead = true;
+        notified = false;
+      }
+    } finally {
+      unsubscribe();
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  return {
+    nextSequence,
+    write,
+    notify,
+    append: async (responseId, events) => {
+      await write(responseId, events);
+      await notify(responseId, events);
+    },
+    read,
+    follow,
+  };
+}

@@ -1,0 +1,81 @@
+import type { EventLog } from './event-log';
+import type { StreamEvent, UnsequencedEvent } from './stream-event';
+
+/**
+ * Batches a generation's events into few writes. Structural events (item added/done) and the first delta of
+ * an item go out at once (time to first token); later deltas are coalesced per item and flushed at most every
+ * `intervalMs`, so a fast stream writes a row per interval, not per token. Sequence numbers are assigned at
+ * flush time, after coalescing, so they stay gap-free.
+ */
+export class EventWriter {
+  private buffer: UnsequencedEvent[] = [];
+  private next: number;
+  private timer: NodeJS.Timeout | undefined;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown;
+  private lastFlushAt = 0;
+  private readonly startedItems = new Set<string>();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly responseId: string,
+    firstSequence: number,
+    private readonly intervalMs = 50,
+  ) {
+    this.next = firstSequence;
+  }
+
+  get nextSequence(): number {
+    return this.next + this.buffer.length;
+  }
+
+  emit(event: UnsequencedEvent): void {
+    if (this.failure) throw this.failure;
+    const previous = this.buffer[this.buffer.length - 1];
+    if (event.type === 'response.output_text.delta' && previous?.type === 'response.output_text.delta' && previous.item_id === event.item_id) {
+      previous.delta = String(previous.delta) + String(event.delta);
+    } else {
+      this.buffer.push({ ...event });
+    }
+    const isDelta = event.type === 'response.output_text.delta';
+    const firstDelta = isDelta && !this.startedItems.has(String(event.item_id));
+    if (isDelta) this.startedItems.add(String(event.item_id));
+    const waited = Date.now() - this.lastFlushAt;
+    if (!isDelta || firstDelta || waited >= this.intervalMs) this.scheduleFlush(0);
+    else this.scheduleFlush(this.intervalMs - waited);
+  }
+
+  private scheduleFlush(delay: number) {
+    if (delay === 0) {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      this.flushNow();
+    } else if (!this.timer) {
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.flushNow();
+      }, delay);
+    }
+  }
+
+  private flushNow() {
+    if (this.buffer.length === 0) return;
+    const events = this.buffer.map((event, index) => ({ ...event, sequence_number: this.next + index }) as StreamEvent);
+    this.next += events.length;
+    this.buffer = [];
+    this.lastFlushAt = Date.now();
+    this.chain = this.chain.then(() => this.log.append(this.responseId, events)).catch((error) => {
+      this.failure ??= error;
+    });
+  }
+
+  /** Writes everything emitted so far; rejects if any write failed. */
+  async flush(): Promise<number> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.flushNow();
+    await this.chain;
+    if (this.failure) throw this.failure;
+    return this.next;
+  }
+}

@@ -1,0 +1,40 @@
+import { once } from 'node:events';
+import type { Context } from 'koa';
+import type { StreamEvent } from '../events/stream-event';
+
+/**
+ * Serves a stream of events as Server-Sent Events: `event: <type>` and `data: <json>` per event. Stops when
+ * the source ends or the client goes away; the source gets the abort signal so it stops reading too.
+ */
+export async function sendEventStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<StreamEvent>): Promise<void> {
+  const abort = new AbortController();
+  const { res, req } = ctx;
+  ctx.respond = false;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    'x-request-id': ctx.state.requestId,
+  });
+  res.flushHeaders();
+  const onClose = () => abort.abort();
+  req.once('close', onClose);
+  res.once('close', onClose);
+  const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  try {
+    for await (const event of source(abort.signal)) {
+      if (abort.signal.aborted) break;
+      if (!res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) {
+        await Promise.race([once(res, 'drain'), once(abort.signal, 'abort')]);
+      }
+    }
+  } catch (error) {
+    if (!abort.signal.aborted) throw error;
+  } finally {
+    clearInterval(keepAlive);
+    req.off('close', onClose);
+    res.off('close', onClose);
+    if (!res.writableEnded) res.end();
+  }
+}

@@ -1,0 +1,48 @@
+import Router from '@koa/router';
+import { sendEventStream } from '../http/sse';
+import { parseInput } from '../http/validation';
+import type { AppDeps } from '../runtime';
+import { createResponseSchema, getResponseQuerySchema, idempotencyKeySchema } from './responses.schema';
+import { responseToWire } from './response-wire';
+
+/** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete. */
+export function responsesRoutes(deps: AppDeps): Router {
+  const service = deps.responses;
+  const router = new Router({ prefix: '/v2/responses' });
+
+  router.post('/', async (ctx) => {
+    const body = parseInput(createResponseSchema, ctx.request.body, 'response');
+    const rawKey = ctx.get('idempotency-key');
+    const idempotencyKey = rawKey ? parseInput(idempotencyKeySchema, rawKey, 'request') : undefined;
+    const { accountId } = ctx.state.auth;
+    const { response, replayed } = await service.create(accountId, body, idempotencyKey);
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
+    if (body.stream) {
+      await sendEventStream(ctx, (signal) => deps.events.follow(response.id, -1, signal));
+    } else if (body.background === false) {
+      ctx.body = await service.waitForFinal(accountId, response.id);
+    } else {
+      ctx.body = responseToWire(response);
+    }
+  });
+
+  router.get('/:id', async (ctx) => {
+    const query = parseInput(getResponseQuerySchema, ctx.query, 'response');
+    const response = await service.find(ctx.state.auth.accountId, ctx.params.id);
+    if (query.stream === 'true') {
+      await sendEventStream(ctx, (signal) => deps.events.follow(response.id, query.starting_after ?? -1, signal));
+    } else {
+      ctx.body = responseToWire(response);
+    }
+  });
+
+  router.post('/:id/cancel', async (ctx) => {
+    ctx.body = await service.cancel(ctx.state.auth.accountId, ctx.params.id);
+  });
+
+  router.delete('/:id', async (ctx) => {
+    ctx.body = await service.remove(ctx.state.auth.accountId, ctx.params.id);
+  });
+
+  return router;
+}

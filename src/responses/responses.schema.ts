@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { metadataSchema } from '../http/validation';
+
+/** POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19). */
+const messageInput = z.strictObject({
+  type: z.literal('message').optional(),
+  role: z.enum(['user', 'assistant', 'system', 'developer']),
+  content: z.string(),
+});
+const functionCallOutputInput = z.strictObject({
+  type: z.literal('function_call_output'),
+  call_id: z.string().min(1).max(256),
+  output: z.string(),
+});
+
+export const functionToolSchema = z.strictObject({
+  type: z.literal('function'),
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'function names are 1-64 letters, digits, _ or -'),
+  description: z.string().max(4096).optional(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
+  strict: z.boolean().optional(),
+});
+
+export const mcpToolSchema = z.strictObject({
+  type: z.literal('mcp'),
+  server_label: z.string().min(1).max(128),
+  server_url: z.string().min(1).max(2048),
+  authorization: z.string().max(8192).optional(),
+  allowed_tools: z.array(z.string().min(1).max(128)).max(128).optional(),
+  require_approval: z.literal('never', { error: 'require_approval must be "never" (the only supported mode)' }),
+  headers: z.record(z.string(), z.string()).optional(),
+});
+
+const toolChoiceSchema = z.union([
+  z.enum(['auto', 'none', 'required']),
+  z.strictObject({ type: z.literal('function'), name: z.string().min(1) }),
+  z.strictObject({ type: z.literal('mcp'), server_label: z.string().min(1), name: z.string().optional() }),
+]);
+
+export const createResponseSchema = z
+  .strictObject({
+    input: z.union([z.string(), z.array(z.union([functionCallOutputInput, messageInput])).min(1, 'input needs at least one item')], {
+      error: 'input must be a string or an array of items',
+    }),
+    model: z.string().min(1).optional(),
+    assistant_id: z.number().int().positive().optional(),
+    conversation: z.union([z.string().min(1), z.strictObject({ id: z.string().min(1) })]).optional(),
+    previous_response_id: z.string().min(1).optional(),
+    instructions: z.string().max(256_000).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
+    verbosity: z.enum(['low', 'medium', 'high']).optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    message_limit: z.number().int().min(0).max(100_000).optional(),
+    truncation: z.enum(['auto', 'disabled']).optional(),
+    background: z.boolean().optional(),
+    stream: z.boolean().optional(),
+    tools: z
+      .array(z.discriminatedUnion('type', [functionToolSchema, mcpToolSchema], { error: 'tools must be function or mcp tools' }))
+      .max(128)
+      .optional(),
+    tool_choice: toolChoiceSchema.optional(),
+    max_output_tokens: z.number().int().positive().optional(),
+    metadata: metadataSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.model === undefined && body.assistant_id === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'model or assistant_id is required' });
+    }
+    if (body.stream && body.background !== false) {
+      ctx.addIssue({ code: 'custom', path: ['stream'], message: 'stream: true requires background: false' });
+    }
+    if (body.previous_response_id !== undefined && body.conversation !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['previous_response_id'], message: 'previous_response_id cannot be combined with conversation' });
+    }
+    const labels = (body.tools ?? []).filter((tool) => tool.type === 'mcp').map((tool) => tool.server_label);
+    if (new Set(labels).size !== labels.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'server_label must be unique within the request' });
+    const names = (body.tools ?? []).filter((tool) => tool.type === 'function').map((tool) => tool.name);
+    if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'function names must be unique' });
+  });
+
+export type CreateResponseBody = z.infer<typeof createResponseSchema>;
+
+export const getResponseQuerySchema = z.strictObject({
+  stream: z.enum(['true', 'false']).optional(),
+  starting_after: z.string().regex(/^-?\d+$/, 'starting_after must be an integer').transform(Number).optional(),
+});
+
+export const idempotencyKeySchema = z.string().min(1).max(255, 'Idempotency-Key is at most 255 characters');

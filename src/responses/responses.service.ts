@@ -1,0 +1,249 @@
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Ledger } from '../billing/ledger';
+import type { Catalog } from '../catalog/catalog.service';
+import type { Db } from '../db/database';
+import { inTransaction } from '../db/database';
+import type { Engine } from '../engine/engine';
+import type { EventLog } from '../events/event-log';
+import type { StreamEvent } from '../events/stream-event';
+import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
+import { newId } from '../ids';
+import { validateOutboundUrl } from '../webhooks/ssrf-guard';
+import { buildPrompt } from './prompt';
+import type { CreateResponseBody } from './responses.schema';
+import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
+import { isFinalStatus } from './response-types';
+import { responseToWire, type ResponseWire } from './response-wire';
+import type { ResponseRow } from './responses.table';
+
+export interface ResponsesServiceDeps {
+  db: Db;
+  catalog: Catalog;
+  ledger: Ledger;
+  engine: Engine;
+  events: EventLog;
+  allowPrivateNetworks: boolean;
+}
+
+export interface CreateResult {
+  response: ResponseRow;
+  /** True when an Idempotency-Key matched an earlier request: nothing new was started. */
+  replayed: boolean;
+}
+
+const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
+
+export function createResponsesService(deps: ResponsesServiceDeps) {
+  const { db, catalog, ledger, engine, events } = deps;
+
+  async function find(accountId: string, id: string, executor: Db = db): Promise<ResponseRow> {
+    const row = await executor
+      .selectFrom('responses')
+      .selectAll()
+      .where('id', '=', id)
+      .where('account_id', '=', accountId)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) throw notFound('response', `No response with id ${id}.`);
+    return row;
+  }
+
+  async function create(accountId: string, body: CreateResponseBody, idempotencyKey?: string): Promise<CreateResult> {
+    const requestHash = idempotencyKey ? hashRequest(body) : '';
+    if (idempotencyKey) {
+      const replay = await findIdempotent(accountId, idempotencyKey, requestHash);
+      if (replay) return { response: replay, replayed: true };
+    }
+
+    const account = await db.selectFrom('accounts').select(['balance', 'mcp_enabled']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const assistant = body.assistant_id === undefined
+      ? undefined
+      : await db.selectFrom('assistants').selectAll().where('id', '=', body.assistant_id).where('account_id', '=', accountId).executeTakeFirst();
+    if (body.assistant_id !== undefined && !assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
+    const model = catalog.requireUsableModel(body.model ?? assistant!.model, 'response', 'llm');
+
+    const mcpTools = (body.tools ?? []).filter((tool): tool is McpToolSpec => tool.type === 'mcp');
+    if (mcpTools.length > 0 || (body.tool_choice as { type?: string } | undefined)?.type === 'mcp') {
+      if (!account.mcp_enabled) throw forbidden('mcp', 'Remote MCP tools are not enabled for this account; ask an administrator to enable them.');
+      throw invalidRequest('mcp', 'Remote MCP tools are not supported yet by this service.', 'not_supported');
+    }
+    const functionTools: FunctionToolSpec[] = body.tools
+      ? body.tools.filter((tool): tool is FunctionToolSpec => tool.type === 'function')
+      : assistantFunctionTools(assistant?.tools ?? []);
+    if (functionTools.length > 0 && !model.functionCalling) {
+      throw invalidRequest('response', `Model ${model.code} does not support function calling.`);
+    }
+    if (body.stream && !model.streaming) throw invalidRequest('response', `Model ${model.code} does not support streaming.`);
+    if (body.metadata?.webhook_url !== undefined) {
+      validateOutboundUrl(body.metadata.webhook_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'response');
+    }
+
+    const conversationId = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id;
+    if (conversationId) {
+      const conversation = await db.selectFrom('conversations').select('id').where('id', '=', conversationId).where('account_id', '=', accountId).executeTakeFirst();
+      if (!conversation) throw notFound('conversation', `No conversation with id ${conversationId}.`);
+    }
+    if (body.previous_response_id) await find(accountId, body.previous_response_id);
+    if (account.balance <= 0) await ledger.assertCanSpend(accountId);
+
+    const request: ResponseRequest = {
+      input: normaliseInput(body.input),
+      instructions: body.instructions ?? assistant?.instructions ?? null,
+      temperature: body.temperature ?? assistant?.temperature ?? null,
+      top_p: body.top_p ?? null,
+      reasoning_effort: body.reasoning_effort ?? assistant?.reasoning_effort ?? null,
+      verbosity: body.verbosity ?? null,
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      message_limit: body.message_limit ?? null,
+      truncation: body.truncation ?? 'disabled',
+      tools: functionTools,
+      tool_choice: body.tool_choice ?? null,
+      max_output_tokens: body.max_output_tokens ?? null,
+      stream: body.stream ?? false,
+    };
+    if (request.max_output_tokens !== null && model.maxOutput > 0 && request.max_output_tokens > model.maxOutput) {
+      throw invalidRequest('response', `max_output_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
+    }
+    const prompt = await buildPrompt(db, { account_id: accountId, conversation_id: conversationId ?? null, previous_response_id: body.previous_response_id ?? null, request }, model.contextWindow);
+    if (!prompt.fits) {
+      throw invalidRequest(
+        'response',
+        `The input (about ${prompt.estimatedTokens} tokens with history) does not fit the context window of ${model.code} (${model.contextWindow}); use truncation: "auto", message_limit, or a shorter input.`,
+        'context_length_exceeded',
+      );
+    }
+
+    const id = newId('resp');
+    const created = await inTransaction(db, async (trx) => {
+      if (idempotencyKey) {
+        const claimed = await trx
+          .insertInto('idempotency_keys')
+          .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
+          .onConflict((oc) =>
+            oc
+              .columns(['account_id', 'key'])
+              .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
+              .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
+          )
+          .returning('response_id')
+          .executeTakeFirst();
+        if (!claimed) return null; // a concurrent request with the same key won
+      }
+      const row = await trx
+        .insertInto('responses')
+        .values({
+          id,
+          account_id: accountId,
+          status: 'queued',
+          background: body.background ?? true,
+          model: model.code,
+          vendor: model.vendor,
+          assistant_id: assistant?.id ?? null,
+          conversation_id: conversationId ?? null,
+          previous_response_id: body.previous_response_id ?? null,
+          request: JSON.stringify(request),
+          metadata: JSON.stringify(body.metadata ?? {}),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      const createdEvent: StreamEvent = { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } };
+      await events.write(id, [createdEvent], trx);
+      await engine.enqueue(trx, { id, kind: 'response' });
+      return { row, createdEvent };
+    });
+    if (!created) {
+      const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
+      if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      return { response: replay, replayed: true };
+    }
+    await events.notify(id, [created.createdEvent]);
+    await engine.launch({ id, kind: 'response' });
+    return { response: created.row, replayed: false };
+  }
+
+  /** DECISIONS.md 17: same key + same body → the stored Response; different body → 400. */
+  async function findIdempotent(accountId: string, key: string, requestHash: string): Promise<ResponseRow | undefined> {
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'response_id'])
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .where('created_at', '>=', IDEMPOTENCY_TTL)
+      .executeTakeFirst();
+    if (!existing) return undefined;
+    if (existing.request_hash !== requestHash) {
+      throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
+    }
+    return db.selectFrom('responses').selectAll().where('id', '=', existing.response_id).executeTakeFirst();
+  }
+
+  /** Waits for the terminal event of a Response and returns its final state. */
+  async function waitForFinal(accountId: string, id: string, signal?: AbortSignal): Promise<ResponseWire> {
+    for await (const event of events.follow(id, -1, signal)) {
+      if (['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled'].includes(event.type)) {
+        return event.response as ResponseWire;
+      }
+    }
+    return responseToWire(await find(accountId, id));
+  }
+
+  /** DECISIONS.md 15: cancel from queued/in_progress; again on cancelled is a no-op; otherwise 400. */
+  async function cancel(accountId: string, id: string): Promise<ResponseWire> {
+    const row = await find(accountId, id);
+    if (row.status === 'cancelled') return responseToWire(row);
+    if (isFinalStatus(row.status)) {
+      throw invalidRequest('response', `Response ${id} is ${row.status} and can no longer be cancelled.`, 'not_cancellable');
+    }
+    await db.updateTable('responses').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', id).execute();
+    await engine.cancel({ id, kind: 'response' });
+    return waitForFinal(accountId, id);
+  }
+
+  async function remove(accountId: string, id: string) {
+    const row = await find(accountId, id);
+    if (!isFinalStatus(row.status)) await cancel(accountId, id);
+    await db.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
+    return { id, object: 'response.deleted' as const, deleted: true as const };
+  }
+
+  return { create, find, waitForFinal, cancel, remove };
+}
+
+export type ResponsesService = ReturnType<typeof createResponsesService>;
+
+function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  return input.map((item) =>
+    item.type === 'function_call_output'
+      ? { type: 'function_call_output', call_id: item.call_id, output: item.output }
+      : { type: 'message', role: item.role, content: item.content },
+  );
+}
+
+/** Assistants keep tools in the nested form {type, function: {...}}; Responses use the flat one. */
+function assistantFunctionTools(tools: unknown[]): FunctionToolSpec[] {
+  return tools.flatMap((tool) => {
+    const nested = tool as { type?: string; function?: { name: string; description?: string; parameters?: Record<string, unknown> } };
+    return nested.type === 'function' && nested.function
+      ? [{ type: 'function' as const, name: nested.function.name, description: nested.function.description, parameters: nested.function.parameters }]
+      : [];
+  });
+}
+
+/** Canonical JSON (sorted keys) so key order does not make "the same body" different. */
+export function hashRequest(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

@@ -1,0 +1,2 @@
+// Entry of the Temporal workflow bundle: only Temporal wrappers, nothing that imports Node modules.
+export { responseWorkflow } from './response.workflow';
