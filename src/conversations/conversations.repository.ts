@@ -87,8 +87,10 @@ export async function listConversations(executor: Db, accountId: string, page: P
 /**
  * Appends items in the given order (their `seq` follows the array). Used by the API and by the Responses
  * engine, which passes `responseId` (DECISIONS.md 21). Items that carry an `id` already stored in this
- * conversation are kept as they are, so a retried activity never appends twice. The conversation row is
- * share-locked first: a concurrent delete cannot slip between the check and the insert.
+ * conversation are kept as they are, so a retried activity never appends twice.
+ * Call it inside a transaction: it locks the conversation row (FOR NO KEY UPDATE) until commit, so appends to
+ * one conversation are serialised. Each append's items then get contiguous `seq` values, and no append can
+ * commit a smaller `seq` after a reader has paged past it. A concurrent delete waits as well.
  */
 export async function appendItems(
   executor: Db,
@@ -100,7 +102,7 @@ export async function appendItems(
     .select('id')
     .where('id', '=', input.conversationId)
     .where('account_id', '=', input.accountId)
-    .forShare()
+    .forNoKeyUpdate()
     .executeTakeFirst();
   if (!conversation) throw notFound('conversation', `No conversation with id ${input.conversationId}.`);
 

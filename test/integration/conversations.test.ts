@@ -265,6 +265,24 @@ describe(`conversations and items (${backend})`, () => {
     expect(await countRows(ownAccount)).toEqual({ conversations: 0, items: 0 });
   });
 
+  // Guards the per-conversation lock in appendItems: one request's items stay together in the history.
+  it('keeps each append contiguous when many run at once on one conversation', async () => {
+    const id = await newConversation();
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, (_, request) =>
+        call('POST', `/v2/conversations/${id}/items`, { items: Array.from({ length: 5 }, (_, i) => ({ type: 'message', role: 'user', content: `r${request}-${i}` })) }),
+      ),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(Array(12).fill(200));
+    const listed = await call('GET', `/v2/conversations/${id}/items?order=asc&limit=100`);
+    const texts: string[] = listed.body.data.map((item: any) => item.content[0].text);
+    expect(texts).toHaveLength(60);
+    for (let start = 0; start < 60; start += 5) {
+      const request = texts[start].split('-')[0];
+      expect(texts.slice(start, start + 5)).toEqual([0, 1, 2, 3, 4].map((i) => `${request}-${i}`));
+    }
+  });
+
   describe('keyset pagination', () => {
     let conversationId: string;
     let expected: string[];
