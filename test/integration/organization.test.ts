@@ -123,4 +123,35 @@ describe('organization: balance and transactions', () => {
     const balance = await app.request('GET', '/v2/organization/balance', { key });
     expect(balance.body.balance).toBe(total);
   });
+
+  it('keeps balance = credits − debits under a burst of billed API calls mixed with direct debits', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 50_000 });
+    const { ledger } = app.runtime.deps;
+    const calls = Array.from({ length: 50 }, (_, index) =>
+      index % 2 === 0
+        ? app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: `burst number ${index} ${'x '.repeat(index * 3)}` } })
+        : app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: `/words ${index * 7}` }] } }),
+    );
+    const direct = Array.from({ length: 30 }, (_, index) =>
+      ledger.debit({ accountId, amount: 2, operationKey: `mixed:${index % 10}`, metadata: { source: 'test' } }),
+    );
+    const [replies] = await Promise.all([Promise.all(calls), Promise.all(direct)]);
+    expect(replies.map((reply) => reply.status)).toEqual(Array(50).fill(200));
+
+    const { rows, total } = await ledgerSum(app, accountId);
+    const billed = rows.filter((row) => row.operation_key?.startsWith('embedding:') || row.operation_key?.startsWith('chat:'));
+    expect(billed).toHaveLength(50);
+    expect(new Set(billed.map((row) => row.operation_key)).size).toBe(50);
+    expect(rows.filter((row) => row.operation_key?.startsWith('mixed:'))).toHaveLength(10);
+    // What the replies say was spent, rounded up per call, is exactly what left the balance.
+    const chatCost = replies.filter((_, index) => index % 2 === 1).reduce((sum, reply) => sum + Math.ceil(reply.body.usage.cost), 0);
+    const embedPrice = app.runtime.deps.catalog.getModel('dev-embed')!.price!;
+    const embedCost = replies
+      .filter((_, index) => index % 2 === 0)
+      .reduce((sum, reply) => sum + Math.ceil((reply.body.usage.prompt_tokens * embedPrice.input) / embedPrice.count), 0);
+    expect(total).toBe(50_000 - chatCost - embedCost - 10 * 2);
+    expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(total);
+    const listed = await app.request('GET', '/v2/organization/transactions?limit=200', { key });
+    expect(listed.body.transactions).toHaveLength(rows.length);
+  });
 });

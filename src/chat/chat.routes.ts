@@ -1,0 +1,58 @@
+import Router from '@koa/router';
+import { parseInput } from '../http/validation';
+import type { FinishReason } from '../providers/provider';
+import type { AppDeps } from '../runtime';
+import { legacyChatBodySchema, v1ChatBodySchema } from './chat.schema';
+import { createChatService, type ChatCompletion } from './chat.service';
+
+/** Legacy POST /v2/chat/completions and v1 POST /v1/chat/completions. */
+export function chatRoutes(deps: AppDeps): Router {
+  const service = createChatService(deps);
+  const router = new Router();
+
+  router.post('/v2/chat/completions', async (ctx) => {
+    const body = parseInput(legacyChatBodySchema, ctx.request.body ?? {}, 'chat');
+    const completion = await service.complete(ctx.state.auth.accountId, {
+      model: body.model,
+      messages: body.messages,
+      instructions: body.instructions,
+      maxTokens: body.max_tokens,
+      temperature: body.temperature,
+      tools: body.tools,
+    });
+    ctx.body = legacyCompletionToWire(completion);
+  });
+
+  router.post('/v1/chat/completions', async (ctx) => {
+    const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
+    const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages });
+    ctx.body = { message: { role: 'assistant', content: completion.text } };
+  });
+
+  return router;
+}
+
+/** DECISIONS.md 8: `tools_calls` (sic, as the real service) and upper-case finish reasons. */
+export function legacyCompletionToWire(completion: ChatCompletion) {
+  return {
+    created: completion.created,
+    model: completion.model,
+    message: { role: 'assistant', content: completion.text },
+    tools_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function', name: call.name, arguments: call.arguments })),
+    usage: {
+      prompt_tokens: completion.inputTokens,
+      completion_tokens: completion.outputTokens,
+      total_tokens: completion.inputTokens + completion.outputTokens,
+      cost: completion.cost,
+    },
+    finish_reason: finishReasonToWire(completion.finishReason, completion.toolCalls.length > 0),
+  };
+}
+
+/** `other` (a vendor reason with no equivalent) is reported as a normal end: the text is all there is. */
+function finishReasonToWire(reason: FinishReason, hasToolCalls: boolean): 'COMPLETE' | 'MAX_TOKENS' | 'TOOL_CALLS' | 'CONTENT_FILTER' {
+  if (hasToolCalls || reason === 'tool_calls') return 'TOOL_CALLS';
+  if (reason === 'length') return 'MAX_TOKENS';
+  if (reason === 'content_filter') return 'CONTENT_FILTER';
+  return 'COMPLETE';
+}

@@ -1,0 +1,22 @@
+import Router from '@koa/router';
+import type { AppDeps } from '../runtime';
+import { parseEmbeddingsBody } from './embeddings.schema';
+import { createEmbeddingsService } from './embeddings.service';
+
+/** POST /v2/embeddings. */
+export function embeddingsRoutes(deps: AppDeps): Router {
+  const service = createEmbeddingsService(deps);
+  const router = new Router();
+
+  router.post('/v2/embeddings', async (ctx) => {
+    const body = parseEmbeddingsBody(ctx.request.body);
+    const result = await service.embed(ctx.state.auth.accountId, body);
+    ctx.body = {
+      embedding: result.embedding,
+      model: result.model,
+      usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+    };
+  });
+
+  return router;
+}

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { invalidRequest } from '../errors';
+import { describeIssues } from '../http/validation';
+
+/** POST /v2/embeddings (spec, Embeddings): exactly one string; arrays are not supported. */
+export const embeddingsBodySchema = z.strictObject({
+  model: z.string().min(1, 'model is required'),
+  input: z.string().min(1, 'input must not be empty'),
+});
+
+export type EmbeddingsBody = z.infer<typeof embeddingsBodySchema>;
+
+/**
+ * Parses the body; a non-string `input` gets its own message, because clients coming from other
+ * embedding APIs routinely send an array and should learn that this one takes exactly one string.
+ */
+export function parseEmbeddingsBody(body: unknown): EmbeddingsBody {
+  const input = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).input : undefined;
+  if (input !== undefined && typeof input !== 'string') {
+    throw invalidRequest(
+      'embedding',
+      `input must be exactly one string; ${Array.isArray(input) ? 'arrays are' : `${kindOf(input)} is`} not supported.`,
+    );
+  }
+  const result = embeddingsBodySchema.safeParse(body ?? {});
+  if (!result.success) throw invalidRequest('embedding', describeIssues(result.error));
+  return result.data;
+}
+
+const kindOf = (value: unknown) => (value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import type { Ledger } from '../billing/ledger';
+import { priceCall } from '../billing/pricing';
+import type { CatalogModel, ModelType } from '../catalog/catalog-types';
+import type { ErrorArea } from '../errors';
+import type { EmbeddingModel } from '../providers/provider';
+import { toApiError } from '../providers/provider-errors';
+
+/** The slices of AppDeps this service uses (kept structural so it does not depend on how they are built). */
+export interface EmbeddingsDeps {
+  ledger: Ledger;
+  catalog: { requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel | Promise<CatalogModel> };
+  providers: { embeddingModel(vendorCode: string): EmbeddingModel };
+}
+
+export interface EmbeddingResult {
+  embedding: number[];
+  model: string;
+  promptTokens: number;
+  /** The billed request, as written in the debit's metadata. */
+  requestId: string;
+}
+
+/** One synchronous embedding call, billed once per request (DECISIONS.md 10, 11). */
+export function createEmbeddingsService(deps: EmbeddingsDeps) {
+  async function embed(accountId: string, input: { model: string; input: string }): Promise<EmbeddingResult> {
+    const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
+    // Refuse before spending anything upstream.
+    await deps.ledger.assertCanSpend(accountId);
+
+    // Our own id, not the client-supplied X-Request-Id: the debit is keyed by it, and a client that
+    // repeats its request id must not get a second call for free.
+    const requestId = `req_${randomBytes(12).toString('hex')}`;
+    let result: Awaited<ReturnType<EmbeddingModel['embed']>>;
+    try {
+      result = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });
+    } catch (error) {
+      throw toApiError(error, 'embedding');
+    }
+
+    const promptTokens = result.usage.inputTokens;
+    const { amount } = priceCall(model.price, { input: promptTokens, output: 0 });
+    await deps.ledger.debit({
+      accountId,
+      amount,
+      operationKey: `embedding:${requestId}`,
+      metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'embeddings', request_id: requestId },
+      usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+    });
+    return { embedding: result.embedding, model: model.code, promptTokens, requestId };
+  }
+
+  return { embed };
+}
+
+export type EmbeddingsService = ReturnType<typeof createEmbeddingsService>;

@@ -1,0 +1,218 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
+import { TestApp } from '../support/harness';
+
+const debits = (app: TestApp, accountId: string) =>
+  app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('type', '=', 'debit').orderBy('seq').execute();
+
+/** The project catalog plus one llm that speaks only the Responses protocol. */
+function catalogWithResponsesOnlyModel(): string {
+  const catalog = parse(fs.readFileSync(path.join(__dirname, '../../catalog.yaml'), 'utf8'));
+  const echo = catalog.models.find((model: { code: string }) => model.code === 'dev-echo');
+  catalog.models.push({ ...echo, code: 'dev-echo-responses-only', protocols: ['responses'] });
+  catalog.prices['dev-echo-responses-only'] = catalog.prices['dev-echo'];
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-catalog-')), 'catalog.yaml');
+  fs.writeFileSync(file, stringify(catalog));
+  return file;
+}
+
+describe('chat completions (dev vendor)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.start({ env: { CATALOG_PATH: catalogWithResponsesOnlyModel() } });
+  });
+  afterAll(() => app.close());
+
+  const chat = (key: string, body: unknown) => app.request('POST', '/v2/chat/completions', { key, body });
+
+  it('answers in the legacy shape and bills the exact cost rounded up', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const price = app.runtime.deps.catalog.getModel('dev-echo')!.price!;
+    const started = Math.floor(Date.now() / 1000);
+    const reply = await chat(key, {
+      model: 'dev-echo',
+      instructions: 'Be brief.',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'first question' },
+        { role: 'assistant', content: 'first answer' },
+        { role: 'user', content: 'the second question here' },
+      ],
+      temperature: 0.3,
+    });
+    expect(reply.status).toBe(200);
+    // Input words: 2 (instructions) + 3 + 2 + 2 + 4 = 13; output: the echoed 4 words.
+    const cost = (13 * price.input + 4 * price.output) / price.count;
+    expect(reply.body).toEqual({
+      created: expect.any(Number),
+      model: 'dev-echo',
+      message: { role: 'assistant', content: 'the second question here' },
+      tools_calls: [],
+      usage: { prompt_tokens: 13, completion_tokens: 4, total_tokens: 17, cost },
+      finish_reason: 'COMPLETE',
+    });
+    expect(cost).toBeCloseTo(2.1, 10);
+    expect(reply.body.created).toBeGreaterThanOrEqual(started);
+    expect(reply.body.created).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+
+    const [row] = await debits(app, accountId);
+    expect(row.amount).toBe(Math.ceil(cost));
+    expect(row.amount).toBe(3);
+    expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: expect.stringMatching(/^req_/) });
+    expect(row.usage).toEqual({ prompt_tokens: 13, completion_tokens: 4, total_tokens: 17 });
+    expect(row.operation_key).toBe(`chat:${(row.metadata as { request_id: string }).request_id}`);
+    expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(997);
+  });
+
+  it('reports MAX_TOKENS when max_tokens cuts the answer', async () => {
+    const { key } = await app.createAccount();
+    const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: '/words 10' }], max_tokens: 4 });
+    expect(reply.status).toBe(200);
+    expect(reply.body.message.content).toBe('w1 w2 w3 w4');
+    expect(reply.body.finish_reason).toBe('MAX_TOKENS');
+    expect(reply.body.usage).toMatchObject({ completion_tokens: 4 });
+  });
+
+  it('takes function tools flat or nested and returns tools_calls', async () => {
+    const { key } = await app.createAccount();
+    const parameters = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+    for (const tool of [
+      { type: 'function', name: 'get_weather', description: 'Weather by city', parameters },
+      { type: 'function', function: { name: 'get_weather', description: 'Weather by city', parameters } },
+      { type: 'function', function: { name: 'get_weather' } },
+    ]) {
+      const reply = await chat(key, {
+        model: 'dev-echo',
+        messages: [{ role: 'user', content: '/call get_weather {"city":"Paris"}' }],
+        tools: [tool],
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body.tools_calls).toEqual([{ id: expect.any(String), type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+      expect(reply.body.finish_reason).toBe('TOOL_CALLS');
+      expect(reply.body.message).toEqual({ role: 'assistant', content: '' });
+    }
+  });
+
+  it('refuses server-side tools, which chat completions do not run', async () => {
+    const { key, accountId } = await app.createAccount();
+    for (const type of ['file_search', 'code_interpreter']) {
+      const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }], tools: [{ type }] });
+      expect(reply.status).toBe(400);
+      expect(reply.body.error.code).toBe('chat.invalid_request');
+      expect(reply.body.error.message).toMatch(new RegExp(`tools\\[0\\]: ${type} tools are not supported`));
+    }
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('validates the body', async () => {
+    const { key, accountId } = await app.createAccount();
+    const ok = { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] };
+    const cases: Array<[unknown, RegExp]> = [
+      [{ messages: ok.messages }, /model/],
+      [{ model: 'dev-echo' }, /messages/],
+      [{ ...ok, messages: [] }, /at least one message/],
+      [{ ...ok, messages: [{ role: 'robot', content: 'hi' }] }, /messages\[0\]\.role/],
+      [{ ...ok, messages: [{ role: 'user', content: 5 }] }, /messages\[0\]\.content/],
+      [{ ...ok, messages: [{ role: 'user' }] }, /messages\[0\]\.content/],
+      [{ ...ok, messages: [{ role: 'user', content: 'hi', name: 'x' }] }, /name/],
+      [{ ...ok, temperature: 2.5 }, /temperature/],
+      [{ ...ok, temperature: -0.1 }, /temperature/],
+      [{ ...ok, max_tokens: 0 }, /max_tokens/],
+      [{ ...ok, max_tokens: 1.5 }, /max_tokens/],
+      [{ ...ok, max_tokens: 100_000 }, /max_tokens is at most 4096/],
+      [{ ...ok, instructions: 7 }, /instructions/],
+      [{ ...ok, stream: true }, /stream/],
+      [{ ...ok, tools: [{ type: 'web_search' }] }, /tools\[0\]\.type/],
+      [{ ...ok, tools: [{ type: 'function' }] }, /tools\[0\]\.name/],
+      [{ ...ok, tools: [{ type: 'function', function: { description: 'x' } }] }, /tools\[0\]\.function\.name/],
+      [{ ...ok, tools: [{ type: 'function', name: 'bad name!' }] }, /tools\[0\]\.name/],
+      [{ ...ok, tools: [{ type: 'function', name: 'f', parameters: 'nope' }] }, /tools\[0\]\.parameters/],
+      [{ ...ok, tools: [{ type: 'function', name: 'f', extra: 1 }] }, /extra/],
+      [{ ...ok, tools: {} }, /tools/],
+    ];
+    for (const [body, message] of cases) {
+      const reply = await chat(key, body);
+      expect([body, reply.status]).toEqual([body, 400]);
+      expect(reply.body.error.code).toBe('chat.invalid_request');
+      expect([body, reply.body.error.message]).toEqual([body, expect.stringMatching(message)]);
+    }
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('checks the model: unknown, wrong type, no chat_completions protocol, vendor not configured', async () => {
+    const { key, accountId } = await app.createAccount();
+    const messages = [{ role: 'user', content: 'hi' }];
+    const unknown = await chat(key, { model: 'no-such-model', messages });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('chat.invalid_request');
+    const embed = await chat(key, { model: 'dev-embed', messages });
+    expect(embed.status).toBe(400);
+    expect(embed.body.error.code).toBe('chat.invalid_request');
+    const responsesOnly = await chat(key, { model: 'dev-echo-responses-only', messages });
+    expect(responsesOnly.status).toBe(400);
+    expect(responsesOnly.body.error).toEqual({ code: 'chat.invalid_request', message: expect.stringMatching(/does not support chat completions/) });
+    const unconfigured = await chat(key, { model: 'gpt-4.1-mini', messages });
+    expect(unconfigured.status).toBe(400);
+    expect(unconfigured.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/OPENAI_API_KEY/) });
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('turns vendor failures into errors naming the vendor, never the vendor status', async () => {
+    const { key, accountId } = await app.createAccount();
+    const failing = async (content: string) => chat(key, { model: 'dev-echo', messages: [{ role: 'user', content }] });
+    const server = await failing('/error');
+    expect(server.status).toBe(500);
+    expect(server.body.error).toEqual({ code: 'chat.execution_failed', message: expect.stringMatching(/^Vendor dev /) });
+    // The vendor refusing our credentials is our problem, not a 401/403 for the client.
+    const auth = await failing('/error auth');
+    expect(auth.status).toBe(500);
+    expect(auth.body.error).toEqual({ code: 'chat.execution_failed', message: expect.stringMatching(/^Vendor dev rejected the request/) });
+    const rateLimited = await failing('/error rate_limit');
+    expect(rateLimited.status).toBe(500);
+    expect(rateLimited.body.error.message).toMatch(/Vendor dev is rate limiting/);
+    const badRequest = await failing('/error bad_request');
+    expect(badRequest.status).toBe(400);
+    expect(badRequest.body.error.code).toBe('chat.invalid_request');
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('refuses with 402 when the balance is not positive', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 0 });
+    const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.status).toBe(402);
+    expect(reply.body.error.code).toBe('organization.payment_required');
+    const v1 = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(v1.status).toBe(402);
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  describe('v1', () => {
+    it('answers {message} and bills like the legacy endpoint', async () => {
+      const { key, accountId } = await app.createAccount({ balance: 100 });
+      const reply = await app.request('POST', '/v1/chat/completions', {
+        key,
+        body: { model: 'dev-echo', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'echo these five words please' }] },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ message: { role: 'assistant', content: 'echo these five words please' } });
+      const [row] = await debits(app, accountId);
+      // 6 input words × 0.1 + 5 output words × 0.2 = 1.6 kopecks → 2.
+      expect(row.amount).toBe(2);
+      expect(row.metadata).toMatchObject({ service: 'chat', model: 'dev-echo', vendor: 'dev', source: 'api' });
+      expect(row.usage).toEqual({ prompt_tokens: 6, completion_tokens: 5, total_tokens: 11 });
+    });
+
+    it('takes only model and messages', async () => {
+      const { key } = await app.createAccount();
+      const messages = [{ role: 'user', content: 'hi' }];
+      for (const body of [{ model: 'dev-echo', messages, temperature: 1 }, { model: 'dev-echo' }, { messages }, { model: 'dev-echo', messages: [] }]) {
+        const reply = await app.request('POST', '/v1/chat/completions', { key, body });
+        expect(reply.status).toBe(400);
+        expect(reply.body.error.code).toBe('chat.invalid_request');
+      }
+      expect((await app.request('POST', '/v1/chat/completions', { body: { model: 'dev-echo', messages } })).status).toBe(401);
+    });
+  });
+});

@@ -1,0 +1,108 @@
+import { TestApp } from '../support/harness';
+
+/** The debit rows an account has, oldest first. */
+const debits = (app: TestApp, accountId: string) =>
+  app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('type', '=', 'debit').orderBy('seq').execute();
+
+const words = (count: number) => Array.from({ length: count }, (_, index) => `word${index}`).join(' ');
+
+describe('embeddings (dev vendor)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.start();
+  });
+  afterAll(() => app.close());
+
+  it('embeds one string and bills ceil(cost) from the catalog price', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const price = app.runtime.deps.catalog.getModel('dev-embed')!.price!;
+    for (const count of [3, 250, 1000]) {
+      const before = (await app.request('GET', '/v2/organization/balance', { key })).body.balance;
+      const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: words(count) } });
+      expect(reply.status).toBe(200);
+      expect(reply.body).toEqual({ embedding: expect.any(Array), model: 'dev-embed', usage: { prompt_tokens: count, total_tokens: count } });
+      expect(reply.body.embedding).toHaveLength(256);
+      const norm = Math.sqrt(reply.body.embedding.reduce((sum: number, value: number) => sum + value * value, 0));
+      expect(norm).toBeCloseTo(1, 6);
+
+      const expectedAmount = Math.ceil((count * price.input) / price.count);
+      const after = (await app.request('GET', '/v2/organization/balance', { key })).body.balance;
+      expect(before - after).toBe(expectedAmount);
+      const row = (await debits(app, accountId)).at(-1)!;
+      expect(row.amount).toBe(expectedAmount);
+      expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-embed', service: 'embeddings', request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/) });
+      expect(row.usage).toEqual({ prompt_tokens: count, completion_tokens: 0, total_tokens: count });
+      expect(row.operation_key).toBe(`embedding:${(row.metadata as { request_id: string }).request_id}`);
+    }
+    // 3 words at 10 kopecks per 1000 tokens is 0.03 kopecks: still one whole kopeck, never zero.
+    expect((await debits(app, accountId)).map((row) => row.amount)).toEqual([1, 3, 10]);
+  });
+
+  it('gives the same vector for the same text and a different one for different text', async () => {
+    const { key } = await app.createAccount();
+    const embed = async (input: string) => (await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input } })).body.embedding;
+    expect(await embed('the quick brown fox')).toEqual(await embed('the quick brown fox'));
+    expect(await embed('the quick brown fox')).not.toEqual(await embed('a slow green turtle'));
+  });
+
+  it('accepts exactly one string as input', async () => {
+    const { key, accountId } = await app.createAccount();
+    const cases: Array<[unknown, RegExp]> = [
+      [{ model: 'dev-embed', input: ['a', 'b'] }, /exactly one string; arrays are not supported/],
+      [{ model: 'dev-embed', input: ['a'] }, /exactly one string; arrays are not supported/],
+      [{ model: 'dev-embed', input: 42 }, /exactly one string; a number is not supported/],
+      [{ model: 'dev-embed', input: null }, /exactly one string; null is not supported/],
+      [{ model: 'dev-embed', input: { text: 'a' } }, /exactly one string; an object is not supported/],
+      [{ model: 'dev-embed', input: '' }, /input must not be empty/],
+      [{ model: 'dev-embed' }, /input/],
+      [{ input: 'hello' }, /model/],
+      [{ model: 7, input: 'hello' }, /model/],
+      [{ model: 'dev-embed', input: 'hello', dimensions: 8 }, /dimensions/],
+      [undefined, /model/],
+    ];
+    for (const [body, message] of cases) {
+      const reply = await app.request('POST', '/v2/embeddings', { key, body });
+      expect([body, reply.status]).toEqual([body, 400]);
+      expect(reply.body.error.code).toBe('embedding.invalid_request');
+      expect(reply.body.error.message).toMatch(message);
+    }
+    const blank = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: '   ' } });
+    expect(blank.status).toBe(400);
+    expect(blank.body.error.code).toBe('embedding.invalid_request');
+    expect(blank.body.error.message).toMatch(/dev/);
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('checks the model: unknown, not an embedding model, or a vendor without a key', async () => {
+    const { key, accountId } = await app.createAccount();
+    const unknown = await app.request('POST', '/v2/embeddings', { key, body: { model: 'no-such-model', input: 'hi' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toEqual({ code: 'embedding.invalid_request', message: expect.stringMatching(/no-such-model/) });
+    const wrongType = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-echo', input: 'hi' } });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.code).toBe('embedding.invalid_request');
+    const unconfigured = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hi' } });
+    expect(unconfigured.status).toBe(400);
+    expect(unconfigured.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/OPENAI_API_KEY/) });
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('refuses with 402 when the balance is not positive, and bills nothing', async () => {
+    const empty = await app.createAccount({ balance: 0 });
+    const reply = await app.request('POST', '/v2/embeddings', { key: empty.key, body: { model: 'dev-embed', input: 'hello' } });
+    expect(reply.status).toBe(402);
+    expect(reply.body.error.code).toBe('organization.payment_required');
+    expect(await debits(app, empty.accountId)).toEqual([]);
+
+    // A balance driven to zero by billing is refused the same way (DECISIONS.md 11: checked at creation).
+    const small = await app.createAccount({ balance: 1 });
+    expect((await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } })).status).toBe(200);
+    expect((await app.request('GET', '/v2/organization/balance', { key: small.key })).body.balance).toBe(0);
+    expect((await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } })).status).toBe(402);
+    expect(await debits(app, small.accountId)).toHaveLength(1);
+  });
+
+  it('requires an API key', async () => {
+    expect((await app.request('POST', '/v2/embeddings', { body: { model: 'dev-embed', input: 'hi' } })).status).toBe(401);
+  });
+});
