@@ -3,6 +3,13 @@ import type { ModelType } from './catalog.table';
 export type { ModelType };
 export const MODEL_TYPES: readonly ModelType[] = ['llm', 'tts', 'stt', 'tti', 'ttv', 'embed'];
 
+/** Which adapter family speaks to a vendor; src/providers/registry.ts maps each to its factory. */
+export type AdapterKind = 'openai' | 'anthropic' | 'google' | 'openai-compatible' | 'dev';
+export const ADAPTER_KINDS: readonly AdapterKind[] = ['openai', 'anthropic', 'google', 'openai-compatible', 'dev'];
+
+/** The service protocols a model can be used through (model record `protocols`). */
+export type ModelProtocol = 'responses' | 'chat_completions';
+
 export interface Price {
   unit: 'tokens' | 'seconds' | 'characters';
   count: number;
@@ -34,4 +41,19 @@ export interface CatalogVendor {
   code: string;
   name: string;
   modelTypes: ModelType[];
+  adapter: AdapterKind;
+  /** Settings variable holding the vendor key (e.g. OPENAI_API_KEY). Absent for `dev`. */
+  apiKeyEnv?: string;
+  /** Settings variable overriding the base URL (e.g. OPENAI_BASE_URL). */
+  baseUrlEnv?: string;
+  /** Base URL used when `baseUrlEnv` is not set. */
+  defaultBaseUrl?: string;
+  /** False for local servers (Ollama, vLLM): configured by their base URL alone. */
+  requiresKey: boolean;
+}
+
+/** Whether a vendor (and so its models) can be called; `missing` names the setting to add. */
+export interface Availability {
+  available: boolean;
+  missing?: string;
 }

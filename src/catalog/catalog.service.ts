@@ -1,0 +1,114 @@
+import type { Db } from '../db/database';
+import { ApiError, invalidRequest, notFound, type ErrorArea } from '../errors';
+import type { Availability, CatalogModel, CatalogVendor, ModelType } from './catalog-types';
+import { loadCatalogFile, type CatalogDefinition } from './catalog.loader';
+import { syncCatalog } from './catalog.repository';
+import { resolveVendorConnection } from './vendor-connection';
+
+export interface CatalogOptions {
+  /** config.catalogPath. */
+  path: string;
+  /** config.providers.settings: decides which vendors are available. */
+  settings: Readonly<Record<string, string>>;
+  /** When given, the catalog tables are synced to the file before the catalog is returned. */
+  db?: Db;
+}
+
+export interface Catalog {
+  /** The file the catalog was loaded from. */
+  readonly path: string;
+  getModel(code: string): CatalogModel | undefined;
+  /** File order. */
+  listModels(filter?: { type?: ModelType; vendor?: string }): CatalogModel[];
+  getVendor(code: string): CatalogVendor | undefined;
+  listVendors(filter?: { type?: ModelType }): CatalogVendor[];
+  vendorAvailability(vendor: CatalogVendor | string): Availability;
+  modelAvailability(model: CatalogModel): Availability;
+  /** 404 `model.not_found` (GET /v2/models/{code}). */
+  requireModel(code: string): CatalogModel;
+  /** 404 `vendor.not_found`. */
+  requireVendor(code: string): CatalogVendor;
+  /**
+   * The model a request names, checked before any work starts: unknown → 400 `<area>.invalid_request`;
+   * another type → 400 `<area>.invalid_request`; vendor not configured → 400 `model.not_available`
+   * naming the missing setting.
+   */
+  requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel;
+}
+
+/** Loads, validates and (with `db`) syncs the catalog file; then answers from an in-memory snapshot. */
+export async function createCatalog(options: CatalogOptions): Promise<Catalog> {
+  const definition = loadCatalogFile(options.path);
+  if (options.db) await syncCatalog(options.db, definition);
+  return catalogFromDefinition(definition, options.settings);
+}
+
+/** A catalog over an already loaded definition (no file, no database): workers' tests and tools. */
+export function catalogFromDefinition(definition: CatalogDefinition, settings: Readonly<Record<string, string>>): Catalog {
+  const models = new Map(definition.models.map((model) => [model.code, freezeModel(model)]));
+  const vendors = new Map(definition.vendors.map((vendor) => [vendor.code, Object.freeze({ ...vendor, modelTypes: [...vendor.modelTypes] })]));
+  // Settings are frozen for the life of the process, so availability is computed once.
+  const availability = new Map<string, Availability>();
+  for (const vendor of vendors.values()) {
+    const { available, missing } = resolveVendorConnection(vendor, settings);
+    availability.set(vendor.code, Object.freeze(missing ? { available, missing } : { available }));
+  }
+
+  function vendorAvailability(vendor: CatalogVendor | string): Availability {
+    const code = typeof vendor === 'string' ? vendor : vendor.code;
+    return availability.get(code) ?? { available: false };
+  }
+
+  function requireModel(code: string): CatalogModel {
+    const model = models.get(code);
+    if (!model) throw notFound('model', `No model with code "${code}". GET /v2/models lists the available models.`);
+    return model;
+  }
+
+  function requireVendor(code: string): CatalogVendor {
+    const vendor = vendors.get(code);
+    if (!vendor) throw notFound('vendor', `No vendor with code "${code}". GET /v2/vendors lists the vendors.`);
+    return vendor;
+  }
+
+  function requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel {
+    const model = models.get(code);
+    if (!model) throw invalidRequest(area, `Unknown model "${code}". GET /v2/models?type=${type} lists the ${type} models.`);
+    if (model.type !== type) {
+      throw invalidRequest(area, `Model "${code}" is a ${model.type} model; this operation needs a ${type} model.`);
+    }
+    const { available, missing } = vendorAvailability(model.vendor);
+    if (!available) {
+      throw new ApiError(
+        400,
+        'model.not_available',
+        `Model "${code}" is not available: vendor "${model.vendor}" is not configured${missing ? ` (set ${missing})` : ''}.`,
+      );
+    }
+    return model;
+  }
+
+  return {
+    path: definition.path,
+    getModel: (code) => models.get(code),
+    listModels: (filter = {}) =>
+      [...models.values()].filter(
+        (model) => (!filter.type || model.type === filter.type) && (!filter.vendor || model.vendor === filter.vendor),
+      ),
+    getVendor: (code) => vendors.get(code),
+    listVendors: (filter = {}) => [...vendors.values()].filter((vendor) => !filter.type || vendor.modelTypes.includes(filter.type)),
+    vendorAvailability,
+    modelAvailability: (model) => vendorAvailability(model.vendor),
+    requireModel,
+    requireVendor,
+    requireUsableModel,
+  };
+}
+
+function freezeModel(model: CatalogModel): CatalogModel {
+  return Object.freeze({
+    ...model,
+    protocols: Object.freeze([...model.protocols]) as string[],
+    price: model.price ? Object.freeze({ ...model.price }) : null,
+  });
+}

@@ -1,0 +1,34 @@
+import type { Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
+
+/** Model record (spec "Model record"): exactly these fields, in this order. */
+export function modelToWire(model: CatalogModel, availability: Availability) {
+  return {
+    code: model.code,
+    name: model.name,
+    available: availability.available,
+    vendor: model.vendor,
+    type: model.type,
+    vision: model.vision,
+    streaming: model.streaming,
+    function_calling: model.functionCalling,
+    structured_outputs: model.structuredOutputs,
+    max_output: model.maxOutput,
+    context_window: model.contextWindow,
+    default: model.isDefault,
+    web_visible: model.webVisible,
+    protocols: [...model.protocols],
+  };
+}
+
+/** Vendor record: `{code, name, available, model_types}`. */
+export function vendorToWire(vendor: CatalogVendor, availability: Availability) {
+  return { code: vendor.code, name: vendor.name, available: availability.available, model_types: [...vendor.modelTypes] };
+}
+
+/** Price record: `input`/`output` kopecks per `count` `unit`s (DECISIONS.md 10). */
+export function priceToWire(price: Price) {
+  return { unit: price.unit, count: price.count, input: price.input, output: price.output };
+}
+
+export type ModelWire = ReturnType<typeof modelToWire>;
+export type VendorWire = ReturnType<typeof vendorToWire>;

@@ -1,0 +1,204 @@
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  ProviderError,
+  type EmbeddingModel,
+  type GenerateTextRequest,
+  type GenerateTextResult,
+  type LanguageModel,
+  type ProviderErrorKind,
+  type TextStreamPart,
+  type ToolCall,
+  type VendorProvider,
+} from '../provider';
+
+/**
+ * The built-in `dev` vendor (DECISIONS.md "The built-in dev vendor"): no keys, no network, deterministic.
+ *
+ * dev-echo replies with the text of the latest user message. Tokens are whitespace-separated words:
+ * input tokens are every word sent (instructions; message texts; function call names and arguments;
+ * function call outputs), output tokens the words produced (for a tool call: its name and arguments).
+ * The latest user message may start with a directive:
+ *   /delay MS rest   stream `rest` word by word, MS ms between words; `rest` may itself be a directive
+ *                    (`/delay 50 /words 200`), for /call and /error the delay comes first
+ *   /call NAME JSON  one tool call of NAME with JSON (verbatim, `{}` when absent); finish `tool_calls`
+ *   /words N         reply `w1 w2 ... wN`
+ *   /error [KIND]    fail with ProviderError of KIND (default `server`)
+ * When the latest item is a function_call_output the reply is `Tool NAME returned: OUTPUT`, so a
+ * function-call round trip completes. Stream deltas are the first word, then " word" for each next one.
+ *
+ * dev-embed: 256-dimension unit vectors by feature hashing of lower-cased words.
+ */
+export const DEV_ECHO = 'dev-echo';
+export const DEV_EMBED = 'dev-embed';
+export const DEV_EMBEDDING_DIMENSIONS = 256;
+
+const MAX_DELAY_MS = 60_000;
+const MAX_WORDS = 100_000;
+const ERROR_KINDS: readonly ProviderErrorKind[] = [
+  'auth', 'rate_limit', 'bad_request', 'not_found', 'server', 'timeout', 'network', 'malformed', 'cancelled',
+];
+
+export function createDevProvider(options: { vendor?: string } = {}): VendorProvider {
+  const vendor = options.vendor ?? 'dev';
+  const fail = (kind: ProviderErrorKind, message: string, cause?: unknown) => new ProviderError({ vendor, kind, message, cause });
+  const cancelled = (signal: AbortSignal) => fail('cancelled', 'The dev vendor call was cancelled.', signal.reason);
+  const throwIfAborted = (signal?: AbortSignal) => {
+    if (signal?.aborted) throw cancelled(signal);
+  };
+
+  const sleep = (ms: number, signal?: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(cancelled(signal));
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(cancelled(signal!));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+
+  type Plan =
+    | { kind: 'text'; words: string[]; delayMs: number }
+    | { kind: 'call'; name: string; arguments: string; delayMs: number }
+    | { kind: 'error'; errorKind: ProviderErrorKind; delayMs: number };
+
+  function planReply(request: GenerateTextRequest): Plan {
+    const last = request.items.at(-1);
+    if (last?.type === 'function_call_output') {
+      const call = request.items.find((item) => item.type === 'function_call' && item.callId === last.callId);
+      const name = last.name ?? (call?.type === 'function_call' ? call.name : last.callId);
+      return { kind: 'text', words: words(`Tool ${name} returned: ${last.output}`), delayMs: 0 };
+    }
+    for (let index = request.items.length - 1; index >= 0; index--) {
+      const item = request.items[index];
+      if (item.type === 'message' && item.role === 'user') return readDirectives(item.text, 0);
+    }
+    return { kind: 'text', words: [], delayMs: 0 };
+  }
+
+  function readDirectives(text: string, delayMs: number): Plan {
+    const [directive, ...rest] = words(text);
+    const restText = () => text.trimStart().slice(directive.length).trimStart();
+    switch (directive) {
+      case '/delay': {
+        const ms = wholeNumber(rest[0], MAX_DELAY_MS, '/delay MS text');
+        return readDirectives(restText().slice(rest[0].length), ms);
+      }
+      case '/call': {
+        if (!rest[0]) throw fail('bad_request', 'dev-echo: /call needs a tool name: /call NAME JSON');
+        return { kind: 'call', name: rest[0], arguments: restText().slice(rest[0].length).trim() || '{}', delayMs };
+      }
+      case '/words': {
+        const count = wholeNumber(rest[0], MAX_WORDS, '/words N');
+        return { kind: 'text', words: Array.from({ length: count }, (_, index) => `w${index + 1}`), delayMs };
+      }
+      case '/error': {
+        const errorKind = (rest[0] ?? 'server') as ProviderErrorKind;
+        if (!ERROR_KINDS.includes(errorKind)) throw fail('bad_request', `dev-echo: /error takes one of ${ERROR_KINDS.join(', ')}`);
+        return { kind: 'error', errorKind, delayMs };
+      }
+      default:
+        return { kind: 'text', words: words(text), delayMs };
+    }
+  }
+
+  function wholeNumber(value: string | undefined, max: number, usage: string): number {
+    if (value === undefined || !/^\d+$/.test(value) || Number(value) > max) {
+      throw fail('bad_request', `dev-echo: expected ${usage} with a whole number up to ${max}`);
+    }
+    return Number(value);
+  }
+
+  async function* streamText(request: GenerateTextRequest): AsyncGenerator<TextStreamPart> {
+    if (request.model !== DEV_ECHO) throw fail('not_found', `The dev vendor has no language model "${request.model}".`);
+    const { signal } = request;
+    throwIfAborted(signal);
+    const plan = planReply(request);
+    const inputTokens = countInputWords(request);
+
+    if (plan.kind === 'error') {
+      if (plan.delayMs > 0) await sleep(plan.delayMs, signal);
+      throw fail(plan.errorKind, `dev-echo: simulated ${plan.errorKind} failure (/error).`);
+    }
+    if (plan.kind === 'call') {
+      if (plan.delayMs > 0) await sleep(plan.delayMs, signal);
+      const callId = `call_${randomBytes(12).toString('hex')}`;
+      yield { type: 'tool-call', callId, name: plan.name, arguments: plan.arguments };
+      const outputTokens = 1 + words(plan.arguments).length;
+      yield { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens, outputTokens } };
+      return;
+    }
+
+    const limit = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
+    const produced = plan.words.slice(0, Math.max(0, limit));
+    for (let index = 0; index < produced.length; index++) {
+      if (index > 0 && plan.delayMs > 0) await sleep(plan.delayMs, signal);
+      throwIfAborted(signal);
+      yield { type: 'text-delta', text: index === 0 ? produced[index] : ` ${produced[index]}` };
+    }
+    const finishReason = produced.length < plan.words.length ? 'length' : 'stop';
+    yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: produced.length } };
+  }
+
+  const languageModel: LanguageModel = {
+    streamText,
+    async generateText(request): Promise<GenerateTextResult> {
+      // The same script as streaming, so delays, limits and cancellation behave identically.
+      let text = '';
+      const toolCalls: ToolCall[] = [];
+      for await (const part of streamText(request)) {
+        if (part.type === 'text-delta') text += part.text;
+        else if (part.type === 'tool-call') toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
+        else return { text, toolCalls, finishReason: part.finishReason, usage: part.usage };
+      }
+      throw fail('malformed', 'dev-echo: the stream ended without a finish part.');
+    },
+  };
+
+  const embeddingModel: EmbeddingModel = {
+    async embed(request) {
+      if (request.model !== DEV_EMBED) throw fail('not_found', `The dev vendor has no embedding model "${request.model}".`);
+      throwIfAborted(request.signal);
+      const tokens = words(request.input);
+      if (tokens.length === 0) throw fail('bad_request', 'dev-embed: the input has no words to embed.');
+      return { embedding: hashEmbedding(tokens), usage: { inputTokens: tokens.length } };
+    },
+  };
+
+  return { languageModel, embeddingModel };
+}
+
+/** Whitespace-separated words: the dev vendor's tokens. */
+export function words(text: string): string[] {
+  return text.match(/\S+/g) ?? [];
+}
+
+function countInputWords(request: GenerateTextRequest): number {
+  let count = words(request.instructions ?? '').length;
+  for (const item of request.items) {
+    if (item.type === 'message') count += words(item.text).length;
+    else if (item.type === 'function_call') count += words(item.name).length + words(item.arguments).length;
+    else count += words(item.output).length;
+  }
+  return count;
+}
+
+/**
+ * Feature hashing: each lower-cased word (edge punctuation stripped, so "Hello," and "hello" agree) adds 1
+ * to one of 256 buckets chosen by its SHA-256. Counts are never negative, so any non-empty input has a
+ * non-zero vector and normalises to unit length.
+ */
+function hashEmbedding(tokens: string[]): number[] {
+  const vector = new Array<number>(DEV_EMBEDDING_DIMENSIONS).fill(0);
+  for (const token of tokens) {
+    const lower = token.toLowerCase();
+    const feature = lower.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '') || lower;
+    const bucket = createHash('sha256').update(feature).digest().readUInt32BE(0) % DEV_EMBEDDING_DIMENSIONS;
+    vector[bucket] += 1;
+  }
+  const norm = Math.sqrt(vector.reduce((sum, value) => sum + value * value, 0));
+  return vector.map((value) => value / norm);
+}

@@ -1,0 +1,83 @@
+import type { AdapterKind } from '../catalog/catalog-types';
+import type { Catalog } from '../catalog/catalog.service';
+import { resolveVendorConnection } from '../catalog/vendor-connection';
+import type { Config } from '../config';
+import { ApiError } from '../errors';
+import { createDevProvider } from './dev/dev-provider';
+import type { EmbeddingModel, LanguageModel, VendorAdapterOptions, VendorProvider } from './provider';
+
+/**
+ * The only place that maps a catalog vendor's `adapter` to code. Vendors themselves (which exist, their
+ * keys, their URLs) come from the catalog and the settings; nothing here lists models or vendors.
+ * HTTP adapters are required on first use, so a process that only ever calls `dev` (the embedded default,
+ * most tests) never loads the AI SDK; `typeof import` keeps the calls type-checked all the same.
+ */
+const adapterFactories: Record<AdapterKind, (options: VendorAdapterOptions) => VendorProvider> = {
+  openai: (options) =>
+    (require('./openai/openai-provider') as typeof import('./openai/openai-provider')).createOpenAIProvider(options),
+  anthropic: (options) =>
+    (require('./anthropic/anthropic-provider') as typeof import('./anthropic/anthropic-provider')).createAnthropicProvider(options),
+  google: (options) =>
+    (require('./google/google-provider') as typeof import('./google/google-provider')).createGoogleProvider(options),
+  'openai-compatible': (options) =>
+    (require('./openai-compatible/openai-compatible-provider') as typeof import('./openai-compatible/openai-compatible-provider'))
+      .createOpenAICompatibleProvider(options),
+  dev: (options) => createDevProvider({ vendor: options.vendor }),
+};
+
+export interface ProviderRegistry {
+  /** 400 `model.not_available` when the vendor is unknown, not configured or has no language models. */
+  languageModel(vendorCode: string): LanguageModel;
+  /** 400 `model.not_available` when the vendor is unknown, not configured or has no embedding models. */
+  embeddingModel(vendorCode: string): EmbeddingModel;
+}
+
+export interface ProviderRegistryOptions {
+  catalog: Pick<Catalog, 'getVendor'>;
+  /** config.providers: timeouts, retries and every *_API_KEY / *_BASE_URL setting. */
+  settings: Config['providers'];
+  /** Injected into every HTTP adapter (tests point vendors at loopback fakes through base URLs instead). */
+  fetch?: typeof globalThis.fetch;
+}
+
+export function createProviderRegistry(options: ProviderRegistryOptions): ProviderRegistry {
+  const { catalog, settings } = options;
+  // One adapter per vendor, created on first use: a vendor nobody calls costs nothing.
+  const providers = new Map<string, VendorProvider>();
+
+  function provider(vendorCode: string): VendorProvider {
+    const cached = providers.get(vendorCode);
+    if (cached) return cached;
+    const vendor = catalog.getVendor(vendorCode);
+    if (!vendor) throw notAvailable(`Unknown vendor "${vendorCode}".`);
+    const connection = resolveVendorConnection(vendor, settings.settings);
+    if (!connection.available) {
+      throw notAvailable(`Vendor "${vendor.code}" is not configured${connection.missing ? ` (set ${connection.missing})` : ''}.`);
+    }
+    const created = adapterFactories[vendor.adapter]({
+      vendor: vendor.code,
+      apiKey: connection.apiKey,
+      baseURL: connection.baseURL,
+      timeoutMs: settings.timeoutMs,
+      maxRetries: settings.maxRetries,
+      fetch: options.fetch,
+    });
+    providers.set(vendorCode, created);
+    return created;
+  }
+
+  return {
+    languageModel(vendorCode) {
+      const model = provider(vendorCode).languageModel;
+      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no language models.`);
+      return model;
+    },
+    embeddingModel(vendorCode) {
+      const model = provider(vendorCode).embeddingModel;
+      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no embedding models.`);
+      return model;
+    },
+  };
+}
+
+const notAvailable = (message: string) => new ApiError(400, 'model.not_available', message);
