@@ -30,6 +30,7 @@ const environmentSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
 });
@@ -48,6 +49,8 @@ export interface Config {
   readonly engine: {
     readonly temporal?: { readonly address: string; readonly namespace: string; readonly taskQueue: string };
     readonly concurrency: number;
+    /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
+    readonly leaseMs: number;
   };
   readonly providers: {
     readonly timeoutMs: number;
@@ -92,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         ? { address: value.TEMPORAL_ADDRESS, namespace: value.TEMPORAL_NAMESPACE, taskQueue: value.TEMPORAL_TASK_QUEUE }
         : undefined,
       concurrency: value.ENGINE_CONCURRENCY,
+      leaseMs: value.ENGINE_LEASE_MS,
     },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,

@@ -84,7 +84,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const activities = createActivities({ db, logger, events, ledger, webhooks, catalog, providers });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
-      : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, exclusiveStorage: database.kind === 'pglite' });
+      : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });
     const responses = createResponsesService({ db, catalog, ledger, engine, events, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const deps: AppDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
     const app = createApp(deps);

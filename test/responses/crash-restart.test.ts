@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from '../support/harness';
+
+/**
+ * A server killed (SIGKILL) mid-generation and started again on the same storage: every Response ends final
+ * or runs again; none stays queued/in_progress; nothing is debited twice.
+ */
+interface Server {
+  child: ChildProcess;
+  baseUrl: string;
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-crash-'));
+const schema = postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
+
+function startServer(): Promise<Server> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../support/server-process.ts')], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN,
+      KEY_SIGNING_SECRET: SIGNING_SECRET,
+      ENGINE_LEASE_MS: '2000',
+      ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: schema } : {}),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /READY (\d+)/.exec(chunk.toString());
+      if (match) resolve({ child, baseUrl: `http://127.0.0.1:${match[1]}` });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+}
+
+async function call(server: Server, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
+  const reply = await fetch(server.baseUrl + urlPath, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: reply.status, body: (await reply.json()) as any };
+}
+
+/** Reads a Response's event stream until `stop(event)` is true or the stream ends. */
+async function readEvents(server: Server, key: string, id: string, stop: (event: any) => boolean) {
+  const controller = new AbortController();
+  const reply = await fetch(`${server.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key }, signal: controller.signal });
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const seen: any[] = [];
+  try {
+    for await (const chunk of reply.body as any as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let split: number;
+      while ((split = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, split);
+        buffer = buffer.slice(split + 2);
+        const data = block.split('\n').find((line) => line.startsWith('data: '));
+        if (!data) continue;
+        const event = JSON.parse(data.slice(6));
+        seen.push(event);
+        if (stop(event)) return seen;
+      }
+    }
+  } finally {
+    controller.abort();
+  }
+  return seen;
+}
+
+const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
+
+describe('crash and restart', () => {
+  afterAll(async () => {
+    if (schema) await dropSchema(schema);
+  });
+
+  it('resumes or cleanly fails every unfinished Response, never charging twice', async () => {
+    if (schema) {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`create schema ${schema}`);
+      await client.end();
+    }
+    const first = await startServer();
+    let second: Server | undefined;
+    try {
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const account = await call(first, 'POST', '/admin/accounts', { name: 'crash', balance: 100_000 }, admin);
+      const key = (await call(first, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+      const auth = { 'x-auth-token': key };
+
+      const done = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: 'finished before the crash', background: false }, auth);
+      expect(done.body.status).toBe('completed');
+      // Streaming output when the process dies: clients saw part of it, so it must end failed, not regenerate.
+      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(100)}` }, auth);
+      // No output yet when the process dies: it must run again and complete.
+      const waiting = await call(
+        first,
+        'POST',
+        '/v2/responses',
+        { model: 'dev-echo', input: '/delay 3000 /call lookup {"q":1}', tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }] },
+        auth,
+      );
+      await readEvents(first, key, streaming.body.id, (event) => event.type === 'response.output_text.delta');
+      await readEvents(first, key, waiting.body.id, (event) => event.type === 'response.in_progress');
+
+      first.child.kill('SIGKILL');
+      await new Promise((resolve) => first.child.once('exit', resolve));
+
+      second = await startServer();
+      const streamingEnd = (await readEvents(second, key, streaming.body.id, isFinal)).pop();
+      const waitingEnd = (await readEvents(second, key, waiting.body.id, isFinal)).pop();
+      expect(streamingEnd.type).toBe('response.failed');
+      expect(streamingEnd.response.error.code).toBe('response.interrupted');
+      expect(waitingEnd.type).toBe('response.completed');
+      expect(waitingEnd.response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"q":1}' })]);
+
+      const kept = await call(second, 'GET', `/v2/responses/${done.body.id}`, undefined, auth);
+      expect(kept.body).toMatchObject({ status: 'completed', usage: done.body.usage });
+
+      const transactions = (await call(second, 'GET', '/v2/organization/transactions?limit=200', undefined, auth)).body.transactions as any[];
+      const debits = transactions.filter((transaction) => transaction.type === 'debit');
+      const billed = debits.map((transaction) => transaction.metadata.response_id);
+      expect(new Set(billed).size).toBe(billed.length);
+      expect(billed.sort()).toEqual([done.body.id, waiting.body.id].sort());
+      const balance = (await call(second, 'GET', '/v2/organization/balance', undefined, auth)).body.balance;
+      const credits = transactions.filter((transaction) => transaction.type === 'credit').reduce((sum, t) => sum + t.amount, 0);
+      expect(balance).toBe(credits - debits.reduce((sum, t) => sum + t.amount, 0));
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGTERM');
+      if (second) await new Promise((resolve) => second!.child.once('exit', resolve));
+    }
+  }, 90_000);
+});

@@ -1,0 +1,20 @@
+/**
+ * The service as a separate process, for crash tests: `node -r @swc-node/register test/support/server-process.ts`.
+ * Environment as for `npm start`, plus TEST_SCHEMA (Postgres schema to use). Prints `READY <port>` when listening.
+ */
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../../src/config';
+import { createRuntime } from '../../src/runtime';
+
+async function main() {
+  const config = loadConfig();
+  const runtime = await createRuntime(config, { database: { schema: process.env.TEST_SCHEMA } });
+  await runtime.startEngine();
+  const server = runtime.app.listen(config.http.port, '127.0.0.1');
+  server.once('listening', () => process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.exit(1);
+});
