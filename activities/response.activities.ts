@@ -32,6 +32,8 @@ export interface ResponseActivityDeps {
 }
 
 const FINAL = ['completed', 'incomplete', 'failed', 'cancelled'];
+/** `response.created` is 0 and `response.in_progress` 1: output starts at 2. */
+const FIRST_OUTPUT_SEQUENCE = 2;
 
 export function createResponseActivities(deps: ResponseActivityDeps): ResponseActivities {
   const { db, events, logger } = deps;
@@ -39,43 +41,32 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   const load = (id: string, executor: Db = db) => executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
   async function startResponse({ responseId }: ResponseJobInput) {
-    const started = await inTransaction(db, async (trx) => {
-      const row = await trx
-        .updateTable('responses')
-        .set({ status: 'in_progress', started_at: sql`coalesce(started_at, now())` })
-        .where('id', '=', responseId)
-        .where('status', 'in', ['queued', 'in_progress'])
-        .where('cancel_requested_at', 'is', null)
-        .returning(['id', 'status'])
-        .executeTakeFirst();
-      if (!row) return null;
-      const already = await trx
-        .selectFrom('response_events')
-        .select('first_seq')
-        .where('response_id', '=', responseId)
-        .where(sql<boolean>`events @> '[{"type":"response.in_progress"}]'::jsonb`)
-        .executeTakeFirst();
-      if (already) return [];
-      const event: StreamEvent = { type: 'response.in_progress', sequence_number: await events.nextSequence(responseId, trx), response: { id: responseId, status: 'in_progress' } };
-      await events.write(responseId, [event], trx);
-      return [event];
-    });
-    if (started === null) return { proceed: false };
-    await events.notify(responseId, started);
-    return { proceed: true };
+    // First start: queued → in_progress plus the in_progress event in one statement. It is always sequence 1:
+    // only `response.created` (0) is written before it.
+    const event: StreamEvent = { type: 'response.in_progress', sequence_number: 1, response: { id: responseId, status: 'in_progress' } };
+    const started = await sql<{ response_id: string }>`
+      with started as (
+        update responses set status = 'in_progress', started_at = now()
+        where id = ${responseId} and status = 'queued' and cancel_requested_at is null
+        returning id)
+      insert into response_events (response_id, first_seq, last_seq, events)
+      select id, 1, 1, ${JSON.stringify([event])}::jsonb from started
+      returning response_id`.execute(db);
+    if (started.rows.length > 0) {
+      await events.notify(responseId, [event]);
+      return { proceed: true };
+    }
+    // A re-run after a crash finds it already started; a cancelled or finished one must not run.
+    const row = await db.selectFrom('responses').select(['status', 'cancel_requested_at']).where('id', '=', responseId).executeTakeFirst();
+    return { proceed: row?.status === 'in_progress' && row.cancel_requested_at === null };
   }
 
   async function callProvider({ responseId }: ResponseJobInput): Promise<GenerationOutcome> {
     const context = currentActivityContext();
     const row = await load(responseId);
     if (FINAL.includes(row.status)) return { kind: 'cancelled' };
-    const outputStarted = await db
-      .selectFrom('response_events')
-      .select('first_seq')
-      .where('response_id', '=', responseId)
-      .where(sql<boolean>`events @> '[{"type":"response.output_item.added"}]'::jsonb`)
-      .executeTakeFirst();
-    if (outputStarted) {
+    const firstSequence = await events.nextSequence(responseId);
+    if (firstSequence > FIRST_OUTPUT_SEQUENCE) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
       // regeneration would contradict their buffers. End cleanly instead.
       return {
@@ -88,7 +79,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     }
     const model = deps.catalog.getModel(row.model);
     if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.`, inputTokens: 0, outputTokens: 0 };
-    const writer = new EventWriter(events, responseId, await events.nextSequence(responseId));
+    const writer = new EventWriter(events, responseId, firstSequence);
     const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 5000);
     const assembler = new OutputAssembler(writer);
     try {
@@ -182,7 +173,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         .executeTakeFirstOrThrow();
       const finalEvent: StreamEvent = {
         type: `response.${status}`,
-        sequence_number: await events.nextSequence(responseId, trx),
+        sequence_number: outcome.kind === 'generated' ? outcome.nextSequence : await events.nextSequence(responseId, trx),
         response: responseToWire(updated),
       };
       await events.write(responseId, [finalEvent], trx);

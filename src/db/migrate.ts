@@ -1,9 +1,14 @@
-import { Migrator, NO_MIGRATIONS, type MigrationResultSet } from 'kysely';
+import { Migrator, NO_MIGRATIONS, sql, type MigrationResultSet } from 'kysely';
 import { migrations } from '../../migrations';
 import type { Db } from './database';
 
-function migrator(db: Db) {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+/**
+ * Kysely's bookkeeping tables live in the schema being migrated. Without naming it, kysely searches every
+ * schema and may take another schema's migration table (another test run, another service) for ours.
+ */
+async function migrator(db: Db) {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  return new Migrator({ db, provider: { getMigrations: async () => migrations }, migrationTableSchema: rows[0].schema });
 }
 
 function check({ error, results }: MigrationResultSet): void {
@@ -16,9 +21,9 @@ function check({ error, results }: MigrationResultSet): void {
 }
 
 export async function migrateToLatest(db: Db): Promise<void> {
-  check(await migrator(db).migrateToLatest());
+  check(await (await migrator(db)).migrateToLatest());
 }
 
 export async function migrateDownAll(db: Db): Promise<void> {
-  check(await migrator(db).migrateTo(NO_MIGRATIONS));
+  check(await (await migrator(db)).migrateTo(NO_MIGRATIONS));
 }

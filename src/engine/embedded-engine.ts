@@ -5,7 +5,7 @@ import type { Db } from '../db/database';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
-import { responseFlow } from '../../workflows/response.flow';
+import { RESPONSE_REPLAY_SAFE_ACTIVITIES, responseFlow } from '../../workflows/response.flow';
 import type { Activities } from '../../activities';
 import { runWithActivityContext } from './activity-context';
 import { insertJob, type Engine, type JobRef } from './engine';
@@ -26,8 +26,8 @@ export interface EmbeddedEngineOptions {
 }
 
 type Flow = (ctx: FlowContext<any>, input: { responseId: string }) => Promise<string>;
-const flows: Record<JobKind, { flow: Flow; input: (id: string) => { responseId: string } }> = {
-  response: { flow: responseFlow, input: (id) => ({ responseId: id }) },
+const flows: Record<JobKind, { flow: Flow; input: (id: string) => { responseId: string }; replaySafe: ReadonlyArray<string> }> = {
+  response: { flow: responseFlow, input: (id) => ({ responseId: id }), replaySafe: RESPONSE_REPLAY_SAFE_ACTIVITIES },
 };
 
 /**
@@ -70,6 +70,17 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       .execute();
   }
 
+  async function claimPending(id: string): Promise<JobRow | undefined> {
+    const leaseUntil = sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
+    return db
+      .updateTable('jobs')
+      .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirst();
+  }
+
   async function pump(): Promise<void> {
     if (!started || stopping) return;
     if (pumping) {
@@ -99,7 +110,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     try {
       if (job.cancel_requested_at) controller.abort();
       const definition = flows[job.kind];
-      const steps = await db.selectFrom('job_steps').select(['step', 'result']).where('job_id', '=', job.id).execute();
+      // Only a re-run (attempt > 1) can have recorded steps.
+      const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'result']).where('job_id', '=', job.id).execute() : [];
       const recorded = new Map(steps.map((row) => [row.step, row.result]));
       let step = 0;
       const never = new AbortController().signal;
@@ -111,6 +123,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name];
           const signal = shielded > 0 ? never : controller.signal;
           const result = await runWithActivityContext({ signal, heartbeat: () => undefined, attempt: job.attempts }, () => activity(input));
+          if (definition.replaySafe.includes(name)) return result;
           await db
             .insertInto('job_steps')
             .values({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) })
@@ -177,7 +190,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     async cancel(job) {
       await db.updateTable('jobs').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', job.id).execute();
       const local = running.get(job.id);
-      if (local) local.abort();
+      if (local) return local.abort();
+      // Still waiting for a free slot: run its short cancelled path now (start is skipped, finalisation
+      // writes `cancelled`) instead of letting the cancel wait until some other job ends.
+      const waiting = started && !stopping ? await claimPending(job.id) : undefined;
+      if (waiting) void execute(waiting);
       else await bus.publish({ topic: CANCEL_TOPIC, id: job.id });
     },
     async start() {

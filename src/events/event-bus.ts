@@ -93,7 +93,9 @@ export async function createPostgresBus(options: { connectionString: string; sch
     async publish(message) {
       local.dispatch(message);
       const payload = JSON.stringify({ topic: message.topic, id: message.id, value: message.value, origin });
-      if (client) await client.query('select pg_notify($1, $2)', [channel, payload]);
+      // Not awaited: the data is already committed, and other processes' subscribers also poll, so a lost
+      // notification delays them by at most the poll interval rather than blocking the writer.
+      client?.query('select pg_notify($1, $2)', [channel, payload]).catch((error) => options.logger.warn({ err: error }, 'notify failed'));
     },
     subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
     subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),

@@ -2,9 +2,9 @@ import type { EventLog } from './event-log';
 import type { StreamEvent, UnsequencedEvent } from './stream-event';
 
 /**
- * Batches a generation's events into few writes. Structural events (item added/done) and the first delta of
- * an item go out at once (time to first token); later deltas are coalesced per item and flushed at most every
- * `intervalMs`, so a fast stream writes a row per interval, not per token. Sequence numbers are assigned at
+ * Batches a generation's events into few writes. The first delta of an item goes out at once, with what is
+ * buffered before it (time to first token); everything else is coalesced (deltas per item) and flushed at
+ * most every `intervalMs` or by `flush()`, so a fast stream writes a row per interval, not per token. Sequence numbers are assigned at
  * flush time, after coalescing, so they stay gap-free.
  */
 export class EventWriter {
@@ -41,7 +41,7 @@ export class EventWriter {
     const firstDelta = isDelta && !this.startedItems.has(String(event.item_id));
     if (isDelta) this.startedItems.add(String(event.item_id));
     const waited = Date.now() - this.lastFlushAt;
-    if (!isDelta || firstDelta || waited >= this.intervalMs) this.scheduleFlush(0);
+    if (firstDelta || waited >= this.intervalMs) this.scheduleFlush(0);
     else this.scheduleFlush(this.intervalMs - waited);
   }
 

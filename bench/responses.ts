@@ -1,0 +1,251 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { environmentFacts, hasTaskset, percentile, round, runLoad, startChild, type LoadResult, type LoadTarget } from './support';
+
+/**
+ * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
+ *  (a) synchronous Response overhead over the direct upstream call, 100 concurrent connections;
+ *  (b) streaming time-to-first-delta overhead, one request at a time;
+ *  (c) background throughput: Responses created and completed per second;
+ *  (d) memory (service RSS) with 1,000 concurrent open SSE streams.
+ * The service runs in its own process (createRuntime + engine), billing and persistence on.
+ */
+export interface ResponsesBenchOptions {
+  pglite: boolean;
+  connections: number;
+  durationSeconds: number;
+  pin: boolean;
+  streams: number;
+  backgroundCount: number;
+  postgresUrl: string;
+  output: string;
+}
+
+const MODEL = 'gpt-4.1-mini';
+const TARGET = { syncAddedP50Ms: 5, syncAddedP99Ms: 25, ttftAddedP50Ms: 5, backgroundPerSecond: 500, streamsRssMb: 300 };
+
+export async function runResponsesBench(options: ResponsesBenchOptions) {
+  const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
+  if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  const fake = await startChild<{ port: number }>('fake-upstream.js', { cpus: pin ? '0' : undefined });
+  const upstream = `http://127.0.0.1:${fake.ready.port}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
+  const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
+  if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
+  const service = await startChild<{ port: number; key: string }>('service-process.js', {
+    args: schema ? ['--schema', schema] : [],
+    cpus: pin ? '1' : undefined,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: randomBytes(24).toString('hex'),
+      KEY_SIGNING_SECRET: randomBytes(32).toString('hex'),
+      OPENAI_API_KEY: 'bench-upstream-key',
+      OPENAI_BASE_URL: `${upstream}/v1`,
+      PROVIDER_MAX_RETRIES: '0',
+      ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)),
+      ...(schema ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
+    },
+  });
+  const base = `http://127.0.0.1:${service.ready.port}`;
+  const key = service.ready.key;
+  const serviceHeaders = { 'content-type': 'application/json', 'x-auth-token': key };
+  const directHeaders = { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' };
+  const directBody = JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true });
+
+  try {
+    // (a) synchronous overhead
+    const syncTarget: LoadTarget = { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) };
+    const directTarget: LoadTarget = { url: `${upstream}/v1/responses`, method: 'POST', headers: directHeaders, body: directBody };
+    const sample = await fetch(syncTarget.url, { method: 'POST', headers: syncTarget.headers, body: syncTarget.body });
+    const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
+    if (sample.status !== 200 || sampleBody.status !== 'completed') throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
+    const perResponse = Math.ceil(sampleBody.usage.cost);
+    log('warming up');
+    await runLoad(directTarget, { connections: 20, durationSeconds: 2 });
+    await runLoad(syncTarget, { connections: 20, durationSeconds: 3 });
+    const load = { connections: options.connections, durationSeconds: options.durationSeconds };
+    log(`(a) synchronous, ${load.connections} connections`);
+    const directSync = await runLoad(directTarget, load);
+    log(`  direct  ${summary(directSync)}`);
+    const serviceSync = await runLoad(syncTarget, load);
+    log(`  service ${summary(serviceSync)}`);
+    const rate = Math.max(50, Math.floor(serviceSync.requestsPerSecond * 0.5));
+    const directPaced = await runLoad(directTarget, { ...load, overallRate: rate });
+    const servicePaced = await runLoad(syncTarget, { ...load, overallRate: rate });
+    log(`  paced at ${rate}/s: direct ${summary(directPaced)}; service ${summary(servicePaced)}`);
+
+    // (b) time to first delta, sequential
+    log('(b) streaming time to first delta');
+    const streamBody = JSON.stringify({ model: MODEL, input: 'Hello', background: false, stream: true });
+    const direct: number[] = [];
+    const ours: number[] = [];
+    for (let index = 0; index < 300; index++) {
+      direct.push(await firstDelta(`${upstream}/v1/responses`, directHeaders, directBody));
+      ours.push(await firstDelta(`${base}/v2/responses`, serviceHeaders, streamBody));
+    }
+    const ttft = {
+      direct_ms: distribution(direct.slice(20)),
+      service_ms: distribution(ours.slice(20)),
+    };
+    const ttftAdded = { p50: round(ttft.service_ms.p50 - ttft.direct_ms.p50), p99: round(ttft.service_ms.p99 - ttft.direct_ms.p99) };
+    log(`  added p50 ${ttftAdded.p50} ms, p99 ${ttftAdded.p99} ms`);
+
+    // (c) background throughput: create N as fast as 50 connections allow; completed = debits / price
+    log(`(c) background throughput, ${options.backgroundCount} Responses`);
+    const balanceBefore = await balance(base, key);
+    const started = performance.now();
+    const created = await runLoad(
+      { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
+      { connections: 50, durationSeconds: 600, amount: options.backgroundCount },
+    );
+    const createdAt = performance.now();
+    let completed = 0;
+    while (completed < created.ok) {
+      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
+      if (performance.now() - started > 300_000) break;
+      if (completed < created.ok) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const finishedAt = performance.now();
+    const background = {
+      created: created.ok,
+      completed,
+      create_seconds: round((createdAt - started) / 1000),
+      total_seconds: round((finishedAt - started) / 1000),
+      created_per_second: round(created.ok / ((createdAt - started) / 1000)),
+      completed_per_second: round(completed / ((finishedAt - started) / 1000)),
+    };
+    log(`  ${JSON.stringify(background)}`);
+
+    // (d) memory with N open streams (dev-echo paced so they stay open)
+    log(`(d) ${options.streams} concurrent SSE streams`);
+    const rssBefore = rssMb(service.child.pid!);
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const longInput = `/delay 1000 ${Array.from({ length: 30 }, (_, index) => `word${index}`).join(' ')}`;
+    const open = await Promise.all(
+      Array.from({ length: options.streams }, () =>
+        openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const rssOpen = rssMb(service.child.pid!);
+    const streamsReceiving = open.filter((stream) => stream.sawDelta()).length;
+    for (const stream of open) stream.close();
+    agent.destroy();
+    const memory = { streams: options.streams, streams_receiving_deltas: streamsReceiving, rss_mb_before: rssBefore, rss_mb_with_streams: rssOpen, kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1) };
+    log(`  ${JSON.stringify(memory)}`);
+
+    const report = {
+      benchmark: 'responses',
+      engine: 'embedded',
+      backend: schema ? 'postgres' : 'pglite',
+      upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode (Responses API, streamed), own process',
+      model: MODEL,
+      cpu_layout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
+      target: TARGET,
+      sync: {
+        connections: load.connections,
+        saturated: compare(directSync, serviceSync),
+        paced: { overall_rate: rate, ...compare(directPaced, servicePaced) },
+        meets_target: { p50: servicePaced.latencyMs.p50 - directPaced.latencyMs.p50 <= TARGET.syncAddedP50Ms, p99: servicePaced.latencyMs.p99 - directPaced.latencyMs.p99 <= TARGET.syncAddedP99Ms },
+      },
+      time_to_first_delta: { samples: ours.length - 20, ...ttft, added_ms: ttftAdded, meets_target: ttftAdded.p50 <= TARGET.ttftAddedP50Ms },
+      background: { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond },
+      memory: { ...memory, meets_target: rssOpen <= TARGET.streamsRssMb },
+      environment: environmentFacts(),
+    };
+    fs.mkdirSync(path.dirname(options.output), { recursive: true });
+    fs.writeFileSync(options.output, `${JSON.stringify(report, null, 2)}\n`);
+    log(`wrote ${options.output}`);
+    return report;
+  } finally {
+    await service.stop();
+    await fake.stop();
+    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Milliseconds from sending the request to the first text delta on the SSE stream. */
+function firstDelta(url: string, headers: Record<string, string>, body: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
+      let buffer = '';
+      let done = false;
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        buffer += chunk;
+        if (!done && buffer.includes('output_text.delta')) {
+          done = true;
+          resolve(performance.now() - started);
+        }
+      });
+      response.on('end', () => (done ? undefined : reject(new Error(`no delta in: ${buffer.slice(0, 300)}`))));
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+function openStream(url: string, headers: Record<string, string>, body: string, agent: http.Agent) {
+  let delta = false;
+  const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      if (chunk.includes('output_text.delta')) delta = true;
+    });
+    response.on('error', () => undefined);
+  });
+  request.on('error', () => undefined);
+  request.end(body);
+  return Promise.resolve({ sawDelta: () => delta, close: () => request.destroy() });
+}
+
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return round(kb / 1024, 1);
+}
+
+function distribution(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { p50: round(percentile(sorted, 0.5)), p90: round(percentile(sorted, 0.9)), p99: round(percentile(sorted, 0.99)), max: round(sorted.at(-1) ?? NaN) };
+}
+
+function compare(direct: LoadResult, service: LoadResult) {
+  return {
+    direct: { requests_per_second: direct.requestsPerSecond, latency_ms: direct.latencyMs, non_2xx: direct.non2xx, errors: direct.errors },
+    service: { requests_per_second: service.requestsPerSecond, latency_ms: service.latencyMs, non_2xx: service.non2xx, errors: service.errors },
+    added_ms: { p50: round(service.latencyMs.p50 - direct.latencyMs.p50), p99: round(service.latencyMs.p99 - direct.latencyMs.p99) },
+    throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
+  };
+}
+
+const summary = (result: LoadResult) =>
+  `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` + (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
+
+async function balance(base: string, key: string): Promise<number> {
+  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
+  return ((await reply.json()) as { balance: number }).balance;
+}
+
+async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const log = (message: string) => process.stdout.write(`[bench responses] ${message}\n`);

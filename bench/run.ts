@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { runChatBench } from './chat';
+import { runResponsesBench } from './responses';
+
+/**
+ * Benchmark entry: `npm run bench -- chat [--pglite] [--connections N] [--duration S] [--no-pin]
+ * [--paced-fraction F] [--out FILE]`. Builds first (npm script), then runs from dist/.
+ * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
+ */
+const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--no-pin] [--paced-fraction 0.5] [--out bench/results/chat.json]';
+
+async function main(argv: string[]) {
+  const [name, ...rest] = argv;
+  const flag = (option: string) => rest.includes(option);
+  const value = (option: string, fallback: string) => {
+    const index = rest.indexOf(option);
+    return index >= 0 && rest[index + 1] !== undefined ? rest[index + 1] : fallback;
+  };
+  const number = (option: string, fallback: number) => {
+    const parsed = Number(value(option, String(fallback)));
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${option} must be a positive number`);
+    return parsed;
+  };
+  // dist/bench/run.js → the project root is two levels up.
+  const root = path.resolve(__dirname, '..', '..');
+  switch (name) {
+    case 'chat':
+      await runChatBench({
+        pglite: flag('--pglite'),
+        connections: number('--connections', 200),
+        durationSeconds: number('--duration', 10),
+        pin: !flag('--no-pin'),
+        pacedFraction: number('--paced-fraction', 0.5),
+        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'chat-pglite.json' : 'chat.json'))),
+      });
+      return;
+    case 'responses':
+      await runResponsesBench({
+        pglite: flag('--pglite'),
+        connections: number('--connections', 100),
+        durationSeconds: number('--duration', 10),
+        pin: !flag('--no-pin'),
+        streams: number('--streams', 1000),
+        backgroundCount: number('--background', 5000),
+        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json'))),
+      });
+      return;
+    default:
+      process.stderr.write(`${usage}\n`);
+      process.exitCode = 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  () => process.exit(process.exitCode ?? 0),
+  (error) => {
+    process.stderr.write(`bench failed: ${error?.stack ?? error}\n`);
+    process.exit(1);
+  },
+);

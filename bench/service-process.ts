@@ -1,0 +1,37 @@
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../src/config';
+import { createRuntime } from '../src/runtime';
+
+/**
+ * The service under test, in its own process so that it does not share an event loop (or, with
+ * pinning, a core) with the load generator. Configuration comes from the environment the parent sets,
+ * exactly as in production; `--schema NAME` runs in that Postgres schema. Reports `{port, key}` over IPC
+ * once it listens and a funded account with one API key exists.
+ */
+async function main() {
+  const schemaFlag = process.argv.indexOf('--schema');
+  const schema = schemaFlag >= 0 ? process.argv[schemaFlag + 1] : undefined;
+  const config = loadConfig();
+  const runtime = await createRuntime(config, { database: { schema } });
+  await runtime.startEngine();
+  const server = runtime.app.listen(0, '127.0.0.1');
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000 });
+  const { key } = await runtime.deps.accounts.createKey(account.id, { name: 'bench' });
+  process.send?.({ port: (server.address() as AddressInfo).port, key, accountId: account.id });
+
+  const stop = async () => {
+    server.closeAllConnections();
+    server.close();
+    await runtime.close();
+    process.exit(0);
+  };
+  process.on('disconnect', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench service failed to start: ${error?.stack ?? error}\n`);
+  process.exit(1);
+});

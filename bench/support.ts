@@ -1,0 +1,150 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+
+/** Shared pieces of the benchmarks: child processes, load runs with exact percentiles, environment facts. */
+
+export interface ChildHandle<T> {
+  child: ChildProcess;
+  ready: T;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `node <script> ...args` as a child with an IPC channel and waits for its first message. With
+ * `cpus`, the child runs under `taskset -c <cpus>` so it keeps to its own core(s); `nodeFlags` go to node
+ * itself (e.g. `--cpu-prof`, which NODE_OPTIONS does not accept).
+ */
+export async function startChild<T>(
+  script: string,
+  options: { args?: string[]; env?: NodeJS.ProcessEnv; cpus?: string; timeoutMs?: number; nodeFlags?: string[] } = {},
+): Promise<ChildHandle<T>> {
+  const nodeArgs = [...(options.nodeFlags ?? []), path.join(__dirname, script), ...(options.args ?? [])];
+  const [command, args] = options.cpus ? ['taskset', ['-c', options.cpus, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start within ${options.timeoutMs ?? 60_000} ms`)), options.timeoutMs ?? 60_000);
+    child.once('message', (message) => {
+      clearTimeout(timer);
+      resolve(message as T);
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with code ${code} before it was ready`));
+    });
+  });
+  return {
+    child,
+    ready,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const force = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(force);
+          resolve();
+        });
+        child.disconnect();
+      }),
+  };
+}
+
+export interface LoadTarget {
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface LoadResult {
+  requests: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  durationSeconds: number;
+  requestsPerSecond: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
+}
+
+/**
+ * One autocannon run. Latencies are collected from every 2xx response as floats (autocannon's own
+ * histogram keeps whole milliseconds, too coarse for a 3 ms budget). `overallRate` paces the run.
+ */
+export async function runLoad(target: LoadTarget, options: { connections: number; durationSeconds: number; overallRate?: number; amount?: number }): Promise<LoadResult> {
+  const latencies: number[] = [];
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: target.url,
+        method: target.method,
+        headers: target.headers,
+        body: target.body,
+        connections: options.connections,
+        duration: options.durationSeconds,
+        overallRate: options.overallRate,
+        amount: options.amount,
+        timeout: 30,
+      },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+    instance.on('response', (_client, statusCode, _bytes, responseTime) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+    });
+  });
+  latencies.sort((a, b) => a - b);
+  const elapsed = result.duration || options.durationSeconds;
+  return {
+    requests: result.requests.total,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    durationSeconds: round(elapsed),
+    requestsPerSecond: round(result['2xx'] / elapsed),
+    latencyMs: {
+      p50: round(percentile(latencies, 0.5)),
+      p90: round(percentile(latencies, 0.9)),
+      p99: round(percentile(latencies, 0.99)),
+      max: round(latencies.at(-1) ?? NaN),
+      mean: round(latencies.reduce((sum, value) => sum + value, 0) / (latencies.length || 1)),
+    },
+  };
+}
+
+export function percentile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+export function environmentFacts() {
+  let commit = 'unknown';
+  let dirty = false;
+  try {
+    commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { encoding: 'utf8' }).trim() !== '';
+  } catch {
+    // Not a git checkout: the figures still stand, without a commit.
+  }
+  return {
+    node: process.version,
+    commit,
+    working_tree_dirty: dirty,
+    cpu: os.cpus()[0]?.model ?? 'unknown',
+    cpus: os.cpus().length,
+    platform: `${os.platform()} ${os.release()}`,
+    date: new Date().toISOString(),
+  };
+}
+
+export function hasTaskset(): boolean {
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
