@@ -8,7 +8,7 @@ import type { StreamEvent } from '../events/stream-event';
  */
 export async function sendEventStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<StreamEvent>): Promise<void> {
   const abort = new AbortController();
-  const { res, req } = ctx;
+  const { res } = ctx;
   ctx.respond = false;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -18,8 +18,8 @@ export async function sendEventStream(ctx: Context, source: (signal: AbortSignal
     'x-request-id': ctx.state.requestId,
   });
   res.flushHeaders();
+  // The response's 'close' marks the client going away (the request's fires once its body is read).
   const onClose = () => abort.abort();
-  req.once('close', onClose);
   res.once('close', onClose);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   try {
@@ -33,7 +33,6 @@ export async function sendEventStream(ctx: Context, source: (signal: AbortSignal
     if (!abort.signal.aborted) throw error;
   } finally {
     clearInterval(keepAlive);
-    req.off('close', onClose);
     res.off('close', onClose);
     if (!res.writableEnded) res.end();
   }

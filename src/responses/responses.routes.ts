@@ -3,6 +3,7 @@ import { sendEventStream } from '../http/sse';
 import { parseInput } from '../http/validation';
 import type { AppDeps } from '../runtime';
 import { createResponseSchema, getResponseQuerySchema, idempotencyKeySchema } from './responses.schema';
+import { isFinalStatus } from './response-types';
 import { responseToWire } from './response-wire';
 
 /** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete. */
@@ -20,7 +21,10 @@ export function responsesRoutes(deps: AppDeps): Router {
     if (body.stream) {
       await sendEventStream(ctx, (signal) => deps.events.follow(response.id, -1, signal));
     } else if (body.background === false) {
-      ctx.body = await service.waitForFinal(accountId, response.id);
+      // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
+      const gone = new AbortController();
+      ctx.res.once('close', () => gone.abort());
+      ctx.body = await service.waitForFinal(accountId, response.id, gone.signal);
     } else {
       ctx.body = responseToWire(response);
     }
@@ -30,7 +34,10 @@ export function responsesRoutes(deps: AppDeps): Router {
     const query = parseInput(getResponseQuerySchema, ctx.query, 'response');
     const response = await service.find(ctx.state.auth.accountId, ctx.params.id);
     if (query.stream === 'true') {
-      await sendEventStream(ctx, (signal) => deps.events.follow(response.id, query.starting_after ?? -1, signal));
+      const after = query.starting_after ?? -1;
+      // A finished Response has its whole stream stored (the final event commits with the status), so a
+      // replay ends there; following would wait forever when `starting_after` is at or past the final event.
+      await sendEventStream(ctx, isFinalStatus(response.status) ? () => storedEvents(response.id, after) : (signal) => deps.events.follow(response.id, after, signal));
     } else {
       ctx.body = responseToWire(response);
     }
@@ -43,6 +50,10 @@ export function responsesRoutes(deps: AppDeps): Router {
   router.delete('/:id', async (ctx) => {
     ctx.body = await service.remove(ctx.state.auth.accountId, ctx.params.id);
   });
+
+  async function* storedEvents(id: string, after: number) {
+    yield* await deps.events.read(id, after);
+  }
 
   return router;
 }
