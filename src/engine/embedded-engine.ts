@@ -183,6 +183,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   return {
     name: 'embedded',
+    workerId: owner,
     enqueue: insertJob,
     async launch() {
       void pump();

@@ -13,6 +13,8 @@ export interface JobRef {
  */
 export interface Engine {
   readonly name: 'embedded' | 'temporal';
+  /** Embedded: the lease owner this process writes into `jobs.lease_owner`. */
+  readonly workerId?: string;
   enqueue(trx: Db, job: JobRef): Promise<void>;
   launch(job: JobRef): Promise<void>;
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */

@@ -1,0 +1,65 @@
+import { TestApp, postgresUrl } from '../support/harness';
+
+/**
+ * Two API replicas on one Postgres: a stream or a cancel served by the replica that does not run the
+ * Response must work through LISTEN/NOTIFY. PGlite is one process by definition, so this runs on Postgres.
+ */
+const onPostgres = postgresUrl ? describe : describe.skip;
+if (!postgresUrl) console.info('replicas.test.ts skipped: set TEST_DATABASE_URL (npm run test:postgres) to run it');
+
+/** The replica that is not running the Response (after it was claimed). */
+async function otherReplica(apps: TestApp[], id: string): Promise<TestApp> {
+  for (;;) {
+    const job = await apps[0].db.selectFrom('jobs').select('lease_owner').where('id', '=', id).executeTakeFirstOrThrow();
+    if (job.lease_owner) return apps.find((app) => app.runtime.deps.engine.workerId !== job.lease_owner)!;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+async function readUntilFinal(app: TestApp, key: string, id: string) {
+  const reply = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
+  const text = await reply.text();
+  return text
+    .split('\n\n')
+    .map((block) => block.split('\n').find((line) => line.startsWith('data: ')))
+    .filter((line): line is string => Boolean(line))
+    .map((line) => JSON.parse(line.slice(6)));
+}
+
+onPostgres('replicas on one Postgres', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    a = await TestApp.start();
+    b = await TestApp.start({ schema: a.schema });
+    ({ key } = await a.createAccount());
+  });
+  afterAll(async () => {
+    await b.stop();
+    await a.close();
+  });
+
+  it('streams live from another replica, deltas in order and without gaps', async () => {
+    const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 30 one two three four five six seven eight' } });
+    const events = await readUntilFinal(await otherReplica([a, b], created.body.id), key, created.body.id);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.at(-1).type).toBe('response.completed');
+    const text = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('');
+    expect(text).toBe('one two three four five six seven eight');
+  });
+
+  it('cancels from another replica', async () => {
+    const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(200)}` } });
+    // Wait until it streams, then cancel through the replica that does not run it.
+    const started = await fetch(`${a.baseUrl}/v2/responses/${created.body.id}?stream=true`, { headers: { 'x-auth-token': key } });
+    const reader = started.body!.getReader();
+    let seen = '';
+    while (!seen.includes('output_text.delta')) seen += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const other = await otherReplica([a, b], created.body.id);
+    const cancelled = await other.request('POST', `/v2/responses/${created.body.id}/cancel`, { key });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', output: [] });
+  });
+});
