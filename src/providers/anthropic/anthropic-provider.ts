@@ -1,0 +1,37 @@
+import { createAnthropic } from '@ai-sdk/anthropic';
+import type { GenerateTextRequest, VendorAdapterOptions, VendorProvider } from '../provider';
+import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
+import { definedOnly } from '../shared/provider-options';
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
+
+/**
+ * Anthropic: the Messages API (`POST /messages`, `x-api-key` + `anthropic-version`). Anthropic has no
+ * embeddings, so `embeddingModel` is left out.
+ */
+export function createAnthropicProvider(options: VendorAdapterOptions): VendorProvider {
+  const anthropic = createAnthropic({
+    apiKey: options.apiKey ?? '',
+    baseURL: options.baseURL ?? DEFAULT_BASE_URL,
+    fetch: options.fetch,
+  });
+  return {
+    languageModel: createAiSdkLanguageModel({
+      options,
+      model: (modelId) => anthropic.messages(modelId),
+      providerOptions: (request) => ({ anthropic: anthropicOptions(request) }),
+    }),
+  };
+}
+
+/**
+ * Reasoning effort maps to Anthropic's `effort` (it has no "minimal": the lowest level is used). A model
+ * without effort support rejects it with a 400, which is the client's to fix. No verbosity knob exists.
+ */
+function anthropicOptions(request: GenerateTextRequest) {
+  const effort = request.reasoningEffort === 'minimal' ? 'low' : request.reasoningEffort;
+  return definedOnly({
+    effort,
+    disableParallelToolUse: request.parallelToolCalls === false ? true : undefined,
+  });
+}

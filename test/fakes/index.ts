@@ -1,0 +1,14 @@
+export { startFakeAnthropic } from './fake-anthropic';
+export { startFakeGemini } from './fake-gemini';
+export { startFakeOpenAI } from './fake-openai';
+export {
+  DEFAULT_EMBEDDING,
+  DEFAULT_REPLY_TEXT,
+  DEFAULT_USAGE,
+  type FakeFault,
+  type FakeReply,
+  type FakeScript,
+  type FakeToolCall,
+  type RecordedRequest,
+} from './fake-script';
+export type { FakeServerOptions, FakeVendorServer } from './fake-vendor-server';
