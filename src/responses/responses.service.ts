@@ -32,6 +32,7 @@ export interface CreateResult {
   replayed: boolean;
 }
 
+const CANCEL_WAIT_MS = 30_000;
 const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
 
 export function createResponsesService(deps: ResponsesServiceDeps) {
@@ -197,7 +198,9 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
     await db.updateTable('responses').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', id).execute();
     await engine.cancel({ id, kind: 'response' });
-    return waitForFinal(accountId, id);
+    // The workflow finalises the cancel (aborting the vendor call first). If its worker is unreachable, answer
+    // with the current state after a bound rather than hang; the cancel request stays recorded and applies.
+    return waitForFinal(accountId, id, AbortSignal.timeout(CANCEL_WAIT_MS));
   }
 
   async function remove(accountId: string, id: string) {
