@@ -37,7 +37,13 @@ export async function responseWorkflow(input: ResponseJobInput): Promise<string>
   setHandler(statusQuery, () => status);
   return responseFlow(
     {
-      activities: { ...bookkeeping, callProvider: generation.callProvider },
+      // Named one by one: proxyActivities returns a Proxy with no own keys, so spreading it copies nothing.
+      activities: {
+        startResponse: bookkeeping.startResponse,
+        callProvider: generation.callProvider,
+        finalizeResponse: bookkeeping.finalizeResponse,
+        sendWebhook: bookkeeping.sendWebhook,
+      },
       cancellable: (fn) => scope.run(fn),
       nonCancellable: (fn) => CancellationScope.nonCancellable(fn),
       isCancellation,

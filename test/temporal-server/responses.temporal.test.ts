@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../activities';
+import { runTemporalWorker } from '../../src/engine/temporal-engine';
+import { newId } from '../../src/ids';
+import { TestApp } from '../support/harness';
+
+/**
+ * The opt-in suite against a real Temporal server (`npm run test:temporal`):
+ *   TEMPORAL_ADDRESS=host:7233      an existing server (e.g. `docker compose -f temporal-dev.yml up`), or
+ *   TEMPORAL_CLI_PATH=/path/temporal a local dev server started from that binary (nothing is downloaded).
+ * The API runs with the Temporal engine (TEMPORAL_ADDRESS in its env) and the worker is the production
+ * one (runTemporalWorker with createActivities) on a task queue of its own. Every workflow's history is
+ * saved to test/temporal/fixtures/histories/, which the offline replay tests (test/temporal/replay.test.ts)
+ * then replay on every `npm test`.
+ */
+const address = process.env.TEMPORAL_ADDRESS;
+const cliPath = process.env.TEMPORAL_CLI_PATH;
+const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
+const enabled = Boolean(address || cliPath);
+const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
+
+if (!enabled) {
+  process.stdout.write(
+    '\nTemporal server suite skipped: set TEMPORAL_ADDRESS=host:7233 (a running server, e.g. `docker compose -f temporal-dev.yml up`) ' +
+      'or TEMPORAL_CLI_PATH=/path/to/temporal (starts `temporal server start-dev` from that binary) to run it.\n\n',
+  );
+}
+
+interface SseEvent {
+  type: string;
+  data: any;
+}
+
+/** Reads an SSE reply event by event; `until` may stop early (the connection is then closed). */
+async function readSse(reply: Response, until?: (event: SseEvent) => boolean | Promise<boolean>): Promise<SseEvent[]> {
+  const events: SseEvent[] = [];
+  const reader = reply.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return events;
+      buffer += value;
+      let boundary: number;
+      while ((boundary = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, boundary);
+        buffer = buffer.slice(boundary + 2);
+        const type = /^event: (.*)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (!type || data === undefined) continue; // keep-alive comment
+        const event = { type, data: JSON.parse(data) };
+        events.push(event);
+        if (until && (await until(event))) return events;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+(enabled ? describe : describe.skip)('Responses on a real Temporal server', () => {
+  let env: TestWorkflowEnvironment;
+  let app: TestApp;
+  let worker: Awaited<ReturnType<typeof runTemporalWorker>>;
+  let running: Promise<void>;
+  let key: string;
+  let accountId: string;
+  const taskQueue = `switchyard-test-${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    env = address
+      ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace })
+      : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cliPath! } } });
+    // With TEMPORAL_ADDRESS set, createRuntime builds the Temporal engine; its sweeper runs every 5 s.
+    app = await TestApp.start({ env: { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? namespace, TEMPORAL_TASK_QUEUE: taskQueue } });
+    expect(app.runtime.deps.engine.name).toBe('temporal');
+    const { db, logger, events, ledger, webhooks, catalog, providers } = app.runtime.deps;
+    worker = await runTemporalWorker({
+      address: env.address,
+      namespace: env.namespace ?? namespace,
+      taskQueue,
+      logger,
+      activities: createActivities({ db, logger, events, ledger, webhooks, catalog, providers }),
+    });
+    running = worker.run();
+    ({ key, accountId } = await app.createAccount());
+    fs.mkdirSync(HISTORIES, { recursive: true });
+  });
+
+  afterAll(async () => {
+    if (worker) {
+      worker.shutdown();
+      await running;
+      await worker.connection.close();
+    }
+    await app?.close();
+    await env?.teardown();
+  });
+
+  const handle = (id: string) => env.client.workflow.getHandle(id);
+
+  /** Waits for the workflow, checks it ended as the Response did, and stores its history as a replay fixture. */
+  async function recordHistory(id: string, scenario: string): Promise<string> {
+    const result = await handle(id).result();
+    const history = await handle(id).fetchHistory();
+    fs.writeFileSync(path.join(HISTORIES, `${scenario}.json`), historyToJSON(history) + '\n');
+    const row = await app.db.selectFrom('responses').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(result).toBe(row.status);
+    return result;
+  }
+
+  /** Event type names (the proto objects carry enum numbers; the JSON form has the names). */
+  const eventTypes = async (id: string): Promise<string[]> =>
+    JSON.parse(historyToJSON(await handle(id).fetchHistory())).events.map((event: { eventType: string }) => event.eventType);
+
+  it('background: the workflow (id = Response id) completes the Response', async () => {
+    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hello from temporal' } });
+    expect(created.status).toBe(200);
+    expect(created.body.status).toBe('queued');
+    const id = created.body.id;
+    const description = await handle(id).describe();
+    expect(description.type).toBe('responseWorkflow');
+    expect(description.taskQueue).toBe(taskQueue);
+    expect(await recordHistory(id, 'background-completed')).toBe('completed');
+    const got = await app.request('GET', `/v2/responses/${id}`, { key });
+    expect(got.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'hello from temporal' }] }] });
+    expect(await handle(id).query('status')).toBe('completed');
+  });
+
+  it('sync (background: false): the reply is the final Response', async () => {
+    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'sync please', background: false } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ status: 'completed', output: [{ content: [{ text: 'sync please' }] }], usage: { output_tokens: 2 } });
+    await recordHistory(reply.body.id, 'sync-completed');
+  });
+
+  it('stream: deltas then response.completed over SSE', async () => {
+    const reply = await fetch(`${app.baseUrl}/v2/responses`, {
+      method: 'POST',
+      headers: { 'x-auth-token': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'dev-echo', input: '/delay 20 one two three', background: false, stream: true }),
+    });
+    const events = await readSse(reply);
+    const types = events.map((event) => event.type);
+    expect(types[0]).toBe('response.created');
+    expect(types).toContain('response.in_progress');
+    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.data.delta).join('')).toBe('one two three');
+    expect(types.at(-1)).toBe('response.completed');
+    await recordHistory(events[0].data.response.id, 'stream-completed');
+  });
+
+  it('cancel while the provider runs: signal → activity cancelled → finalised as cancelled', async () => {
+    // 200 words at 300 ms each: a minute of generation unless the cancel reaches the vendor call.
+    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 300 /words 200' } });
+    const id = created.body.id;
+    const stream = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
+    await readSse(stream, (event) => event.type === 'response.output_text.delta');
+    const cancelStarted = performance.now();
+    const cancelled = await app.request('POST', `/v2/responses/${id}/cancel`, { key });
+    const cancelMs = Math.round(performance.now() - cancelStarted);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ id, status: 'cancelled', output: [] });
+    expect(await recordHistory(id, 'cancelled-in-progress')).toBe('cancelled');
+    // WAIT_CANCELLATION_COMPLETED: finalisation is scheduled only after the activity acknowledged the cancel.
+    const types = await eventTypes(id);
+    const acknowledged = types.indexOf('EVENT_TYPE_ACTIVITY_TASK_CANCELED');
+    expect(types.indexOf('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED')).toBeGreaterThan(0);
+    expect(acknowledged).toBeGreaterThan(types.indexOf('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED'));
+    expect(types.lastIndexOf('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toBeGreaterThan(acknowledged);
+    // Cancellation reaches an activity only through a heartbeat response (throttled to 80 % of the 20 s timeout).
+    process.stdout.write(`cancel reply after ${cancelMs} ms\n`);
+    expect(cancelMs).toBeLessThan(60_000);
+  });
+
+  it('Idempotency-Key: one Response, one workflow run; launching again is a no-op', async () => {
+    const body = { model: 'dev-echo', input: 'exactly once' };
+    const headers = { 'idempotency-key': `idem-${randomBytes(6).toString('hex')}` };
+    const first = await app.request('POST', '/v2/responses', { key, body, headers });
+    const second = await app.request('POST', '/v2/responses', { key, body, headers });
+    expect(second.body.id).toBe(first.body.id);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    const id = first.body.id;
+    const { runId } = await handle(id).describe();
+    // While running: USE_EXISTING returns the same run.
+    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    expect((await handle(id).describe()).runId).toBe(runId);
+    await recordHistory(id, 'idempotent-completed');
+    // Closed: REJECT_DUPLICATE refuses a new run, which the engine treats as "already done".
+    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    expect((await handle(id).describe()).runId).toBe(runId);
+    const debits = await app.db.selectFrom('ledger_transactions').select('id').where('operation_key', '=', `response:${id}`).execute();
+    expect(debits).toHaveLength(1);
+  });
+
+  it('function call round trip: function_call output, then the tool result continues the Response', async () => {
+    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const call = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: '/call get_weather {"city":"Paris"}', tools, background: false },
+    });
+    expect(call.body).toMatchObject({ status: 'completed', output: [{ type: 'function_call', name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    await recordHistory(call.body.id, 'function-call');
+    const followUp = await app.request('POST', '/v2/responses', {
+      key,
+      body: {
+        model: 'dev-echo',
+        previous_response_id: call.body.id,
+        input: [{ type: 'function_call_output', call_id: call.body.output[0].call_id, output: 'sunny' }],
+        tools,
+        background: false,
+      },
+    });
+    expect(followUp.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ text: 'Tool get_weather returned: sunny' }] }] });
+    await recordHistory(followUp.body.id, 'function-call-output');
+  });
+
+  it('the outbox sweeper starts a workflow for a committed job that was never launched', async () => {
+    // What a crash between commit and launch leaves: a queued Response and an unlaunched jobs row.
+    const id = newId('resp');
+    const request = {
+      input: [{ type: 'message', role: 'user', content: 'swept up' }],
+      instructions: null, temperature: null, top_p: null, reasoning_effort: null, verbosity: null, parallel_tool_calls: true,
+      message_limit: null, truncation: 'disabled', tools: [], tool_choice: null, max_output_tokens: null, stream: false,
+    };
+    await app.db.insertInto('responses').values({ id, account_id: accountId, status: 'queued', background: true, model: 'dev-echo', vendor: 'dev', request: JSON.stringify(request) }).execute();
+    await app.runtime.deps.events.write(id, [{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]);
+    await app.db.insertInto('jobs').values({ id, kind: 'response', created_at: new Date(Date.now() - 60_000) }).execute();
+    const final = await app.runtime.deps.responses.waitForFinal(accountId, id);
+    expect(final).toMatchObject({ id, status: 'completed' });
+    expect(await recordHistory(id, 'swept-completed')).toBe('completed');
+  });
+});

@@ -1,0 +1,263 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { sql } from 'kysely';
+import { createActivities, type Activities } from '../../activities';
+import type { StreamEvent } from '../../src/events/stream-event';
+import { newId } from '../../src/ids';
+import type { FunctionToolSpec, ResponseRequest } from '../../src/responses/response-types';
+import type { GenerationOutcome } from '../../workflows/response.flow';
+import { TestApp } from '../support/harness';
+import { startReceiver, type Receiver } from '../webhooks/receiver';
+import { quietLogger } from './workflow-bundle';
+
+/**
+ * The real activities (createActivities) inside Temporal's MockActivityEnvironment, against the real
+ * database of a TestApp: the same Context (cancellation signal, heartbeats) a Temporal worker gives them.
+ * Responses are inserted the way responses.service.ts writes them (row + `response.created` event) but
+ * without a jobs row, so the embedded engine of the TestApp never picks them up: only these tests touch them.
+ * One MockActivityEnvironment per activity run: its Context is shared and stays cancelled once cancelled.
+ */
+describe('response activities under MockActivityEnvironment', () => {
+  let app: TestApp;
+  let accountId: string;
+  let key: string;
+  let activities: Activities;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ accountId, key } = await app.createAccount({ balance: 1_000_000 }));
+    const { db, logger, events, ledger, webhooks, catalog, providers } = app.runtime.deps;
+    // A short heartbeat period so a 50 ms-per-word call heartbeats several times.
+    activities = createActivities({ db, logger, events, ledger, webhooks, catalog, providers, heartbeatIntervalMs: 20 });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await app.close();
+  });
+
+  const environment = () => new MockActivityEnvironment({ activityType: 'callProvider', heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
+
+  async function insertResponse(text: string, options: { tools?: FunctionToolSpec[]; metadata?: Record<string, string>; conversationId?: string } = {}) {
+    const id = newId('resp');
+    const request: ResponseRequest = {
+      input: [{ type: 'message', role: 'user', content: text }],
+      instructions: null,
+      temperature: null,
+      top_p: null,
+      reasoning_effort: null,
+      verbosity: null,
+      parallel_tool_calls: true,
+      message_limit: null,
+      truncation: 'disabled',
+      tools: options.tools ?? [],
+      tool_choice: null,
+      max_output_tokens: null,
+      stream: false,
+    };
+    await app.db
+      .insertInto('responses')
+      .values({
+        id,
+        account_id: accountId,
+        status: 'queued',
+        background: true,
+        model: 'dev-echo',
+        vendor: 'dev',
+        conversation_id: options.conversationId ?? null,
+        request: JSON.stringify(request),
+        metadata: JSON.stringify(options.metadata ?? {}),
+      })
+      .execute();
+    await app.runtime.deps.events.write(id, [{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]);
+    return id;
+  }
+
+  const row = (id: string) => app.db.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const storedEvents = (id: string): Promise<StreamEvent[]> => app.runtime.deps.events.read(id, -1);
+  const ledgerRows = (id: string) => app.db.selectFrom('ledger_transactions').selectAll().where('operation_key', '=', `response:${id}`).execute();
+  const balance = async () => (await app.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow()).balance;
+
+  /** startResponse + callProvider, each in its own environment, as a worker would run them. */
+  async function generate(id: string): Promise<GenerationOutcome> {
+    expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: true });
+    return environment().run(activities.callProvider, { responseId: id });
+  }
+
+  describe('startResponse', () => {
+    it('moves queued → in_progress once and writes one response.in_progress event', async () => {
+      const id = await insertResponse('hello');
+      expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: true });
+      const started = await row(id);
+      expect(started.status).toBe('in_progress');
+      expect(started.started_at).toBeInstanceOf(Date);
+      // A retried attempt (the worker died after the commit) proceeds without a second event or a new start time.
+      expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: true });
+      expect((await row(id)).started_at).toEqual(started.started_at);
+      expect((await storedEvents(id)).map((event) => event.type)).toEqual(['response.created', 'response.in_progress']);
+    });
+
+    it('refuses a Response whose cancel was requested, leaving it queued', async () => {
+      const id = await insertResponse('hello');
+      await app.db.updateTable('responses').set({ cancel_requested_at: sql`now()` }).where('id', '=', id).execute();
+      expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: false });
+      expect((await row(id)).status).toBe('queued');
+      expect((await storedEvents(id)).map((event) => event.type)).toEqual(['response.created']);
+    });
+  });
+
+  describe('callProvider', () => {
+    it('streams the dev-echo reply to the event log, heartbeats with progress and returns the outcome', async () => {
+      const id = await insertResponse('/delay 50 alpha beta gamma delta');
+      await environment().run(activities.startResponse, { responseId: id });
+      const env = environment();
+      const heartbeats: unknown[] = [];
+      env.on('heartbeat', (details) => heartbeats.push(details));
+      const outcome = await env.run(activities.callProvider, { responseId: id });
+
+      expect(outcome).toMatchObject({ kind: 'generated', status: 'completed', inputTokens: 6, outputTokens: 4 });
+      const generated = outcome as Extract<GenerationOutcome, { kind: 'generated' }>;
+      expect(generated.output).toEqual([
+        { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma delta' }] },
+      ]);
+      // Three 50 ms gaps with a 20 ms heartbeat period; details carry the next event sequence number.
+      expect(heartbeats.length).toBeGreaterThanOrEqual(2);
+      for (const details of heartbeats) expect(details).toEqual({ sequence: expect.any(Number) });
+
+      const events = await storedEvents(id);
+      // The event writer may coalesce deltas; their concatenation is the reply.
+      const deltas = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta);
+      expect(deltas.join('')).toBe('alpha beta gamma delta');
+      expect(generated.nextSequence).toBe(events.at(-1)!.sequence_number + 1);
+      // Generation does not finalise: the row stays in_progress until finalizeResponse.
+      expect((await row(id)).status).toBe('in_progress');
+    });
+
+    it('stops the vendor call promptly on cancel and rejects as cancelled (AbortError)', async () => {
+      const id = await insertResponse('/delay 200 a b c d e f g');
+      await environment().run(activities.startResponse, { responseId: id });
+      const env = environment();
+      let cancelledAt = 0;
+      // Cancel once the call is under way (its first heartbeat), as a heartbeat response would deliver it.
+      env.once('heartbeat', () => {
+        cancelledAt = performance.now();
+        env.cancel();
+      });
+      const startedAt = performance.now();
+      const error = await env.run(activities.callProvider, { responseId: id }).then(
+        () => undefined,
+        (caught: Error) => caught,
+      );
+      const rejectedAt = performance.now();
+
+      expect(error?.name).toBe('AbortError'); // the worker reports an AbortError after a cancel as "cancelled"
+      expect(cancelledAt).toBeGreaterThan(startedAt);
+      // Uncancelled, the six remaining 200 ms gaps would take 1.2 s.
+      expect(rejectedAt - cancelledAt).toBeLessThan(600);
+      const deltas = (await storedEvents(id)).filter((event) => event.type === 'response.output_text.delta');
+      expect(deltas.length).toBeLessThan(7);
+      expect((await row(id)).status).toBe('in_progress');
+    });
+
+    it('returns a function_call item for a tool call', async () => {
+      const tools: FunctionToolSpec[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+      const id = await insertResponse('/call get_weather {"city":"Paris"}', { tools });
+      const outcome = await generate(id);
+      expect(outcome).toMatchObject({ kind: 'generated', status: 'completed', outputTokens: 2 });
+      expect((outcome as Extract<GenerationOutcome, { kind: 'generated' }>).output).toEqual([
+        { id: expect.stringMatching(/^fc_/), type: 'function_call', call_id: expect.stringMatching(/^call_/), name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+      ]);
+    });
+
+    it('returns a vendor failure as a failed outcome instead of throwing (no Temporal retry)', async () => {
+      const id = await insertResponse('/error server');
+      const outcome = await generate(id);
+      expect(outcome).toEqual({ kind: 'failed', code: 'response.execution_failed', message: expect.stringMatching(/^Vendor dev failed to process the request/), inputTokens: 0, outputTokens: 0 });
+    });
+
+    it('does not call the vendor for a Response that is already final', async () => {
+      const id = await insertResponse('/delay 200 a b c');
+      await app.db.updateTable('responses').set({ status: 'cancelled' }).where('id', '=', id).execute();
+      expect(await environment().run(activities.callProvider, { responseId: id })).toEqual({ kind: 'cancelled' });
+      expect((await storedEvents(id)).map((event) => event.type)).toEqual(['response.created']);
+    });
+  });
+
+  describe('finalizeResponse', () => {
+    it('is idempotent: a second call returns the same result, with one debit and one final event', async () => {
+      const id = await insertResponse('one two three');
+      const outcome = await generate(id);
+      const before = await balance();
+
+      const first = await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      const second = await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      expect(first).toEqual({ status: 'completed', webhook: false });
+      expect(second).toEqual(first);
+
+      const final = await row(id);
+      expect(final.status).toBe('completed');
+      expect(final.completed_at).toBeInstanceOf(Date);
+      expect(final.output).toEqual((outcome as Extract<GenerationOutcome, { kind: 'generated' }>).output);
+      expect(final.usage).toMatchObject({ input_tokens: 3, output_tokens: 3, total_tokens: 6 });
+      const debits = await ledgerRows(id);
+      expect(debits).toHaveLength(1);
+      expect(debits[0].amount).toBeGreaterThan(0);
+      expect(await balance()).toBe(before - debits[0].amount);
+      expect((await storedEvents(id)).filter((event) => event.type === 'response.completed')).toHaveLength(1);
+    });
+
+    it('appends input and output to the conversation once, even when retried', async () => {
+      const conversation = await app.request('POST', '/v2/conversations', { key, body: {} });
+      expect(conversation.status).toBe(200);
+      const id = await insertResponse('remember this', { conversationId: conversation.body.id });
+      const outcome = await generate(id);
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      const items = await app.request('GET', `/v2/conversations/${conversation.body.id}/items?order=asc`, { key });
+      expect(items.status).toBe(200);
+      expect(items.body.data.map((item: { role: string }) => item.role)).toEqual(['user', 'assistant']);
+    });
+
+    it('a cancelled outcome ends the Response cancelled, with zero usage and no debit', async () => {
+      const id = await insertResponse('/delay 200 a b c');
+      await environment().run(activities.startResponse, { responseId: id });
+      const result = await environment().run(activities.finalizeResponse, { responseId: id, outcome: { kind: 'cancelled' as const } });
+      expect(result).toEqual({ status: 'cancelled', webhook: false });
+      const final = await row(id);
+      expect(final).toMatchObject({ status: 'cancelled', output: [], usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost: 0 } });
+      expect(await ledgerRows(id)).toHaveLength(0);
+      expect((await storedEvents(id)).at(-1)).toMatchObject({ type: 'response.cancelled', response: { id, status: 'cancelled' } });
+    });
+
+    it('records response.execution_failed (the flow outcome after exhausted retries) as failed', async () => {
+      const id = await insertResponse('hello', { metadata: { webhook_url: `${receiver.url}/hook` } });
+      await environment().run(activities.startResponse, { responseId: id });
+      const outcome: GenerationOutcome = { kind: 'failed', code: 'response.execution_failed', message: 'The generation could not be completed; retry the request.', inputTokens: 0, outputTokens: 0 };
+      expect(await environment().run(activities.finalizeResponse, { responseId: id, outcome })).toEqual({ status: 'failed', webhook: true });
+      expect((await row(id)).error).toEqual({ code: 'response.execution_failed', message: outcome.message });
+    });
+  });
+
+  describe('sendWebhook', () => {
+    it('does nothing without metadata.webhook_url', async () => {
+      const id = await insertResponse('hello');
+      const outcome = await generate(id);
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      const received = receiver.requests.length;
+      await environment().run(activities.sendWebhook, { responseId: id });
+      expect(receiver.requests.length).toBe(received);
+      expect(await app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', id).execute()).toHaveLength(0);
+    });
+
+    it('posts the final status once, even when the activity is retried', async () => {
+      const id = await insertResponse('hello', { metadata: { webhook_url: `${receiver.url}/hook` } });
+      const outcome = await generate(id);
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      await environment().run(activities.sendWebhook, { responseId: id });
+      await environment().run(activities.sendWebhook, { responseId: id });
+      const posts = receiver.requests.filter((request) => request.path === '/hook' && JSON.parse(request.body).response_id === id);
+      expect(posts).toHaveLength(1);
+      expect(JSON.parse(posts[0].body)).toMatchObject({ response_id: id, status: 'completed' });
+    });
+  });
+});

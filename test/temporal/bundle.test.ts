@@ -1,0 +1,38 @@
+import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { bundleWorkflows } from './workflow-bundle';
+
+/**
+ * The workflow sandbox lint: webpack refuses Node built-ins and anything that imports them, so a workflow
+ * that picks up a value import from activities/ or src/ fails here instead of at worker start.
+ */
+describe('temporal workflow bundle', () => {
+  let bundle: WorkflowBundleWithSourceMap;
+  beforeAll(async () => {
+    bundle = await bundleWorkflows();
+  });
+
+  it('bundles workflows/ for the sandbox and exports responseWorkflow', () => {
+    expect(bundle.code.length).toBeGreaterThan(10_000);
+    // The workflow module is in the bundle with its durable name, handlers and activity names.
+    expect(bundle.code).toContain('responseWorkflow');
+    expect(bundle.code).toMatch(/defineSignal\)?\(['"]cancel['"]\)/);
+    expect(bundle.code).toMatch(/defineQuery\)?\(['"]status['"]\)/);
+    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']) expect(bundle.code).toContain(activity);
+  });
+
+  it('keeps activity and service code out of the sandbox (workflows import them as types only)', () => {
+    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', 'OutputAssembler', 'createResponseActivities']) {
+      expect(bundle.code).not.toContain(marker);
+    }
+  });
+
+  it('fails for a workflow that imports activities at runtime (the lint can fail)', async () => {
+    const logged: string[] = [];
+    const logger = new DefaultLogger('WARN', (entry) => logged.push(entry.message));
+    await expect(bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/workflow-importing-activities'), logger })).rejects.toThrow(
+      /Webpack finished with errors/,
+    );
+    // The report names the Node-only code that was pulled in (here: pg via activities → src/db).
+    expect(logged.join('\n')).toMatch(/node_modules\/pg\//);
+  });
+});

@@ -1,0 +1,217 @@
+/**
+ * Builds Temporal workflow histories in proto3-JSON form (string event ids, base64 payloads), the format
+ * `temporal workflow show -o json` writes and `Worker.runReplayHistory` reads through `historyFromJSON`.
+ *
+ * Every workflow task completion carries `sdkMetadata.coreUsedFlags [1,2,3]` and `langUsedFlags [1,2]`:
+ * without core flag 1 (IdAndTypeDeterminismChecks) replay does not compare activity ids and types, and a
+ * renamed or reordered activity would replay "successfully" (research/temporal-notes.md, Caveat 1).
+ */
+type Attributes = Record<string, unknown>;
+
+export interface HistoryEvent {
+  eventId: string;
+  eventTime: string;
+  eventType: string;
+  [attributes: string]: unknown;
+}
+
+export interface JsonHistory {
+  events: HistoryEvent[];
+}
+
+export interface FailureShape {
+  message: string;
+  type?: string;
+  nonRetryable?: boolean;
+}
+
+const TASK_QUEUE = { name: 'switchyard', kind: 'TASK_QUEUE_KIND_NORMAL' };
+
+const base64 = (text: string) => Buffer.from(text).toString('base64');
+
+export function jsonPayload(value: unknown) {
+  return { metadata: { encoding: base64('json/plain') }, data: base64(JSON.stringify(value)) };
+}
+
+/** What the SDK writes for an activity or workflow returning `undefined`. */
+export function nullPayload() {
+  return { metadata: { encoding: base64('binary/null') } };
+}
+
+export function decodePayload(payload: { metadata?: Record<string, string>; data?: string }): unknown {
+  const encoding = Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString();
+  if (encoding === 'binary/null') return undefined;
+  if (encoding !== 'json/plain') throw new Error(`unexpected payload encoding ${encoding}`);
+  return JSON.parse(Buffer.from(payload.data ?? '', 'base64').toString());
+}
+
+export class HistoryBuilder {
+  private readonly events: HistoryEvent[] = [];
+  private lastWorkflowTaskCompleted = '0';
+  /** Activity id → [scheduledEventId, startedEventId], for cancel and failure events that refer back. */
+  private readonly activities = new Map<string, { scheduled: string; started?: string }>();
+  private nextActivityId = 1;
+
+  private add(eventType: string, attributesKey: string, attributes: Attributes): string {
+    const eventId = String(this.events.length + 1);
+    this.events.push({
+      eventId,
+      eventTime: new Date(Date.UTC(2026, 0, 1) + this.events.length * 1000).toISOString(),
+      eventType,
+      [attributesKey]: attributes,
+    });
+    return eventId;
+  }
+
+  started(workflowType: string, args: unknown[], workflowId = 'resp_replay'): this {
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED', 'workflowExecutionStartedEventAttributes', {
+      workflowType: { name: workflowType },
+      taskQueue: TASK_QUEUE,
+      input: { payloads: args.map(jsonPayload) },
+      workflowExecutionTimeout: '0s',
+      workflowRunTimeout: '0s',
+      workflowTaskTimeout: '10s',
+      attempt: 1,
+      originalExecutionRunId: `run-${workflowId}`,
+      firstExecutionRunId: `run-${workflowId}`,
+      identity: 'history-builder',
+      header: {},
+    });
+    return this;
+  }
+
+  /** One workflow task: scheduled, started, completed (the commands it produced follow). */
+  workflowTask(): this {
+    const scheduled = this.add('EVENT_TYPE_WORKFLOW_TASK_SCHEDULED', 'workflowTaskScheduledEventAttributes', {
+      taskQueue: TASK_QUEUE,
+      startToCloseTimeout: '10s',
+      attempt: 1,
+    });
+    const started = this.add('EVENT_TYPE_WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', { scheduledEventId: scheduled, identity: 'history-builder' });
+    this.lastWorkflowTaskCompleted = this.add('EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
+      scheduledEventId: scheduled,
+      startedEventId: started,
+      identity: 'history-builder',
+      sdkMetadata: { coreUsedFlags: [1, 2, 3], langUsedFlags: [1, 2], sdkName: 'temporal-typescript', sdkVersion: '1.24.0' },
+    });
+    return this;
+  }
+
+  /** ActivityTaskScheduled (+ Started unless `started: false`), as the previous workflow task commanded. */
+  scheduleActivity(activityType: string, options: { id?: string; started?: boolean } = {}): string {
+    const id = options.id ?? String(this.nextActivityId++);
+    const scheduled = this.add('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED', 'activityTaskScheduledEventAttributes', {
+      activityId: id,
+      activityType: { name: activityType },
+      taskQueue: TASK_QUEUE,
+      header: {},
+      input: { payloads: [] },
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+      scheduleToCloseTimeout: '0s',
+      scheduleToStartTimeout: '0s',
+      startToCloseTimeout: '60s',
+      heartbeatTimeout: '0s',
+    });
+    const entry: { scheduled: string; started?: string } = { scheduled };
+    this.activities.set(id, entry);
+    if (options.started !== false) {
+      entry.started = this.add('EVENT_TYPE_ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', { scheduledEventId: scheduled, attempt: 1, identity: 'history-builder' });
+    }
+    return id;
+  }
+
+  completeActivity(id: string, result: unknown): this {
+    const entry = this.entry(id);
+    this.add('EVENT_TYPE_ACTIVITY_TASK_COMPLETED', 'activityTaskCompletedEventAttributes', {
+      scheduledEventId: entry.scheduled,
+      startedEventId: entry.started,
+      identity: 'history-builder',
+      result: { payloads: [result === undefined ? nullPayload() : jsonPayload(result)] },
+    });
+    return this;
+  }
+
+  /** Scheduled, started and completed in one go. */
+  activity(activityType: string, result: unknown, id?: string): this {
+    return this.completeActivity(this.scheduleActivity(activityType, { id }), result);
+  }
+
+  /** The last attempt failed and the retry policy gave up. */
+  failActivity(id: string, failure: FailureShape): this {
+    const entry = this.entry(id);
+    this.add('EVENT_TYPE_ACTIVITY_TASK_FAILED', 'activityTaskFailedEventAttributes', {
+      scheduledEventId: entry.scheduled,
+      startedEventId: entry.started,
+      identity: 'history-builder',
+      retryState: 'RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED',
+      failure: {
+        message: failure.message,
+        source: 'TypeScriptSDK',
+        applicationFailureInfo: { type: failure.type ?? 'Error', nonRetryable: failure.nonRetryable ?? false },
+      },
+    });
+    return this;
+  }
+
+  /** The RequestCancelActivityTask command of the previous workflow task. */
+  cancelRequested(id: string): this {
+    this.add('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED', 'activityTaskCancelRequestedEventAttributes', {
+      scheduledEventId: this.entry(id).scheduled,
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+    });
+    return this;
+  }
+
+  /** The activity acknowledged the cancellation (it threw after its signal was aborted). */
+  activityCancelled(id: string): this {
+    const entry = this.entry(id);
+    const requested = [...this.events].reverse().find(
+      (event) =>
+        event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED' &&
+        (event.activityTaskCancelRequestedEventAttributes as Attributes).scheduledEventId === entry.scheduled,
+    );
+    if (!requested) throw new Error(`activity ${id} has no cancel request`);
+    this.add('EVENT_TYPE_ACTIVITY_TASK_CANCELED', 'activityTaskCanceledEventAttributes', {
+      scheduledEventId: entry.scheduled,
+      startedEventId: entry.started,
+      latestCancelRequestedEventId: requested.eventId,
+      identity: 'history-builder',
+    });
+    return this;
+  }
+
+  signal(signalName: string, args: unknown[] = []): this {
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED', 'workflowExecutionSignaledEventAttributes', {
+      signalName,
+      input: { payloads: args.map(jsonPayload) },
+      identity: 'history-builder',
+      header: {},
+    });
+    return this;
+  }
+
+  /** `WorkflowHandle.cancel()` (Temporal UI, CLI, ops): cancels the workflow's root scope. */
+  workflowCancelRequested(): this {
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED', 'workflowExecutionCancelRequestedEventAttributes', { cause: 'ops', identity: 'history-builder' });
+    return this;
+  }
+
+  completed(result: unknown): this {
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED', 'workflowExecutionCompletedEventAttributes', {
+      result: { payloads: [jsonPayload(result)] },
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+    });
+    return this;
+  }
+
+  /** A deep copy, so tests may mutate one history without touching another. */
+  build(): JsonHistory {
+    return JSON.parse(JSON.stringify({ events: this.events })) as JsonHistory;
+  }
+
+  private entry(id: string) {
+    const entry = this.activities.get(id);
+    if (!entry) throw new Error(`no activity ${id} in this history`);
+    return entry;
+  }
+}
