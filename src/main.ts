@@ -7,6 +7,9 @@ import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';
 
+// The AI SDK prints its own warnings with console.warn; our logs are structured JSON only.
+(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
 /** Entry point: `all` (API + embedded engine; default), `api`, `worker` (Temporal), `migrate`. */
 async function main(mode: Mode): Promise<void> {
   const config = loadConfig();
