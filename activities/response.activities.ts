@@ -80,7 +80,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const model = deps.catalog.getModel(row.model);
     if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.`, inputTokens: 0, outputTokens: 0 };
     const writer = new EventWriter(events, responseId, firstSequence);
-    const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 5000);
+    const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 2000);
     const assembler = new OutputAssembler(writer);
     try {
       const prompt = await buildPrompt(db, row, model.contextWindow);

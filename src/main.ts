@@ -23,7 +23,8 @@ async function main(mode: Mode): Promise<void> {
 
   let server: Server | undefined;
   let worker: Awaited<ReturnType<typeof runTemporalWorker>> | undefined;
-  if (mode === 'worker') {
+  // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
+  if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
     if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
     const { db, events, ledger, webhooks, catalog, providers } = runtime.deps;
     worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities: createActivities({ db, logger, events, ledger, webhooks, catalog, providers }) });

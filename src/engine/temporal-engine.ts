@@ -85,6 +85,9 @@ export async function runTemporalWorker(options: { address: string; namespace: s
     taskQueue: options.taskQueue,
     workflowsPath: require.resolve('../../workflows'),
     activities: options.activities,
+    // Cancellation reaches an activity only with a heartbeat response; the default throttle (80 % of the
+    // 20 s heartbeat timeout) would delay a cancel by up to 16 s.
+    maxHeartbeatThrottleInterval: '2 seconds',
   });
   options.logger.info({ taskQueue: options.taskQueue }, 'temporal worker running');
   return { worker, run: () => worker.run(), shutdown: () => worker.shutdown(), connection };
