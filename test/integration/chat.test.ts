@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { TestApp } from '../support/harness';
 
 const debits = (app: TestApp, accountId: string) =>
@@ -214,5 +215,116 @@ describe('chat completions (dev vendor)', () => {
       }
       expect((await app.request('POST', '/v1/chat/completions', { body: { model: 'dev-echo', messages } })).status).toBe(401);
     });
+  });
+});
+
+describe('chat completions through the OpenAI adapter (fake OpenAI server)', () => {
+  let app: TestApp;
+  let fake: FakeVendorServer;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    app = await TestApp.start({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
+  });
+  afterAll(async () => {
+    await app.close();
+    await fake.close();
+  });
+  beforeEach(() => fake.reset());
+
+  const chat = (key: string, body: unknown) => app.request('POST', '/v2/chat/completions', { key, body });
+
+  it('sends the conversation to the vendor and bills its reported tokens exactly', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const model = app.runtime.deps.catalog.getModel('gpt-4.1-mini')!;
+    fake.script({ text: 'Bonjour !', usage: { inputTokens: 1234, outputTokens: 567 } });
+    const reply = await chat(key, {
+      model: 'gpt-4.1-mini',
+      instructions: 'Answer in French.',
+      messages: [{ role: 'user', content: 'Say hello' }],
+      temperature: 0.5,
+      max_tokens: 300,
+    });
+    expect(reply.status).toBe(200);
+    const cost = (1234 * model.price!.input + 567 * model.price!.output) / model.price!.count;
+    expect(cost).toBeCloseTo(14.008, 10);
+    expect(reply.body).toEqual({
+      created: expect.any(Number),
+      model: 'gpt-4.1-mini',
+      message: { role: 'assistant', content: 'Bonjour !' },
+      tools_calls: [],
+      usage: { prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801, cost },
+      finish_reason: 'COMPLETE',
+    });
+
+    expect(fake.requests).toHaveLength(1);
+    const [sent] = fake.requests;
+    expect(sent.headers.authorization).toBe('Bearer test-key');
+    expect(sent.body.model).toBe(model.upstreamId);
+    expect(sent.body.temperature).toBe(0.5);
+    expect(sent.body.max_output_tokens ?? sent.body.max_tokens).toBe(300);
+    expect(sent.rawBody).toContain('Answer in French.');
+    expect(sent.rawBody).toContain('Say hello');
+
+    const [row] = await debits(app, accountId);
+    expect(row.amount).toBe(Math.ceil(cost));
+    expect(row.amount).toBe(15);
+    expect(row.metadata).toEqual({ source: 'api', vendor: 'openai', model: 'gpt-4.1-mini', service: 'chat', request_id: expect.stringMatching(/^req_/) });
+    expect(row.usage).toEqual({ prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801 });
+  });
+
+  it('passes function tools and returns the vendor tool calls', async () => {
+    const { key } = await app.createAccount();
+    fake.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' }, callId: 'call_abc' }] });
+    const reply = await chat(key, {
+      model: 'gpt-4.1-mini',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.body.tools_calls).toEqual([{ id: 'call_abc', type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    expect(reply.body.finish_reason).toBe('TOOL_CALLS');
+    expect(fake.requests[0].rawBody).toContain('get_weather');
+  });
+
+  it('maps vendor finish reasons: length → MAX_TOKENS, content_filter → CONTENT_FILTER', async () => {
+    const { key } = await app.createAccount();
+    fake.script({ text: 'Partial', finishReason: 'length' });
+    expect((await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'long' }] })).body.finish_reason).toBe('MAX_TOKENS');
+    fake.script({ text: '', finishReason: 'content_filter' });
+    expect((await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'bad' }] })).body.finish_reason).toBe('CONTENT_FILTER');
+  });
+
+  it('reports an upstream 401 as our 500 naming the vendor, never as a 401, and bills nothing', async () => {
+    const { key, accountId } = await app.createAccount();
+    fake.script({ status: 401 });
+    const reply = await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.status).toBe(500);
+    expect(reply.body.error.code).toBe('chat.execution_failed');
+    expect(reply.body.error.message).toMatch(/^Vendor openai rejected the request \(401\)/);
+    expect(JSON.stringify(reply.body)).not.toContain('test-key');
+    fake.script({ status: 403 });
+    const v1 = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(v1.status).toBe(500);
+    expect(v1.body.error.message).toMatch(/^Vendor openai rejected the request \(403\)/);
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('answers v1 from the vendor reply', async () => {
+    const { key, accountId } = await app.createAccount();
+    fake.script({ text: 'Hi from v1', usage: { inputTokens: 10, outputTokens: 3 } });
+    const reply = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ message: { role: 'assistant', content: 'Hi from v1' } });
+    // 10 × 0.004 + 3 × 0.016 = 0.088 kopecks: one whole kopeck.
+    expect((await debits(app, accountId)).map((row) => row.amount)).toEqual([1]);
+  });
+
+  it('answers 400 model.not_available for a vendor without a key, without calling anyone', async () => {
+    const { key } = await app.createAccount();
+    const claude = app.runtime.deps.catalog.listModels({ type: 'llm', vendor: 'anthropic' })[0];
+    const reply = await chat(key, { model: claude.code, messages: [{ role: 'user', content: 'hi' }] });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+    expect(fake.requests).toHaveLength(0);
   });
 });

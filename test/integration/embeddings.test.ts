@@ -1,3 +1,4 @@
+import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { TestApp } from '../support/harness';
 
 /** The debit rows an account has, oldest first. */
@@ -104,5 +105,89 @@ describe('embeddings (dev vendor)', () => {
 
   it('requires an API key', async () => {
     expect((await app.request('POST', '/v2/embeddings', { body: { model: 'dev-embed', input: 'hi' } })).status).toBe(401);
+  });
+});
+
+describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
+  let app: TestApp;
+  let fake: FakeVendorServer;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    app = await TestApp.start({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
+  });
+  afterAll(async () => {
+    await app.close();
+    await fake.close();
+  });
+  beforeEach(() => fake.reset());
+
+  it('calls the vendor with the upstream id and our key, and bills the vendor-reported tokens', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const price = app.runtime.deps.catalog.getModel('text-embedding-3-small')!.price!;
+    fake.script({ embedding: [0.5, -0.25, 0.125], usage: { inputTokens: 12_345, outputTokens: 0 } });
+    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello vendor' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({ embedding: [0.5, -0.25, 0.125], model: 'text-embedding-3-small', usage: { prompt_tokens: 12_345, total_tokens: 12_345 } });
+
+    expect(fake.requests).toHaveLength(1);
+    const [sent] = fake.requests;
+    expect(sent.path).toBe('/v1/embeddings');
+    expect(sent.headers.authorization).toBe('Bearer test-key');
+    expect(sent.body.model).toBe(app.runtime.deps.catalog.getModel('text-embedding-3-small')!.upstreamId);
+    expect([sent.body.input].flat()).toEqual(['hello vendor']);
+
+    // 12345 tokens × 200 kopecks / 1M = 2.469 kopecks → 3 debited.
+    const exact = (12_345 * price.input) / price.count;
+    const [row] = await debits(app, accountId);
+    expect(row.amount).toBe(Math.ceil(exact));
+    expect(row.amount).toBe(3);
+    expect(row.metadata).toMatchObject({ vendor: 'openai', model: 'text-embedding-3-small', service: 'embeddings' });
+    expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(997);
+  });
+
+  it('reports an upstream 401 as our 500 naming the vendor, never as a 401, and bills nothing', async () => {
+    const { key, accountId } = await app.createAccount();
+    fake.script({ status: 401 });
+    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    expect(reply.status).toBe(500);
+    expect(reply.body.error.code).toBe('embedding.execution_failed');
+    expect(reply.body.error.message).toMatch(/^Vendor openai rejected the request \(401\)/);
+    expect(JSON.stringify(reply.body)).not.toContain('test-key');
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('maps other vendor failures: 400 stays a 400, 429 and 5xx are 500s naming the vendor', async () => {
+    const { key, accountId } = await app.createAccount();
+    const call = () => app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    fake.script({ status: 400, errorMessage: 'This model maximum context length is 8192 tokens.' });
+    const bad = await call();
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('embedding.invalid_request');
+    expect(bad.body.error.message).toMatch(/^Vendor openai rejected the request as invalid \(400\).*8192/);
+    fake.script({ status: 429 });
+    const limited = await call();
+    expect(limited.status).toBe(500);
+    expect(limited.body.error).toEqual({ code: 'embedding.execution_failed', message: expect.stringMatching(/^Vendor openai is rate limiting requests \(429\)/) });
+    fake.script({ status: 503 });
+    const down = await call();
+    expect(down.status).toBe(500);
+    expect(down.body.error.message).toMatch(/^Vendor openai .*\(503\)/);
+    expect(await debits(app, accountId)).toEqual([]);
+  });
+
+  it('does not call the vendor when the balance is not positive', async () => {
+    const { key } = await app.createAccount({ balance: 0 });
+    const before = fake.requestCount;
+    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    expect(reply.status).toBe(402);
+    expect(fake.requestCount).toBe(before);
+  });
+
+  it('answers 400 model.not_available for a vendor without a key', async () => {
+    const { key } = await app.createAccount();
+    const google = app.runtime.deps.catalog.listModels({ type: 'embed', vendor: 'google' })[0];
+    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: google.code, input: 'hello' } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/GEMINI_API_KEY/) });
   });
 });

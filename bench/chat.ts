@@ -1,0 +1,225 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { environmentFacts, hasTaskset, round, runLoad, startChild, type LoadResult, type LoadTarget } from './support';
+
+/**
+ * Chat benchmark: how much latency the service adds in front of a vendor.
+ *
+ * A zero-latency OpenAI-compatible fake (bench/fake-upstream.ts) plays the vendor. The real service runs
+ * in a child process (createRuntime with Postgres in a fresh schema, or PGlite on disk with --pglite),
+ * with authentication, the catalog, billing and persistence all on, its `openai` vendor pointed at the
+ * fake. autocannon then drives, with the same connection count and duration:
+ *   - the fake directly, with the request the adapter itself sends it (the baseline), and
+ *   - POST /v2/chat/completions on the service (which makes that same upstream call per request).
+ * The difference of the two latency distributions is what the service adds.
+ *
+ * Two regimes are measured. "saturated": every connection sends its next request as soon as the last
+ * one returns, so latency includes queueing and mostly measures throughput (p50 ≈ connections / rate).
+ * "paced": the same connections at a fixed overall rate well under the service's capacity, so latency is
+ * the per-request cost of the service itself. With 2+ cores and taskset, the service gets its own core
+ * and the load generator and fake share the other (Postgres floats).
+ */
+
+export interface ChatBenchOptions {
+  pglite: boolean;
+  connections: number;
+  durationSeconds: number;
+  pin: boolean;
+  /** Pace the second regime at this fraction of the service's saturated throughput. */
+  pacedFraction: number;
+  postgresUrl: string;
+  output: string;
+}
+
+const MODEL = 'gpt-4.1-mini';
+const PROMPT = 'Hello, how are you?';
+const TARGET = { addedP50Ms: 3, addedP99Ms: 15 };
+
+export async function runChatBench(options: ChatBenchOptions) {
+  const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
+  if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  const fake = await startChild<{ port: number }>('fake-upstream.js', { cpus: pin ? '0' : undefined });
+  const upstream = `http://127.0.0.1:${fake.ready.port}`;
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
+  const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
+  if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+    KEY_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    // Only the vendor under test is configured; nothing is inherited from the caller's environment.
+    OPENAI_API_KEY: 'bench-upstream-key',
+    OPENAI_BASE_URL: `${upstream}/v1`,
+    PROVIDER_MAX_RETRIES: '0',
+    ...(schema ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
+  };
+  const cleanUp = async () => {
+    await fake.stop();
+    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  let service: Awaited<ReturnType<typeof startChild<{ port: number; key: string }>>>;
+  try {
+    service = await startChild<{ port: number; key: string }>('service-process.js', {
+      args: schema ? ['--schema', schema] : [],
+      env,
+      cpus: pin ? '1' : undefined,
+    });
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+  const base = `http://127.0.0.1:${service.ready.port}`;
+  const key = service.ready.key;
+
+  try {
+    const chatBody = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: PROMPT }] });
+    const serviceTarget: LoadTarget = {
+      url: `${base}/v2/chat/completions`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-auth-token': key },
+      body: chatBody,
+    };
+    const sample = await call(serviceTarget);
+    if (sample.status !== 200) throw new Error(`the service refused the benchmark request: ${sample.status} ${sample.text}`);
+    const perRequestAmount = Math.ceil(JSON.parse(sample.text).usage.cost);
+    // The baseline is the very call the adapter makes per request (captured from the OpenAI adapter):
+    // same path, same body, same auth header.
+    const directTarget: LoadTarget = {
+      url: `${upstream}/v1/responses`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' },
+      body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }], store: false }),
+    };
+    const balanceBefore = await balance(base, key);
+
+    log('warming up');
+    const warmDirect = await runLoad(directTarget, { connections: 50, durationSeconds: 2 });
+    const warmService = await runLoad(serviceTarget, { connections: 50, durationSeconds: 3 });
+
+    const load = { connections: options.connections, durationSeconds: options.durationSeconds };
+    log(`saturated: ${load.connections} connections, ${load.durationSeconds} s each`);
+    const directSaturated = await runLoad(directTarget, load);
+    log(`  direct  ${summary(directSaturated)}`);
+    const serviceSaturated = await runLoad(serviceTarget, load);
+    log(`  service ${summary(serviceSaturated)}`);
+
+    const rate = Math.max(50, Math.floor(serviceSaturated.requestsPerSecond * options.pacedFraction));
+    log(`paced: ${load.connections} connections at ${rate} requests/s overall`);
+    const directPaced = await runLoad(directTarget, { ...load, overallRate: rate });
+    log(`  direct  ${summary(directPaced)}`);
+    const servicePaced = await runLoad(serviceTarget, { ...load, overallRate: rate });
+    log(`  service ${summary(servicePaced)}`);
+
+    // Billing stayed exact under load: every answered request was debited once. Requests still in flight
+    // when autocannon stopped are answered (and billed) after it stopped counting, so the debits may
+    // exceed the counted replies by at most one per connection and run.
+    const balanceAfter = await balance(base, key);
+    const answered = warmService.ok + serviceSaturated.ok + servicePaced.ok;
+    const debitedRequests = (balanceBefore - balanceAfter) / perRequestAmount;
+    const billing = {
+      per_request_kopecks: perRequestAmount,
+      counted_2xx: answered,
+      debited_requests: debitedRequests,
+      consistent: Number.isInteger(debitedRequests) && debitedRequests >= answered && debitedRequests - answered <= 3 * (load.connections + 50),
+    };
+
+    const regimes = {
+      saturated: compare(directSaturated, serviceSaturated),
+      paced: { overall_rate: rate, ...compare(directPaced, servicePaced) },
+    };
+    const report = {
+      benchmark: 'chat',
+      endpoint: 'POST /v2/chat/completions',
+      upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode, in its own process',
+      model: MODEL,
+      backend: schema ? 'postgres' : 'pglite',
+      connections: load.connections,
+      duration_seconds: load.durationSeconds,
+      cpu_layout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
+      target: { added_p50_ms: TARGET.addedP50Ms, added_p99_ms: TARGET.addedP99Ms },
+      ...regimes,
+      billing,
+      environment: environmentFacts(),
+    };
+    fs.mkdirSync(path.dirname(options.output), { recursive: true });
+    fs.writeFileSync(options.output, `${JSON.stringify(report, null, 2)}\n`);
+    log(`wrote ${options.output}`);
+    for (const [name, regime] of Object.entries(regimes)) {
+      log(
+        `${name}: added p50 ${regime.added_ms.p50} ms (target ≤ ${TARGET.addedP50Ms}: ${regime.meets_target.p50 ? 'met' : 'MISSED'}), ` +
+          `added p99 ${regime.added_ms.p99} ms (target ≤ ${TARGET.addedP99Ms}: ${regime.meets_target.p99 ? 'met' : 'MISSED'}), ` +
+          `throughput ratio ${regime.throughput_ratio}`,
+      );
+    }
+    if (!billing.consistent) log(`BILLING MISMATCH: ${JSON.stringify(billing)}`);
+    return report;
+  } finally {
+    await service.stop();
+    await cleanUp();
+  }
+}
+
+function compare(direct: LoadResult, service: LoadResult) {
+  const added = {
+    p50: round(service.latencyMs.p50 - direct.latencyMs.p50),
+    p99: round(service.latencyMs.p99 - direct.latencyMs.p99),
+  };
+  return {
+    direct: wire(direct),
+    service: wire(service),
+    added_ms: added,
+    /** Service throughput as a fraction of the bare upstream's. */
+    throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
+    /** Service latency over the bare upstream's. */
+    latency_ratio: { p50: round(service.latencyMs.p50 / direct.latencyMs.p50), p99: round(service.latencyMs.p99 / direct.latencyMs.p99) },
+    meets_target: { p50: added.p50 <= TARGET.addedP50Ms, p99: added.p99 <= TARGET.addedP99Ms },
+  };
+}
+
+const wire = (result: LoadResult) => ({
+  requests_per_second: result.requestsPerSecond,
+  latency_ms: result.latencyMs,
+  requests: result.requests,
+  ok: result.ok,
+  non_2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+});
+
+const summary = (result: LoadResult) =>
+  `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` +
+  (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
+
+async function call(target: LoadTarget) {
+  const reply = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
+  return { status: reply.status, text: await reply.text() };
+}
+
+async function balance(base: string, key: string): Promise<number> {
+  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
+  if (reply.status !== 200) throw new Error(`balance: ${reply.status}`);
+  return ((await reply.json()) as { balance: number }).balance;
+}
+
+async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+const log = (message: string) => process.stdout.write(`[bench chat] ${message}\n`);
