@@ -1,0 +1,205 @@
+import { TestApp } from '../support/harness';
+import { isTerminal, type SseEvent } from '../support/sse';
+import { createResponse, openCreateStream, openResumeStream, outputText, readUntilFirstDelta, waitForFinal, wordList } from './helpers';
+
+/** Spec: Responses (background, synchronous, stream), Events (SSE), stream resume; DECISIONS 14. */
+describe('responses: background, synchronous and streamed modes', () => {
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ key } = await app.createAccount());
+  });
+  afterAll(() => app.close());
+
+  const expectGapFree = (events: SseEvent[], first = 0) => {
+    events.forEach((event, index) => {
+      expect(event.data.type).toBe(event.event);
+      expect(event.data.sequence_number).toBe(first + index);
+    });
+  };
+
+  it('background (the default) replies queued with empty output, then completes with output and usage', async () => {
+    const created = await createResponse(app, key, { input: 'alpha beta gamma' });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      id: expect.stringMatching(/^resp_/),
+      object: 'response',
+      status: 'queued',
+      background: true,
+      model: 'dev-echo',
+      output: [],
+      usage: null,
+      error: null,
+    });
+    expect(created.body.created_at).toEqual(expect.any(Number));
+
+    const final = await waitForFinal(app, key, created.body.id);
+    expect(final).toMatchObject({ id: created.body.id, object: 'response', status: 'completed', background: true, error: null });
+    expect(final.output).toEqual([
+      { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma' }] },
+    ]);
+    expect(final.usage).toEqual({ input_tokens: 3, output_tokens: 3, total_tokens: 6, cost: expect.any(Number) });
+    expect(final.usage.cost).toBeGreaterThan(0);
+    expect(final.completed_at).toBeGreaterThanOrEqual(final.created_at);
+  });
+
+  it('background: false waits and replies with the final Response', async () => {
+    const reply = await createResponse(app, key, { input: '/words 7', background: false });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ status: 'completed', background: false, error: null });
+    expect(outputText(reply.body)).toBe(wordList(7));
+    expect(reply.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 7, total_tokens: 9 });
+    // The reply is the stored Response.
+    const stored = await app.request('GET', `/v2/responses/${reply.body.id}`, { key });
+    expect(stored.body).toEqual(reply.body);
+  });
+
+  it('streams exactly the spec events, gap-free, with deltas that add up to the final text', async () => {
+    const stream = await openCreateStream(app, key, { input: '/delay 10 /words 30' });
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = await stream.readAll();
+
+    const names = events.map((event) => event.event);
+    const deltas = events.filter((event) => event.event === 'response.output_text.delta');
+    // 30 words over ~300 ms are batched (50 ms) into several deltas, never one per word nor a single one.
+    expect(deltas.length).toBeGreaterThanOrEqual(3);
+    expect(deltas.length).toBeLessThanOrEqual(30);
+    expect(names).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      ...deltas.map(() => 'response.output_text.delta'),
+      'response.output_text.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    expectGapFree(events);
+
+    const [created, inProgress, added] = events;
+    const id = created.data.response.id;
+    expect(created.data).toEqual({ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } });
+    expect(inProgress.data).toEqual({ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } });
+    const itemId = added.data.item.id;
+    expect(added.data).toEqual({
+      type: 'response.output_item.added',
+      sequence_number: 2,
+      output_index: 0,
+      item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
+    });
+    for (const delta of deltas) {
+      expect(delta.data).toEqual({
+        type: 'response.output_text.delta',
+        sequence_number: delta.data.sequence_number,
+        output_index: 0,
+        content_index: 0,
+        item_id: itemId,
+        delta: expect.any(String),
+      });
+    }
+    const text = deltas.map((delta) => delta.data.delta).join('');
+    expect(text).toBe(wordList(30));
+
+    const [textDone, itemDone, completed] = events.slice(-3);
+    expect(textDone.data).toEqual({
+      type: 'response.output_text.done',
+      sequence_number: textDone.data.sequence_number,
+      output_index: 0,
+      content_index: 0,
+      item_id: itemId,
+      text,
+    });
+    expect(itemDone.data).toEqual({
+      type: 'response.output_item.done',
+      sequence_number: itemDone.data.sequence_number,
+      output_index: 0,
+      item: { id: itemId, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] },
+    });
+
+    // The final event carries the full Response, the same one GET returns afterwards.
+    const response = completed.data.response;
+    expect(response).toMatchObject({ id, object: 'response', status: 'completed', background: false, error: null });
+    expect(response.output).toEqual([itemDone.data.item]);
+    expect(response.usage).toEqual({ input_tokens: 4, output_tokens: 30, total_tokens: 34, cost: expect.any(Number) });
+    const stored = await app.request('GET', `/v2/responses/${id}`, { key });
+    expect(stored.body).toEqual(response);
+    expect(outputText(stored.body)).toBe(text);
+  });
+
+  it('max_output_tokens reached: incomplete, with incomplete_details and the truncated text (DECISIONS 16)', async () => {
+    const sync = await createResponse(app, key, { input: '/words 10', max_output_tokens: 4, background: false });
+    expect(sync.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, error: null, max_output_tokens: 4 });
+    expect(sync.body.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: wordList(4) }] })]);
+    expect(sync.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 4 });
+
+    const events = await (await openCreateStream(app, key, { input: '/words 10', max_output_tokens: 4 })).readAll();
+    const last = events.at(-1)!;
+    expect(last.event).toBe('response.incomplete');
+    expect(last.data.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expectGapFree(events);
+  });
+
+  it('replays a finished stream from any point with starting_after', async () => {
+    const original = await (await openCreateStream(app, key, { input: '/delay 5 /words 12' })).readAll();
+    const id = original[0].data.response.id;
+    expect(original.at(-1)!.event).toBe('response.completed');
+
+    const full = await (await openResumeStream(app, key, id)).readAll();
+    expect(full).toEqual(original);
+    for (const after of [0, 3, original.length - 2]) {
+      const replay = await (await openResumeStream(app, key, id, after)).readAll();
+      expect(replay).toEqual(original.slice(after + 1));
+    }
+    // After the terminal event there is nothing more to send: the stream ends at once.
+    const tail = await openResumeStream(app, key, id, original.length - 1);
+    expect(await tail.readAll()).toEqual([]);
+  });
+
+  it('a resumed stream of a running Response replays, then follows it live to the end', async () => {
+    const created = await createResponse(app, key, { input: '/delay 100 /words 20' });
+    const id = created.body.id;
+    const first = await openResumeStream(app, key, id);
+    const head = await readUntilFirstDelta(first);
+    const after = head.at(-1)!.data.sequence_number;
+
+    // Still generating (19 words × 100 ms remain) when the second reader joins.
+    expect((await app.request('GET', `/v2/responses/${id}`, { key })).body.status).toBe('in_progress');
+    const second = await openResumeStream(app, key, id, after);
+    const [rest, resumed] = await Promise.all([first.readAll(), second.readAll()]);
+
+    expect(resumed).toEqual(rest);
+    expect(resumed[0].data.sequence_number).toBe(after + 1);
+    expectGapFree(resumed, after + 1);
+    expect(resumed.at(-1)!.event).toBe('response.completed');
+    const deltas = [...head, ...rest].filter((event) => event.event === 'response.output_text.delta');
+    expect(deltas.map((event) => event.data.delta).join('')).toBe(wordList(20));
+    expect(outputText(resumed.at(-1)!.data.response)).toBe(wordList(20));
+  });
+
+  it('keeps generating after the streaming client disconnects', async () => {
+    const stream = await openCreateStream(app, key, { input: '/delay 20 /words 30' });
+    const head = await readUntilFirstDelta(stream);
+    const id = head[0].data.response.id;
+    stream.abort();
+
+    const resumed = await (await openResumeStream(app, key, id)).readAll();
+    const last = resumed.at(-1)!;
+    expect(isTerminal(last)).toBe(true);
+    expect(last.event).toBe('response.completed');
+    expectGapFree(resumed);
+    const final = await app.request('GET', `/v2/responses/${id}`, { key });
+    expect(final.body.status).toBe('completed');
+    expect(outputText(final.body)).toBe(wordList(30));
+    expect(final.body.usage).toMatchObject({ output_tokens: 30 });
+  });
+
+  it('answers GET of an unknown Response with 404 in the envelope, also as a stream', async () => {
+    const plain = await app.request('GET', '/v2/responses/resp_missing', { key });
+    expect(plain.status).toBe(404);
+    expect(plain.body).toEqual({ error: { code: 'response.not_found', message: expect.any(String) } });
+    const stream = await openResumeStream(app, key, 'resp_missing');
+    expect(stream.status).toBe(404);
+    expect(stream.errorBody).toEqual({ error: { code: 'response.not_found', message: expect.any(String) } });
+  });
+});
