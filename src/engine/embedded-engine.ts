@@ -216,7 +216,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       clearInterval(leaseTimer);
       unsubscribeCancel?.();
       // Running jobs are abandoned, not failed: their lease lets the next start resume them.
-      if (running.size > 0) await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise((resolve) => setTimeout(resolve, 2000))]);
+      if (running.size > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
+        clearTimeout(timer);
+      }
     },
   };
 }
