@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { environmentFacts, hasTaskset, round, runLoad, startChild, type LoadResult, type LoadTarget } from './support';
+import { environmentFacts, hasTaskset, round, runLoad, runPaced, startChild, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -19,8 +19,9 @@ import { environmentFacts, hasTaskset, round, runLoad, startChild, type LoadResu
  *
  * Two regimes are measured. "saturated": every connection sends its next request as soon as the last
  * one returns, so latency includes queueing and mostly measures throughput (p50 ≈ connections / rate).
- * "paced": the same connections at a fixed overall rate well under the service's capacity, so latency is
- * the per-request cost of the service itself. With 2+ cores and taskset, the service gets its own core
+ * "paced": an open-loop run at an even rate under the service's capacity (a fraction of its saturated
+ * throughput, up to the same number of connections), so latency is the per-request cost of the service
+ * itself rather than the length of its queue. With 2+ cores and taskset, the service gets its own core
  * and the load generator and fake share the other (Postgres floats).
  */
 
@@ -33,6 +34,8 @@ export interface ChatBenchOptions {
   pacedFraction: number;
   postgresUrl: string;
   output: string;
+  /** Write a V8 CPU profile of the service process into this folder (`--cpu-prof`). */
+  profileDir?: string;
 }
 
 const MODEL = 'gpt-4.1-mini';
@@ -74,6 +77,7 @@ export async function runChatBench(options: ChatBenchOptions) {
       args: schema ? ['--schema', schema] : [],
       env,
       cpus: pin ? '1' : undefined,
+      nodeFlags: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
     });
   } catch (error) {
     await cleanUp();
@@ -103,11 +107,14 @@ export async function runChatBench(options: ChatBenchOptions) {
     };
     const balanceBefore = await balance(base, key);
 
-    log('warming up');
-    const warmDirect = await runLoad(directTarget, { connections: 50, durationSeconds: 2 });
-    const warmService = await runLoad(serviceTarget, { connections: 50, durationSeconds: 3 });
-
     const load = { connections: options.connections, durationSeconds: options.durationSeconds };
+    // Warm up with the full connection count: JIT, the database pool and the service's own connections to
+    // the upstream are all in place before anything is measured (opening 200 upstream sockets mid-run
+    // otherwise lands in the p99).
+    log('warming up');
+    await runLoad(directTarget, { connections: load.connections, durationSeconds: 2 });
+    const warmService = await runLoad(serviceTarget, { connections: load.connections, durationSeconds: 4 });
+
     log(`saturated: ${load.connections} connections, ${load.durationSeconds} s each`);
     const directSaturated = await runLoad(directTarget, load);
     log(`  direct  ${summary(directSaturated)}`);
@@ -115,10 +122,10 @@ export async function runChatBench(options: ChatBenchOptions) {
     log(`  service ${summary(serviceSaturated)}`);
 
     const rate = Math.max(50, Math.floor(serviceSaturated.requestsPerSecond * options.pacedFraction));
-    log(`paced: ${load.connections} connections at ${rate} requests/s overall`);
-    const directPaced = await runLoad(directTarget, { ...load, overallRate: rate });
+    log(`paced: open loop at ${rate} requests/s, evenly spaced, up to ${load.connections} connections`);
+    const directPaced = await runPaced(directTarget, { ...load, rate });
     log(`  direct  ${summary(directPaced)}`);
-    const servicePaced = await runLoad(serviceTarget, { ...load, overallRate: rate });
+    const servicePaced = await runPaced(serviceTarget, { ...load, rate });
     log(`  service ${summary(servicePaced)}`);
 
     // Billing stayed exact under load: every answered request was debited once. Requests still in flight

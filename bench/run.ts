@@ -7,7 +7,7 @@ import { runResponsesBench } from './responses';
  * [--paced-fraction F] [--out FILE]`. Builds first (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--no-pin] [--paced-fraction 0.5] [--out bench/results/chat.json]';
+const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--no-pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -33,6 +33,7 @@ async function main(argv: string[]) {
         pacedFraction: number('--paced-fraction', 0.5),
         postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
         output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'chat-pglite.json' : 'chat.json'))),
+        profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
       });
       return;
     case 'responses':

@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -70,7 +71,8 @@ export interface LoadResult {
 
 /**
  * One autocannon run. Latencies are collected from every 2xx response as floats (autocannon's own
- * histogram keeps whole milliseconds, too coarse for a 3 ms budget). `overallRate` paces the run.
+ * histogram keeps whole milliseconds, too coarse for a 3 ms budget). For an even pace use runPaced:
+ * autocannon's `overallRate` sends each second's quota as one burst.
  */
 export async function runLoad(target: LoadTarget, options: { connections: number; durationSeconds: number; overallRate?: number; amount?: number }): Promise<LoadResult> {
   const latencies: number[] = [];
@@ -103,13 +105,96 @@ export async function runLoad(target: LoadTarget, options: { connections: number
     timeouts: result.timeouts,
     durationSeconds: round(elapsed),
     requestsPerSecond: round(result['2xx'] / elapsed),
-    latencyMs: {
-      p50: round(percentile(latencies, 0.5)),
-      p90: round(percentile(latencies, 0.9)),
-      p99: round(percentile(latencies, 0.99)),
-      max: round(latencies.at(-1) ?? NaN),
-      mean: round(latencies.reduce((sum, value) => sum + value, 0) / (latencies.length || 1)),
-    },
+    latencyMs: summarise(latencies),
+  };
+}
+
+/**
+ * An open-loop run at an even rate: request n is due at start + n/rate and is sent then whether or not
+ * earlier ones have returned (up to `connections` sockets; beyond that they wait in the agent), and its
+ * latency counts from when it was due, so a stall is charged to every request it delays. This is the
+ * per-request cost at a given load, which autocannon's `overallRate` cannot show: it releases each
+ * second's quota as one burst.
+ */
+export async function runPaced(target: LoadTarget, options: { rate: number; durationSeconds: number; connections: number }): Promise<LoadResult> {
+  const url = new URL(target.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const body = target.body === undefined ? undefined : Buffer.from(target.body);
+  const headers = { ...target.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
+  const interval = 1000 / options.rate;
+  const latencies: number[] = [];
+  let ok = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let sent = 0;
+  let inFlight = 0;
+  const start = performance.now();
+  const end = start + options.durationSeconds * 1000;
+  await new Promise<void>((resolve) => {
+    let sending = true;
+    const settle = () => {
+      inFlight -= 1;
+      if (!sending && inFlight === 0) resolve();
+    };
+    const fire = (dueAt: number) => {
+      sent += 1;
+      inFlight += 1;
+      const request = http.request(
+        { host: url.hostname, port: url.port, path: url.pathname + url.search, method: target.method, headers, agent },
+        (response) => {
+          response.resume();
+          response.on('end', () => {
+            const status = response.statusCode ?? 0;
+            if (status >= 200 && status < 300) {
+              ok += 1;
+              latencies.push(performance.now() - dueAt);
+            } else {
+              non2xx += 1;
+            }
+            settle();
+          });
+        },
+      );
+      request.on('error', () => {
+        errors += 1;
+        settle();
+      });
+      request.end(body);
+    };
+    const tick = () => {
+      const now = Math.min(performance.now(), end);
+      while (start + sent * interval <= now) fire(start + sent * interval);
+      if (now >= end) {
+        sending = false;
+        if (inFlight === 0) resolve();
+        return;
+      }
+      setTimeout(tick, 1);
+    };
+    tick();
+  });
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const elapsed = (performance.now() - start) / 1000;
+  return {
+    requests: sent,
+    ok,
+    non2xx,
+    errors,
+    timeouts: 0,
+    durationSeconds: round(elapsed),
+    requestsPerSecond: round(ok / options.durationSeconds),
+    latencyMs: summarise(latencies),
+  };
+}
+
+function summarise(sorted: number[]): LoadResult['latencyMs'] {
+  return {
+    p50: round(percentile(sorted, 0.5)),
+    p90: round(percentile(sorted, 0.9)),
+    p99: round(percentile(sorted, 0.99)),
+    max: round(sorted.at(-1) ?? NaN),
+    mean: round(sorted.reduce((sum, value) => sum + value, 0) / (sorted.length || 1)),
   };
 }
 
@@ -136,6 +221,8 @@ export function environmentFacts() {
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cpus: os.cpus().length,
     platform: `${os.platform()} ${os.release()}`,
+    // The machine may be shared: a high load average means the figures include other processes' work.
+    load_average_1_5_15: os.loadavg().map((value) => round(value, 2)),
     date: new Date().toISOString(),
   };
 }
