@@ -63,9 +63,20 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
 
   async function callProvider({ responseId }: ResponseJobInput): Promise<GenerationOutcome> {
     const context = currentActivityContext();
-    const row = await load(responseId);
+    const { next_sequence: firstSequence, ...row } = await db
+      .selectFrom('responses')
+      .selectAll()
+      .select((eb) =>
+        eb
+          .selectFrom('response_events')
+          .select(sql<number>`coalesce(max(last_seq), -1) + 1`.as('next'))
+          .where('response_id', '=', responseId)
+          .as('next_sequence'),
+      )
+      .where('id', '=', responseId)
+      .executeTakeFirstOrThrow()
+      .then((found) => ({ ...found, next_sequence: Number(found.next_sequence) }));
     if (FINAL.includes(row.status)) return { kind: 'cancelled' };
-    const firstSequence = await events.nextSequence(responseId);
     if (firstSequence > FIRST_OUTPUT_SEQUENCE) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
       // regeneration would contradict their buffers. End cleanly instead.

@@ -46,6 +46,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   let stopping = false;
   let pumping = false;
   let pumpAgain = false;
+  // Whether claimable jobs may exist: set by launches and the poll tick, cleared by a claim that came up
+  // short, so a finished job does not cost an empty claim query.
+  let backlog = true;
   let pollTimer: NodeJS.Timeout | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
   let unsubscribeCancel: (() => void) | undefined;
@@ -92,10 +95,12 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       do {
         pumpAgain = false;
         const free = options.concurrency - running.size;
-        if (free <= 0) break;
-        const jobs = await claim(Math.min(free, 64));
+        if (free <= 0 || !backlog) break;
+        const wanted = Math.min(free, 64);
+        backlog = false;
+        const jobs = await claim(wanted);
+        if (jobs.length === wanted) backlog = pumpAgain = true;
         for (const job of jobs) void execute(job);
-        if (jobs.length === free) pumpAgain = true;
       } while (pumpAgain && !stopping);
     } catch (error) {
       if (!stopping) logger.error({ err: error }, 'job claim failed');
@@ -186,6 +191,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     workerId: owner,
     enqueue: insertJob,
     async launch() {
+      backlog = true;
       void pump();
     },
     async cancel(job) {
@@ -205,7 +211,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         await db.updateTable('jobs').set({ status: 'pending', lease_owner: null, lease_expires_at: null }).where('status', '=', 'running').execute();
       }
       unsubscribeCancel = bus.subscribeAll(CANCEL_TOPIC, (message) => running.get(message.id)?.abort());
-      pollTimer = setInterval(() => void pump(), pollIntervalMs);
+      pollTimer = setInterval(() => {
+        backlog = true;
+        void pump();
+      }, pollIntervalMs);
       leaseTimer = setInterval(() => void renewLeases().catch((error) => logger.warn({ err: error }, 'lease renewal failed')), Math.max(1000, leaseMs / 3));
       await pump();
     },

@@ -89,13 +89,29 @@ export async function createPostgresBus(options: { connectionString: string; sch
   };
   await connect();
 
+  // Notifications queue while one NOTIFY round trip is in flight and then go out together in one
+  // statement: under load, many per round trip instead of one each.
+  let queued: string[] = [];
+  let sending = false;
+  const send = async () => {
+    sending = true;
+    while (queued.length > 0 && client) {
+      const batch = queued;
+      queued = [];
+      await client
+        .query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [channel, batch])
+        .catch((error) => options.logger.warn({ err: error }, 'notify failed'));
+    }
+    sending = false;
+  };
+
   return {
     async publish(message) {
       local.dispatch(message);
-      const payload = JSON.stringify({ topic: message.topic, id: message.id, value: message.value, origin });
       // Not awaited: the data is already committed, and other processes' subscribers also poll, so a lost
       // notification delays them by at most the poll interval rather than blocking the writer.
-      client?.query('select pg_notify($1, $2)', [channel, payload]).catch((error) => options.logger.warn({ err: error }, 'notify failed'));
+      queued.push(JSON.stringify({ topic: message.topic, id: message.id, value: message.value, origin }));
+      if (!sending) void send();
     },
     subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
     subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),
