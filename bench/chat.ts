@@ -21,8 +21,12 @@ import { environmentFacts, hasTaskset, round, runLoad, runPaced, startChild, typ
  * one returns, so latency includes queueing and mostly measures throughput (p50 ≈ connections / rate).
  * "paced": an open-loop run at an even rate under the service's capacity (a fraction of its saturated
  * throughput, up to the same number of connections), so latency is the per-request cost of the service
- * itself rather than the length of its queue. With 2+ cores and taskset, the service gets its own core
- * and the load generator and fake share the other (Postgres floats).
+ * itself rather than the length of its queue.
+ *
+ * Cores: the service, the fake and the load generator are separate processes. `--pin` (2+ cores, taskset)
+ * gives the service core 1 and the load generator and fake core 0; it is off by default because the
+ * database cannot be pinned with them, and a service confined to the core Postgres is also using showed
+ * long stalls (p99 in seconds) that an unpinned one, free to move, did not.
  */
 
 export interface ChatBenchOptions {

@@ -3,11 +3,12 @@ import { runChatBench } from './chat';
 import { runResponsesBench } from './responses';
 
 /**
- * Benchmark entry: `npm run bench -- chat [--pglite] [--connections N] [--duration S] [--no-pin]
- * [--paced-fraction F] [--out FILE]`. Builds first (npm script), then runs from dist/.
+ * Benchmark entry: `npm run bench -- chat [--pglite] [--connections N] [--duration S] [--pin]
+ * [--paced-fraction F] [--out FILE] [--profile DIR]` (and `responses`, see the usage line). Builds first
+ * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--no-pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -29,10 +30,10 @@ async function main(argv: string[]) {
         pglite: flag('--pglite'),
         connections: number('--connections', 200),
         durationSeconds: number('--duration', 10),
-        pin: !flag('--no-pin'),
+        pin: flag('--pin'),
         pacedFraction: number('--paced-fraction', 0.5),
         postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'chat-pglite.json' : 'chat.json'))),
+        output: path.resolve(root, value('--out', path.join('bench', 'results', `chat${flag('--pglite') ? '-pglite' : ''}${flag('--pin') ? '-pinned' : ''}.json`))),
         profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
       });
       return;
