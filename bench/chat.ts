@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { environmentFacts, hasTaskset, round, runLoad, runPaced, startChild, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, hasTaskset, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -181,56 +180,11 @@ export async function runChatBench(options: ChatBenchOptions) {
   }
 }
 
-function compare(direct: LoadResult, service: LoadResult) {
-  const added = {
-    p50: round(service.latencyMs.p50 - direct.latencyMs.p50),
-    p99: round(service.latencyMs.p99 - direct.latencyMs.p99),
-  };
-  return {
-    direct: wire(direct),
-    service: wire(service),
-    added_ms: added,
-    /** Service throughput as a fraction of the bare upstream's. */
-    throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
-    /** Service latency over the bare upstream's. */
-    latency_ratio: { p50: round(service.latencyMs.p50 / direct.latencyMs.p50), p99: round(service.latencyMs.p99 / direct.latencyMs.p99) },
-    meets_target: { p50: added.p50 <= TARGET.addedP50Ms, p99: added.p99 <= TARGET.addedP99Ms },
-  };
-}
-
-const wire = (result: LoadResult) => ({
-  requests_per_second: result.requestsPerSecond,
-  latency_ms: result.latencyMs,
-  requests: result.requests,
-  ok: result.ok,
-  non_2xx: result.non2xx,
-  errors: result.errors,
-  timeouts: result.timeouts,
-});
-
-const summary = (result: LoadResult) =>
-  `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` +
-  (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
+const compare = (direct: LoadResult, service: LoadResult) => compareLoads(direct, service, { p50: TARGET.addedP50Ms, p99: TARGET.addedP99Ms });
 
 async function call(target: LoadTarget) {
   const reply = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });
   return { status: reply.status, text: await reply.text() };
-}
-
-async function balance(base: string, key: string): Promise<number> {
-  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
-  if (reply.status !== 200) throw new Error(`balance: ${reply.status}`);
-  return ((await reply.json()) as { balance: number }).balance;
-}
-
-async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 const log = (message: string) => process.stdout.write(`[bench chat] ${message}\n`);

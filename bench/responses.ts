@@ -4,8 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { environmentFacts, hasTaskset, percentile, round, runLoad, startChild, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, hasTaskset, percentile, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -28,6 +27,7 @@ export interface ResponsesBenchOptions {
 
 const MODEL = 'gpt-4.1-mini';
 const TARGET = { syncAddedP50Ms: 5, syncAddedP99Ms: 25, ttftAddedP50Ms: 5, backgroundPerSecond: 500, streamsRssMb: 300 };
+const syncBudget = { p50: TARGET.syncAddedP50Ms, p99: TARGET.syncAddedP99Ms };
 
 export async function runResponsesBench(options: ResponsesBenchOptions) {
   const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
@@ -78,9 +78,9 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     log(`  direct  ${summary(directSync)}`);
     const serviceSync = await runLoad(syncTarget, load);
     log(`  service ${summary(serviceSync)}`);
-    const rate = Math.max(50, Math.floor(serviceSync.requestsPerSecond * 0.5));
-    const directPaced = await runLoad(directTarget, { ...load, overallRate: rate });
-    const servicePaced = await runLoad(syncTarget, { ...load, overallRate: rate });
+    const rate = Math.max(20, Math.floor(serviceSync.requestsPerSecond * 0.5));
+    const directPaced = await runPaced(directTarget, { ...load, rate });
+    const servicePaced = await runPaced(syncTarget, { ...load, rate });
     log(`  paced at ${rate}/s: direct ${summary(directPaced)}; service ${summary(servicePaced)}`);
 
     // (b) time to first delta, sequential
@@ -153,9 +153,8 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
       target: TARGET,
       sync: {
         connections: load.connections,
-        saturated: compare(directSync, serviceSync),
-        paced: { overall_rate: rate, ...compare(directPaced, servicePaced) },
-        meets_target: { p50: servicePaced.latencyMs.p50 - directPaced.latencyMs.p50 <= TARGET.syncAddedP50Ms, p99: servicePaced.latencyMs.p99 - directPaced.latencyMs.p99 <= TARGET.syncAddedP99Ms },
+        saturated: compareLoads(directSync, serviceSync, syncBudget),
+        paced: { overall_rate: rate, ...compareLoads(directPaced, servicePaced, syncBudget) },
       },
       time_to_first_delta: { samples: ours.length - 20, ...ttft, added_ms: ttftAdded, meets_target: ttftAdded.p50 <= TARGET.ttftAddedP50Ms },
       background: { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond },
@@ -219,33 +218,6 @@ function rssMb(pid: number): number {
 function distribution(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: round(percentile(sorted, 0.5)), p90: round(percentile(sorted, 0.9)), p99: round(percentile(sorted, 0.99)), max: round(sorted.at(-1) ?? NaN) };
-}
-
-function compare(direct: LoadResult, service: LoadResult) {
-  return {
-    direct: { requests_per_second: direct.requestsPerSecond, latency_ms: direct.latencyMs, non_2xx: direct.non2xx, errors: direct.errors },
-    service: { requests_per_second: service.requestsPerSecond, latency_ms: service.latencyMs, non_2xx: service.non2xx, errors: service.errors },
-    added_ms: { p50: round(service.latencyMs.p50 - direct.latencyMs.p50), p99: round(service.latencyMs.p99 - direct.latencyMs.p99) },
-    throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
-  };
-}
-
-const summary = (result: LoadResult) =>
-  `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` + (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
-
-async function balance(base: string, key: string): Promise<number> {
-  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
-  return ((await reply.json()) as { balance: number }).balance;
-}
-
-async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 const log = (message: string) => process.stdout.write(`[bench responses] ${message}\n`);

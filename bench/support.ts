@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import os from 'node:os';
@@ -233,5 +234,54 @@ export function hasTaskset(): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Service against direct upstream: the added latency, ratios and whether a budget of added ms is met. */
+export function compareLoads(direct: LoadResult, service: LoadResult, budget: { p50: number; p99: number }) {
+  const added = {
+    p50: round(service.latencyMs.p50 - direct.latencyMs.p50),
+    p99: round(service.latencyMs.p99 - direct.latencyMs.p99),
+  };
+  return {
+    direct: loadToWire(direct),
+    service: loadToWire(service),
+    added_ms: added,
+    /** Service throughput as a fraction of the bare upstream's. */
+    throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
+    /** Service latency over the bare upstream's. */
+    latency_ratio: { p50: round(service.latencyMs.p50 / direct.latencyMs.p50), p99: round(service.latencyMs.p99 / direct.latencyMs.p99) },
+    meets_target: { p50: added.p50 <= budget.p50, p99: added.p99 <= budget.p99 },
+  };
+}
+
+const loadToWire = (result: LoadResult) => ({
+  requests_per_second: result.requestsPerSecond,
+  latency_ms: result.latencyMs,
+  requests: result.requests,
+  ok: result.ok,
+  non_2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+});
+
+export const summary = (result: LoadResult) =>
+  `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` +
+  (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
+
+/** The account balance (kopecks) as the API reports it. */
+export async function balance(base: string, key: string): Promise<number> {
+  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
+  if (reply.status !== 200) throw new Error(`balance: ${reply.status}`);
+  return ((await reply.json()) as { balance: number }).balance;
+}
+
+export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
   }
 }
