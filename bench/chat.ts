@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { balance, compareLoads, environmentFacts, hasTaskset, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, hasTaskset, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
