@@ -26,6 +26,9 @@ async function main(mode: Mode): Promise<void> {
   // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
   if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
     if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
+    if (mode === 'worker' && !config.database.url) {
+      throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
+    }
     const { db, events, ledger, webhooks, catalog, providers } = runtime.deps;
     worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities: createActivities({ db, logger, events, ledger, webhooks, catalog, providers }) });
     void worker.run().catch((error) => {

@@ -5,10 +5,9 @@ import { createResponse, MODEL, waitForFinal } from './helpers';
 describe('responses: request validation and access', () => {
   let app: TestApp;
   let key: string;
-  let accountId: string;
   beforeAll(async () => {
     app = await TestApp.start();
-    ({ key, accountId } = await app.createAccount());
+    ({ key } = await app.createAccount());
   });
   afterAll(() => app.close());
 
