@@ -62,6 +62,31 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
   const directBody = JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true });
 
   try {
+    // (d) first, on a fresh process: memory with N open streams (dev-echo paced so they stay open)
+    log(`(d) ${options.streams} concurrent SSE streams`);
+    const rssBefore = rssMb(service.child.pid!);
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const longInput = `/delay 1000 ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
+    const open = await Promise.all(
+      Array.from({ length: options.streams }, () =>
+        openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
+      ),
+    );
+    // Every stream is open once it has received its first delta (creation runs at the service's pace).
+    const openedBy = performance.now() + 120_000;
+    while (open.some((stream) => !stream.sawDelta()) && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
+    const rssOpen = rssMb(service.child.pid!);
+    const streamsReceiving = open.filter((stream) => stream.sawDelta()).length;
+    for (const stream of open) stream.close();
+    agent.destroy();
+    // Disconnecting does not stop generation (by design); cancel them so they do not load the next phases.
+    const ids = open.map((stream) => stream.id()).filter((id): id is string => Boolean(id));
+    for (let index = 0; index < ids.length; index += 50) {
+      await Promise.all(ids.slice(index, index + 50).map((id) => fetch(`${base}/v2/responses/${id}/cancel`, { method: 'POST', headers: serviceHeaders }).then((reply) => reply.arrayBuffer())));
+    }
+    const memory = { streams: options.streams, streams_receiving_deltas: streamsReceiving, rss_mb_before: rssBefore, rss_mb_with_streams: rssOpen, kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1) };
+    log(`  ${JSON.stringify(memory)}`);
+
     // (a) synchronous overhead
     const syncTarget: LoadTarget = { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) };
     const directTarget: LoadTarget = { url: `${upstream}/v1/responses`, method: 'POST', headers: directHeaders, body: directBody };
@@ -125,24 +150,6 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     };
     log(`  ${JSON.stringify(background)}`);
 
-    // (d) memory with N open streams (dev-echo paced so they stay open)
-    log(`(d) ${options.streams} concurrent SSE streams`);
-    const rssBefore = rssMb(service.child.pid!);
-    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-    const longInput = `/delay 1000 ${Array.from({ length: 30 }, (_, index) => `word${index}`).join(' ')}`;
-    const open = await Promise.all(
-      Array.from({ length: options.streams }, () =>
-        openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
-      ),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    const rssOpen = rssMb(service.child.pid!);
-    const streamsReceiving = open.filter((stream) => stream.sawDelta()).length;
-    for (const stream of open) stream.close();
-    agent.destroy();
-    const memory = { streams: options.streams, streams_receiving_deltas: streamsReceiving, rss_mb_before: rssBefore, rss_mb_with_streams: rssOpen, kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1) };
-    log(`  ${JSON.stringify(memory)}`);
-
     const report = {
       benchmark: 'responses',
       engine: 'embedded',
@@ -197,16 +204,18 @@ function firstDelta(url: string, headers: Record<string, string>, body: string):
 
 function openStream(url: string, headers: Record<string, string>, body: string, agent: http.Agent) {
   let delta = false;
+  let id: string | undefined;
   const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
     response.setEncoding('utf8');
     response.on('data', (chunk: string) => {
+      id ??= /"id":"(resp_[0-9a-f]+)"/.exec(chunk)?.[1];
       if (chunk.includes('output_text.delta')) delta = true;
     });
     response.on('error', () => undefined);
   });
   request.on('error', () => undefined);
   request.end(body);
-  return Promise.resolve({ sawDelta: () => delta, close: () => request.destroy() });
+  return Promise.resolve({ sawDelta: () => delta, id: () => id, close: () => request.destroy() });
 }
 
 function rssMb(pid: number): number {
