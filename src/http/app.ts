@@ -6,6 +6,7 @@ import { requireApiKey } from './auth';
 import { jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
+import { rejectNulInUrl } from './url-guard';
 import { publicRouteModules } from './routes';
 
 /** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
@@ -14,6 +15,7 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true;
   app.use(requestContext(deps.logger));
   app.use(errorMiddleware(deps.logger));
+  app.use(rejectNulInUrl());
   app.use(jsonBody(deps.config.http.bodyLimitBytes));
 
   const health = new Router();
