@@ -6,21 +6,26 @@ import { transactionToWire } from '../billing/ledger';
 import { requireAdminToken } from '../http/auth';
 import { parseInput } from '../http/validation';
 
+/** Postgres cannot store U+0000 in text or jsonb: a 400 here instead of a failed insert (a 500). */
+const noNul = (value: string) => !value.includes('\u0000');
+const nulMessage = 'must not contain NUL (\\u0000) characters';
+const storedName = z.string().trim().min(1).max(256).refine(noNul, nulMessage);
+
 const createAccountSchema = z.strictObject({
-  name: z.string().trim().min(1).max(256),
+  name: storedName,
   balance: z.number().int().min(0).max(1e12).optional(),
   mcp_enabled: z.boolean().optional(),
 });
 const updateAccountSchema = z.strictObject({
-  name: z.string().trim().min(1).max(256).optional(),
+  name: storedName.optional(),
   mcp_enabled: z.boolean().optional(),
 });
 const creditSchema = z.strictObject({
   amount: z.number().int().positive().max(1e12),
-  note: z.string().max(512).optional(),
+  note: z.string().max(512).refine(noNul, nulMessage).optional(),
 });
 const createKeySchema = z.strictObject({
-  name: z.string().trim().min(1).max(256).optional(),
+  name: storedName.optional(),
   expires_in: z.number().int().positive().max(10 * 365 * 24 * 3600).optional(),
 });
 

@@ -29,4 +29,21 @@ describe('input hardening: NUL characters never reach a query', () => {
     expect(admin.status).toBe(400);
     expect(admin.body).toEqual(refused);
   });
+
+  it('refuses NUL in admin names and notes with a 400 and writes nothing', async () => {
+    const before = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const account = await app.admin('POST', '/admin/accounts', { name: 'a\u0000b', balance: 10 });
+    expect(account.status).toBe(400);
+    expect(account.body.error.code).toBe('admin.invalid_request');
+    const after = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    expect(Number(after.n)).toBe(Number(before.n));
+
+    const { accountId } = await app.createAccount({ balance: 100 });
+    const credit = await app.admin('POST', `/admin/accounts/${accountId}/credits`, { amount: 5, note: 'x\u0000' });
+    expect(credit.status).toBe(400);
+    expect(credit.body.error.code).toBe('admin.invalid_request');
+    expect((await app.admin('GET', `/admin/accounts/${accountId}`)).body.balance).toBe(100);
+    expect((await app.admin('PATCH', `/admin/accounts/${accountId}`, { name: '\u0000' })).status).toBe(400);
+    expect((await app.admin('POST', `/admin/accounts/${accountId}/keys`, { name: 'k\u0000' })).status).toBe(400);
+  });
 });
