@@ -46,4 +46,23 @@ describe('input hardening: NUL characters never reach a query', () => {
     expect((await app.admin('PATCH', `/admin/accounts/${accountId}`, { name: '\u0000' })).status).toBe(400);
     expect((await app.admin('POST', `/admin/accounts/${accountId}/keys`, { name: 'k\u0000' })).status).toBe(400);
   });
+
+  it('stores the six characters backslash-u0000 in an Assistant, and still refuses a real NUL', async () => {
+    const { key } = await app.createAccount({ balance: 100 });
+    const text = 'escape NUL as \\u0000 in JSON';
+    const created = await app.request('POST', '/v2/assistants', {
+      key,
+      body: { model: 'dev-echo', name: 'escapes', instructions: text, tool_resources: { note: text }, metadata: { hint: text } },
+    });
+    expect(created.status).toBe(200);
+    const read = await app.request('GET', `/v2/assistants/${created.body.id}`, { key });
+    expect(read.body).toMatchObject({ instructions: text, tool_resources: { note: text }, metadata: { hint: text } });
+
+    const refusedNul = await app.request('POST', '/v2/assistants', {
+      key,
+      body: { model: 'dev-echo', name: 'nul', tool_resources: { deep: [{ 'k\u0000': 1 }] } },
+    });
+    expect(refusedNul.status).toBe(400);
+    expect(refusedNul.body.error.code).toBe('assistant.invalid_request');
+  });
 });
