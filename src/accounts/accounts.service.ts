@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
 import type { KeySigner } from './api-keys';
 import type { AccountRow, ApiKeyRow } from './accounts.table';
+import { toUnixSeconds } from '../time';
 
 export interface AuthContext {
   accountId: string;
@@ -97,4 +98,3 @@ export function accountToWire(account: AccountRow) {
   };
 }
 
-export const toUnixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);

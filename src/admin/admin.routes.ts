@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { accountToWire, toUnixSeconds, type AccountsService } from '../accounts/accounts.service';
+import { accountToWire, type AccountsService } from '../accounts/accounts.service';
+import { toUnixSeconds } from '../time';
 import type { Ledger } from '../billing/ledger';
 import { transactionToWire } from '../billing/ledger';
 import { requireAdminToken } from '../http/auth';

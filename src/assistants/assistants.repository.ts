@@ -1,5 +1,6 @@
 import type { Db } from '../db/database';
 import type { AssistantRow } from './assistants.table';
+import { toUnixSeconds } from '../time';
 
 /** The stored form of an Assistant's settings: everything but id, account and created_at. */
 export interface AssistantValues {
@@ -78,7 +79,6 @@ function toColumns(values: AssistantValues) {
   };
 }
 
-const toUnixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** DECISIONS.md 4: the full record; unset scalar fields are null, `tools` is [] and `metadata` {}. */
 export function assistantToWire(row: AssistantRow) {

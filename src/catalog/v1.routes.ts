@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { toUnixSeconds } from '../accounts/accounts.service';
+import { toUnixSeconds } from '../time';
 import { findAccountAndKey } from '../accounts/me.repository';
 import { unauthorized } from '../errors';
 import type { AppDeps } from '../runtime';

@@ -4,6 +4,7 @@ import type { Database } from '../db/schema';
 import { notFound } from '../errors';
 import { newId } from '../ids';
 import type { ContentPart, ConversationItemRow, ConversationRow } from './conversations.table';
+import { toUnixSeconds } from '../time';
 
 /**
  * Queries for conversations and their items. Every function takes the executor first so that a service
@@ -236,7 +237,6 @@ function itemToValues(item: NewConversationItem, conversationId: string, account
 
 // ---- row → wire ----
 
-const toUnixSeconds = (date: Date) => Math.floor(date.getTime() / 1000);
 
 export function conversationToWire(row: ConversationRow) {
   return { id: row.id, object: 'conversation' as const, created_at: toUnixSeconds(row.created_at), metadata: row.metadata ?? {} };

@@ -33,7 +33,8 @@ export function toApiError(error: unknown): ApiError {
   const status = (error as { status?: number; expose?: boolean })?.status;
   // Errors thrown by Koa itself (ctx.throw, http-errors) carry a safe status and message.
   if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
-    return new ApiError(status, status === 413 ? 'request.too_large' : 'request.invalid_request', (error as Error).message);
+    const reason = status === 413 ? 'too_large' : status === 405 ? 'method_not_allowed' : 'invalid_request';
+    return new ApiError(status, `request.${reason}`, (error as Error).message);
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
 }

@@ -1,13 +1,13 @@
 import type { ResponseRow } from './responses.table';
+import { toUnixSeconds } from '../time';
 
-const toUnix = (date: Date) => Math.floor(date.getTime() / 1000);
 
 /** The Response object of the spec. Output is empty while queued and after cancellation. */
 export function responseToWire(row: ResponseRow) {
   return {
     id: row.id,
     object: 'response' as const,
-    created_at: toUnix(row.created_at),
+    created_at: toUnixSeconds(row.created_at),
     status: row.status,
     background: row.background,
     model: row.model,
@@ -27,7 +27,7 @@ export function responseToWire(row: ResponseRow) {
     usage: row.usage,
     error: row.error,
     incomplete_details: row.incomplete_details,
-    completed_at: row.completed_at ? toUnix(row.completed_at) : null,
+    completed_at: row.completed_at ? toUnixSeconds(row.completed_at) : null,
   };
 }
 
