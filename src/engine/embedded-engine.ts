@@ -116,15 +116,18 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       if (job.cancel_requested_at) controller.abort();
       const definition = flows[job.kind];
       // Only a re-run (attempt > 1) can have recorded steps.
-      const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'result']).where('job_id', '=', job.id).execute() : [];
-      const recorded = new Map(steps.map((row) => [row.step, row.result]));
+      const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'activity', 'result']).where('job_id', '=', job.id).execute() : [];
+      const recorded = new Map(steps.map((row) => [row.step, row]));
       let step = 0;
       const never = new AbortController().signal;
       let shielded = 0;
       const proxy = new Proxy({} as Activities, {
         get: (_target, name: string) => async (input: unknown) => {
           const index = step++;
-          if (recorded.has(index)) return recorded.get(index);
+          // A re-run can take another path (a cancel recorded meanwhile skips startResponse), shifting the
+          // step numbers: a recorded result counts only for the activity that produced it.
+          const saved = recorded.get(index);
+          if (saved?.activity === name) return saved.result;
           const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name];
           const signal = shielded > 0 ? never : controller.signal;
           const result = await runWithActivityContext({ signal, heartbeat: () => undefined, attempt: job.attempts }, () => activity(input));

@@ -1,0 +1,114 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { newId } from '../../src/ids';
+import type { ResponseRequest } from '../../src/responses/response-types';
+import { TestApp } from '../support/harness';
+import { pollUntil } from './helpers';
+
+/**
+ * The embedded engine re-runs a job after a crash, replaying recorded activity results by step number. When
+ * the re-run takes a different path (a cancel that arrived while the job was orphaned skips startResponse),
+ * the step numbers shift: a recorded result must not be handed to a different activity.
+ */
+describe('responses: embedded engine re-run after a crash', () => {
+  let app: TestApp;
+  let accountId: string;
+  let server: http.Server;
+  let hookUrl: string;
+  const hooks: any[] = [];
+
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ accountId } = await app.createAccount());
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        hooks.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        res.writeHead(204).end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', resolve));
+    hookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  afterAll(async () => {
+    await app.close();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('a cancel that arrived while the job was orphaned still ends cancelled and sends the webhook', async () => {
+    const id = newId('resp');
+    const request: ResponseRequest = {
+      input: [{ type: 'message', role: 'user', content: 'hello there' }],
+      instructions: null,
+      temperature: null,
+      top_p: null,
+      reasoning_effort: null,
+      verbosity: null,
+      parallel_tool_calls: true,
+      message_limit: null,
+      truncation: 'disabled',
+      tools: [],
+      tool_choice: null,
+      max_output_tokens: null,
+      stream: false,
+    };
+    // State left by a process that died after the vendor call was recorded (step 1) and before finalisation;
+    // another replica then recorded a cancel request.
+    await app.db
+      .insertInto('responses')
+      .values({
+        id,
+        account_id: accountId,
+        status: 'in_progress',
+        background: true,
+        model: 'dev-echo',
+        vendor: 'dev',
+        request: JSON.stringify(request),
+        metadata: JSON.stringify({ webhook_url: hookUrl }),
+        started_at: new Date(),
+        cancel_requested_at: new Date(),
+      })
+      .execute();
+    await app.db
+      .insertInto('response_events')
+      .values([
+        { response_id: id, first_seq: 0, last_seq: 0, events: JSON.stringify([{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]) },
+        { response_id: id, first_seq: 1, last_seq: 1, events: JSON.stringify([{ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } }]) },
+      ])
+      .execute();
+    await app.db
+      .insertInto('jobs')
+      .values({
+        id,
+        kind: 'response',
+        status: 'running',
+        attempts: 1,
+        lease_owner: 'a-dead-process',
+        lease_expires_at: sql<Date>`now() - interval '1 minute'`,
+        launched_at: new Date(),
+        cancel_requested_at: new Date(),
+      })
+      .execute();
+    const recordedOutcome = { kind: 'generated', status: 'completed', output: [], inputTokens: 2, outputTokens: 2, nextSequence: 2 };
+    await app.db
+      .insertInto('job_steps')
+      .values({ job_id: id, step: 1, activity: 'callProvider', result: JSON.stringify(recordedOutcome) })
+      .execute();
+
+    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    const job = await pollUntil(
+      () => app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
+      (row) => row.status === 'completed' || row.status === 'failed',
+    );
+    expect(job).toEqual({ status: 'completed', attempts: 2 });
+
+    const row = await app.db.selectFrom('responses').select(['status', 'usage']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.status).toBe('cancelled');
+    const deliveries = await app.db.selectFrom('webhook_deliveries').select(['status']).where('resource_id', '=', id).execute();
+    expect(deliveries).toEqual([{ status: 'delivered' }]);
+    expect(hooks).toEqual([{ response_id: id, status: 'cancelled', status_at: expect.any(Number) }]);
+  });
+});
