@@ -26,7 +26,9 @@ export async function sendEventStream(ctx: Context, source: (signal: AbortSignal
     for await (const event of source(abort.signal)) {
       if (abort.signal.aborted) break;
       if (!res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) {
-        await Promise.race([once(res, 'drain'), once(abort.signal, 'abort')]);
+        // once() with the signal rejects on abort (caught below) and removes its listeners either way; racing a
+        // second once() on the signal left one abort listener behind per wait for the rest of the stream.
+        await once(res, 'drain', { signal: abort.signal });
       }
     }
   } catch (error) {
