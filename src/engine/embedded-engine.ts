@@ -23,12 +23,34 @@ export interface EmbeddedEngineOptions {
   exclusiveStorage: boolean;
   leaseMs?: number;
   pollIntervalMs?: number;
+  /** First retry delay of a failed job; doubles per attempt, capped at 30 s. */
+  retryBaseMs?: number;
 }
 
 type Flow = (ctx: FlowContext<any>, input: { responseId: string }) => Promise<string>;
-const flows: Record<JobKind, { flow: Flow; input: (id: string) => { responseId: string }; replaySafe: ReadonlyArray<string> }> = {
-  response: { flow: responseFlow, input: (id) => ({ responseId: id }), replaySafe: RESPONSE_REPLAY_SAFE_ACTIVITIES },
+interface FlowDefinition {
+  flow: Flow;
+  input: (id: string) => { responseId: string };
+  replaySafe: ReadonlyArray<string>;
+  /** After the last attempt failed: end the resource cleanly so nothing waits on it forever. */
+  abandon: (activities: Activities, id: string) => Promise<void>;
+}
+const flows: Record<JobKind, FlowDefinition> = {
+  response: {
+    flow: responseFlow,
+    input: (id) => ({ responseId: id }),
+    replaySafe: RESPONSE_REPLAY_SAFE_ACTIVITIES,
+    abandon: async (activities, id) => {
+      const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
+      const final = await activities.finalizeResponse({ responseId: id, outcome });
+      if (final.webhook) await activities.sendWebhook({ responseId: id });
+    },
+  },
 };
+
+/** Attempts of a job (a crash-free failure such as a database error) before it is abandoned. */
+const MAX_ATTEMPTS = 5;
+
 
 /**
  * The in-process engine: the same flows and activities as Temporal, made durable by the jobs table.
@@ -40,6 +62,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const { db, bus, logger, activities } = options;
   const leaseMs = options.leaseMs ?? 30_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const retryDelayMs = (attempt: number) => Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** (attempt - 1));
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const running = new Map<string, AbortController>();
   let started = false;
@@ -63,7 +86,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         eb
           .selectFrom('jobs')
           .select('id')
-          .where((w) => w.or([w('status', '=', 'pending'), w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)])]))
+          // A pending job's lease_expires_at, when set, is the time its retry may start.
+          .where((w) =>
+            w.or([
+              w.and([w('status', '=', 'pending'), w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', sql<Date>`now()`)])]),
+              w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)]),
+            ]),
+          )
           .orderBy('created_at')
           .limit(limit)
           .forUpdate()
@@ -159,8 +188,15 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       await finish(job.id, 'completed', null);
     } catch (error) {
       if (stopping) return; // lease expires; another start picks the job up
-      logger.error({ err: error, jobId: job.id }, 'job failed');
-      await finish(job.id, 'failed', error instanceof Error ? error.message : String(error)).catch(() => undefined);
+      const message = error instanceof Error ? error.message : String(error);
+      if (job.attempts < MAX_ATTEMPTS) {
+        logger.warn({ err: error, jobId: job.id, attempt: job.attempts }, 'job attempt failed; retrying');
+        await retryLater(job, message).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'));
+      } else {
+        logger.error({ err: error, jobId: job.id, attempt: job.attempts }, 'job failed; abandoning');
+        await flows[job.kind].abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
+        await finish(job.id, 'failed', message).catch(() => undefined);
+      }
     } finally {
       running.delete(job.id);
       if (running.size === 0) idle.splice(0).forEach((resolve) => resolve());
@@ -175,6 +211,27 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       .where('id', '=', id)
       .where('lease_owner', '=', owner)
       .execute();
+  }
+
+  /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
+  async function retryLater(job: JobRow, lastError: string) {
+    const delay = retryDelayMs(job.attempts);
+    await db
+      .updateTable('jobs')
+      .set({
+        status: 'pending',
+        last_error: lastError,
+        lease_owner: null,
+        lease_expires_at: sql<Date>`now() + ${sql.lit(delay)} * interval '1 millisecond'`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .execute();
+    setTimeout(() => {
+      backlog = true;
+      void pump();
+    }, delay + 10).unref();
   }
 
   async function renewLeases() {
