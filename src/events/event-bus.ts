@@ -13,6 +13,8 @@ export interface BusMessage {
   data?: unknown;
   id: string;
   value?: number;
+  /** The message announces the stream's terminal event (its sequence number is `value`). */
+  final?: boolean;
 }
 
 export interface EventBus {
@@ -79,7 +81,7 @@ export async function createPostgresBus(options: { connectionString: string; sch
       try {
         const message = JSON.parse(notification.payload) as BusMessage & { origin: string };
         if (message.origin === origin) return;
-        local.dispatch({ topic: message.topic, id: message.id, value: message.value });
+        local.dispatch({ topic: message.topic, id: message.id, value: message.value, final: message.final });
       } catch (error) {
         options.logger.warn({ err: error }, 'unreadable bus notification');
       }
@@ -110,7 +112,7 @@ export async function createPostgresBus(options: { connectionString: string; sch
       local.dispatch(message);
       // Not awaited: the data is already committed, and other processes' subscribers also poll, so a lost
       // notification delays them by at most the poll interval rather than blocking the writer.
-      queued.push(JSON.stringify({ topic: message.topic, id: message.id, value: message.value, origin }));
+      queued.push(JSON.stringify({ topic: message.topic, id: message.id, value: message.value, final: message.final, origin }));
       if (!sending) void send();
     },
     subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),

@@ -50,7 +50,7 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
 
   async function notify(responseId: string, events: StreamEvent[]) {
     if (events.length === 0) return;
-    await bus.publish({ topic: EVENTS_TOPIC, id: responseId, value: events[events.length - 1].sequence_number, data: events });
+    await bus.publish({ topic: EVENTS_TOPIC, id: responseId, value: events[events.length - 1].sequence_number, data: events, final: events.some(isTerminalEvent) });
   }
 
   async function read(responseId: string, afterSequence: number): Promise<StreamEvent[]> {
@@ -69,8 +69,11 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     const pending: StreamEvent[][] = [];
     let wake: (() => void) | undefined;
     let notified = false;
+    // A reader that asked to start after the terminal event's sequence number would otherwise wait forever.
+    let endedBefore = false;
     const unsubscribe = bus.subscribe(EVENTS_TOPIC, responseId, (message) => {
       if (Array.isArray(message.data)) pending.push(message.data as StreamEvent[]);
+      if (message.final && message.value !== undefined && message.value <= last) endedBefore = true;
       notified = true;
       wake?.();
     });
@@ -103,6 +106,7 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
           if (isTerminalEvent(event)) return;
         }
         if (pending.length > 0) continue;
+        if (endedBefore) return;
         if (!notified) {
           await new Promise<void>((resolve) => {
             const timer = setTimeout(() => {

@@ -64,9 +64,12 @@ export class EventWriter {
     this.next += events.length;
     this.buffer = [];
     this.lastFlushAt = Date.now();
-    this.chain = this.chain.then(() => this.log.append(this.responseId, events)).catch((error) => {
-      this.failure ??= error;
-    });
+    // After a failed write nothing more is written: a later batch would leave a gap in the stored sequence.
+    this.chain = this.chain
+      .then(() => (this.failure ? undefined : this.log.append(this.responseId, events)))
+      .catch((error) => {
+        this.failure ??= error;
+      });
   }
 
   /** Writes everything emitted so far; rejects if any write failed. */

@@ -205,7 +205,12 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   async function remove(accountId: string, id: string) {
     const row = await find(accountId, id);
-    if (!isFinalStatus(row.status)) await cancel(accountId, id);
+    if (!isFinalStatus(row.status)) {
+      // It may finish between the read and the cancel: then there is nothing left to cancel.
+      await cancel(accountId, id).catch((error) => {
+        if (!(ApiError.isInstance(error) && error.code === 'response.not_cancellable')) throw error;
+      });
+    }
     await db.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
     return { id, object: 'response.deleted' as const, deleted: true as const };
   }

@@ -1,0 +1,23 @@
+import { TestApp } from '../support/harness';
+
+/** A resume that starts after where the stream will end closes when the Response finishes, not never. */
+describe('responses: resuming past the end of a running stream', () => {
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ key } = await app.createAccount());
+  });
+  afterAll(() => app.close());
+
+  it('ends with no events once the Response finishes', async () => {
+    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 30 a b c d e' } });
+    expect(created.status).toBe(200);
+    const resumed = await fetch(`${app.baseUrl}/v2/responses/${created.body.id}?stream=true&starting_after=1000`, { headers: { 'x-auth-token': key } });
+    expect(resumed.status).toBe(200);
+    const text = await resumed.text();
+    expect(text.includes('data: ')).toBe(false);
+    const final = await app.request('GET', `/v2/responses/${created.body.id}`, { key });
+    expect(final.body.status).toBe('completed');
+  });
+});
