@@ -10,6 +10,8 @@ import { toUnixSeconds } from '../time';
 export interface AuthContext {
   accountId: string;
   keyId: string;
+  /** The account as read with the key (same query): lets billable routes check the balance without another round trip. */
+  account: { balance: number; mcpEnabled: boolean };
 }
 
 export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner }) {
@@ -74,13 +76,14 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     const claims = await signer.verify(token);
     const row = await db
       .selectFrom('api_keys')
-      .select(['id', 'account_id', 'status', 'expires_at'])
-      .where('id', '=', claims.keyId)
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(['api_keys.id', 'api_keys.account_id', 'api_keys.status', 'api_keys.expires_at', 'accounts.balance', 'accounts.mcp_enabled'])
+      .where('api_keys.id', '=', claims.keyId)
       .executeTakeFirst();
     if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
-    return { accountId: row.account_id, keyId: row.id };
+    return { accountId: row.account_id, keyId: row.id, account: { balance: row.balance, mcpEnabled: row.mcp_enabled } };
   }
 
   return { createAccount, getAccount, updateAccount, createKey, disableKey, authenticate };

@@ -93,10 +93,13 @@ export function createLedger(db: Db) {
       .executeTakeFirstOrThrow();
   }
 
-  /** DECISIONS.md 11: a billable operation is refused with 402 when the balance is ≤ 0. */
-  async function assertCanSpend(accountId: string, executor: Db = db): Promise<void> {
-    const account = await executor.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
-    if (!account || account.balance <= 0) throw paymentRequired();
+  /**
+   * DECISIONS.md 11: a billable operation is refused with 402 when the balance is ≤ 0. `knownBalance` is the
+   * balance already read in this request (with the API key), which saves the query.
+   */
+  async function assertCanSpend(accountId: string, knownBalance?: number): Promise<void> {
+    const balance = knownBalance ?? (await db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst())?.balance;
+    if (balance === undefined || balance <= 0) throw paymentRequired();
   }
 
   return { credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input), debit: (input: DebitInput, executor: Db = db) => debit(executor, input), assertCanSpend };

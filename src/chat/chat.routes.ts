@@ -19,13 +19,13 @@ export function chatRoutes(deps: AppDeps): Router {
       maxTokens: body.max_tokens,
       temperature: body.temperature,
       tools: body.tools,
-    });
+    }, ctx.state.auth.account.balance);
     ctx.body = legacyCompletionToWire(completion);
   });
 
   router.post('/v1/chat/completions', async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
-    const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages });
+    const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, ctx.state.auth.account.balance);
     ctx.body = { message: { role: 'assistant', content: completion.text } };
   });
 

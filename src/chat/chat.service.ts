@@ -42,7 +42,7 @@ export interface ChatCompletion {
  * (service `chat`, DECISIONS.md 10), refused with 402 before the call when the balance is ≤ 0.
  */
 export function createChatService(deps: ChatDeps) {
-  async function complete(accountId: string, request: ChatRequest): Promise<ChatCompletion> {
+  async function complete(accountId: string, request: ChatRequest, knownBalance?: number): Promise<ChatCompletion> {
     const created = Math.floor(Date.now() / 1000);
     const tools = request.tools ? toFunctionTools(request.tools) : undefined;
     const model = await deps.catalog.requireUsableModel(request.model, 'chat', 'llm');
@@ -55,7 +55,7 @@ export function createChatService(deps: ChatDeps) {
     if (request.maxTokens !== undefined && model.maxOutput > 0 && request.maxTokens > model.maxOutput) {
       throw invalidRequest('chat', `max_tokens is at most ${model.maxOutput} for model ${model.code}.`);
     }
-    await deps.ledger.assertCanSpend(accountId);
+    await deps.ledger.assertCanSpend(accountId, knownBalance);
 
     // Our own id, never the client's X-Request-Id: the debit is keyed by it.
     const requestId = `req_${randomBytes(12).toString('hex')}`;

@@ -10,7 +10,7 @@ export function embeddingsRoutes(deps: AppDeps): Router {
 
   router.post('/v2/embeddings', async (ctx) => {
     const body = parseEmbeddingsBody(ctx.request.body);
-    const result = await service.embed(ctx.state.auth.accountId, body);
+    const result = await service.embed(ctx.state.auth.accountId, body, ctx.state.auth.account.balance);
     ctx.body = {
       embedding: result.embedding,
       model: result.model,

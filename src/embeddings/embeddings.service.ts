@@ -23,10 +23,10 @@ export interface EmbeddingResult {
 
 /** One synchronous embedding call, billed once per request (DECISIONS.md 10, 11). */
 export function createEmbeddingsService(deps: EmbeddingsDeps) {
-  async function embed(accountId: string, input: { model: string; input: string }): Promise<EmbeddingResult> {
+  async function embed(accountId: string, input: { model: string; input: string }, knownBalance?: number): Promise<EmbeddingResult> {
     const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
     // Refuse before spending anything upstream.
-    await deps.ledger.assertCanSpend(accountId);
+    await deps.ledger.assertCanSpend(accountId, knownBalance);
 
     // Our own id, not the client-supplied X-Request-Id: the debit is keyed by it, and a client that
     // repeats its request id must not get a second call for free.

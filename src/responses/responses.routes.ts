@@ -16,7 +16,7 @@ export function responsesRoutes(deps: AppDeps): Router {
     const rawKey = ctx.get('idempotency-key');
     const idempotencyKey = rawKey ? parseInput(idempotencyKeySchema, rawKey, 'request') : undefined;
     const { accountId } = ctx.state.auth;
-    const { response, replayed } = await service.create(accountId, body, idempotencyKey);
+    const { response, replayed } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account);
     if (replayed) ctx.set('Idempotent-Replayed', 'true');
     if (body.stream) {
       await sendEventStream(ctx, (signal) => deps.events.follow(response.id, -1, signal));

@@ -50,14 +50,26 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     return row;
   }
 
-  async function create(accountId: string, body: CreateResponseBody, idempotencyKey?: string): Promise<CreateResult> {
+  async function create(
+    accountId: string,
+    body: CreateResponseBody,
+    idempotencyKey?: string,
+    /** The account as read with the API key in this request; read here when absent. */
+    knownAccount?: { balance: number; mcpEnabled: boolean },
+  ): Promise<CreateResult> {
     const requestHash = idempotencyKey ? hashRequest(body) : '';
     if (idempotencyKey) {
       const replay = await findIdempotent(accountId, idempotencyKey, requestHash);
       if (replay) return { response: replay, replayed: true };
     }
 
-    const account = await db.selectFrom('accounts').select(['balance', 'mcp_enabled']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const account =
+      knownAccount ??
+      (await db
+        .selectFrom('accounts')
+        .select(['balance', 'mcp_enabled as mcpEnabled'])
+        .where('id', '=', accountId)
+        .executeTakeFirstOrThrow());
     const assistant = body.assistant_id === undefined
       ? undefined
       : await db.selectFrom('assistants').selectAll().where('id', '=', body.assistant_id).where('account_id', '=', accountId).executeTakeFirst();
@@ -66,7 +78,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
     const mcpTools = (body.tools ?? []).filter((tool): tool is McpToolSpec => tool.type === 'mcp');
     if (mcpTools.length > 0 || (body.tool_choice as { type?: string } | undefined)?.type === 'mcp') {
-      if (!account.mcp_enabled) throw forbidden('mcp', 'Remote MCP tools are not enabled for this account; ask an administrator to enable them.');
+      if (!account.mcpEnabled) throw forbidden('mcp', 'Remote MCP tools are not enabled for this account; ask an administrator to enable them.');
       throw invalidRequest('mcp', 'Remote MCP tools are not supported yet by this service.', 'not_supported');
     }
     const functionTools: FunctionToolSpec[] = body.tools
@@ -86,7 +98,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       if (!conversation) throw notFound('conversation', `No conversation with id ${conversationId}.`);
     }
     if (body.previous_response_id) await find(accountId, body.previous_response_id);
-    if (account.balance <= 0) await ledger.assertCanSpend(accountId);
+    await ledger.assertCanSpend(accountId, account.balance);
 
     const request: ResponseRequest = {
       input: normaliseInput(body.input),
