@@ -8,7 +8,7 @@ import type { FlowContext } from '../../workflows/flow-context';
 import { RESPONSE_REPLAY_SAFE_ACTIVITIES, responseFlow } from '../../workflows/response.flow';
 import type { Activities } from '../../activities';
 import { runWithActivityContext } from './activity-context';
-import { insertJob, type Engine, type JobRef } from './engine';
+import type { Engine, JobRef } from './engine';
 import type { JobKind, JobRow } from './jobs.table';
 
 const CANCEL_TOPIC = 'job-cancel';
@@ -249,7 +249,6 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   return {
     name: 'embedded',
     workerId: owner,
-    enqueue: insertJob,
     async launch() {
       backlog = true;
       void pump();

@@ -2,7 +2,7 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFo
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import { insertJob, type Engine, type JobRef } from './engine';
+import type { Engine, JobRef } from './engine';
 import type { JobKind } from './jobs.table';
 
 /** Durable workflow type per job kind (renaming one breaks running workflows). */
@@ -56,7 +56,6 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
 
   return {
     name: 'temporal',
-    enqueue: insertJob,
     launch,
     async cancel(job) {
       try {

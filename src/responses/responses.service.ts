@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
 import type { Db } from '../db/database';
@@ -15,7 +15,7 @@ import type { CreateResponseBody } from './responses.schema';
 import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
 import { isFinalStatus } from './response-types';
 import { responseToWire, type ResponseWire } from './response-wire';
-import type { ResponseRow } from './responses.table';
+import type { ResponseRow, ResponsesTable } from './responses.table';
 
 export interface ResponsesServiceDeps {
   db: Db;
@@ -128,51 +128,45 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
 
     const id = newId('resp');
-    const created = await inTransaction(db, async (trx) => {
-      if (idempotencyKey) {
-        const claimed = await trx
-          .insertInto('idempotency_keys')
-          .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
-          .onConflict((oc) =>
-            oc
-              .columns(['account_id', 'key'])
-              .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
-              .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
-          )
-          .returning('response_id')
-          .executeTakeFirst();
-        if (!claimed) return null; // a concurrent request with the same key won
-      }
-      const row = await trx
-        .insertInto('responses')
-        .values({
-          id,
-          account_id: accountId,
-          status: 'queued',
-          background: body.background ?? true,
-          model: model.code,
-          vendor: model.vendor,
-          assistant_id: assistant?.id ?? null,
-          conversation_id: conversationId ?? null,
-          previous_response_id: body.previous_response_id ?? null,
-          request: JSON.stringify(request),
-          metadata: JSON.stringify(body.metadata ?? {}),
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const createdEvent: StreamEvent = { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } };
-      await events.write(id, [createdEvent], trx);
-      await engine.enqueue(trx, { id, kind: 'response' });
-      return { row, createdEvent };
-    });
-    if (!created) {
+    const createdEvent: StreamEvent = { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } };
+    const values: Insertable<ResponsesTable> = {
+      id,
+      account_id: accountId,
+      status: 'queued',
+      background: body.background ?? true,
+      model: model.code,
+      vendor: model.vendor,
+      assistant_id: assistant?.id ?? null,
+      conversation_id: conversationId ?? null,
+      previous_response_id: body.previous_response_id ?? null,
+      request: JSON.stringify(request),
+      metadata: JSON.stringify(body.metadata ?? {}),
+    };
+    // With an Idempotency-Key, the key is claimed in the same transaction; without one, one statement suffices.
+    const row = !idempotencyKey
+      ? await insertQueuedResponse(db, values, createdEvent)
+      : await inTransaction(db, async (trx) => {
+          const claimed = await trx
+            .insertInto('idempotency_keys')
+            .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
+            .onConflict((oc) =>
+              oc
+                .columns(['account_id', 'key'])
+                .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
+                .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
+            )
+            .returning('response_id')
+            .executeTakeFirst();
+          return claimed ? insertQueuedResponse(trx, values, createdEvent) : null; // null: a concurrent request with the key won
+        });
+    if (!row) {
       const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
       if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       return { response: replay, replayed: true };
     }
-    await events.notify(id, [created.createdEvent]);
+    await events.notify(id, [createdEvent]);
     await engine.launch({ id, kind: 'response' });
-    return { response: created.row, replayed: false };
+    return { response: row, replayed: false };
   }
 
   /** DECISIONS.md 17: same key + same body → the stored Response; different body → 400. */
@@ -231,6 +225,25 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 }
 
 export type ResponsesService = ReturnType<typeof createResponsesService>;
+
+/**
+ * The queued Response, its `response.created` event (sequence 0) and its job row (the engine's outbox) in one
+ * statement: atomic without a transaction's extra round trips. Foreign keys are checked at statement end.
+ */
+function insertQueuedResponse(executor: Db, values: Insertable<ResponsesTable>, createdEvent: StreamEvent): Promise<ResponseRow> {
+  return executor
+    .with('created_event', (qb) =>
+      qb
+        .insertInto('response_events')
+        .values({ response_id: values.id, first_seq: 0, last_seq: 0, events: JSON.stringify([createdEvent]) })
+        .returning('response_events.response_id'),
+    )
+    .with('outbox', (qb) => qb.insertInto('jobs').values({ id: values.id, kind: 'response' }).returning('jobs.id'))
+    .insertInto('responses')
+    .values(values)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
 
 function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
