@@ -47,12 +47,12 @@ export async function buildPrompt(
 
 /** Input and output of each earlier Response in the chain, oldest first. */
 async function chainHistory(db: Db, accountId: string, previousId: string): Promise<PromptItem[]> {
-  const chain: Array<Pick<ResponseRow, 'request' | 'output' | 'previous_response_id'>> = [];
+  const chain: Array<Pick<ResponseRow, 'request' | 'output' | 'previous_response_id' | 'deleted_at'>> = [];
   let id: string | null = previousId;
   while (id && chain.length < MAX_CHAIN) {
-    const row: Pick<ResponseRow, 'request' | 'output' | 'previous_response_id'> | undefined = await db
+    const row: Pick<ResponseRow, 'request' | 'output' | 'previous_response_id' | 'deleted_at'> | undefined = await db
       .selectFrom('responses')
-      .select(['request', 'output', 'previous_response_id'])
+      .select(['request', 'output', 'previous_response_id', 'deleted_at'])
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
@@ -60,7 +60,10 @@ async function chainHistory(db: Db, accountId: string, previousId: string): Prom
     chain.unshift(row);
     id = row.previous_response_id;
   }
-  return chain.flatMap((row) => [...row.request.input.map(inputItemToPrompt), ...row.output.flatMap(outputItemToPrompt)]);
+  // A deleted Response keeps the chain linked but its content no longer reaches a model.
+  return chain
+    .filter((row) => row.deleted_at === null)
+    .flatMap((row) => [...row.request.input.map(inputItemToPrompt), ...row.output.flatMap(outputItemToPrompt)]);
 }
 
 export function inputItemToPrompt(item: InputItem): PromptItem {

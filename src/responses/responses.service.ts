@@ -182,7 +182,10 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (existing.request_hash !== requestHash) {
       throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
     }
-    return db.selectFrom('responses').selectAll().where('id', '=', existing.response_id).executeTakeFirst();
+    const stored = await db.selectFrom('responses').selectAll().where('id', '=', existing.response_id).executeTakeFirst();
+    // The key still guards against running twice, but a deleted Response is not served again.
+    if (stored?.deleted_at) throw notFound('response', `The Response created with this Idempotency-Key (${stored.id}) was deleted.`);
+    return stored;
   }
 
   /** Waits for the terminal event of a Response and returns its final state. */
