@@ -2,6 +2,7 @@ import { createActivities } from '../../activities';
 import { createEmbeddedEngine } from '../../src/engine/embedded-engine';
 import type { Engine } from '../../src/engine/engine';
 import { TestApp } from '../support/harness';
+import { pollUntil } from '../responses/helpers';
 
 /**
  * A job whose activities fail (a database hiccup, say) is retried with backoff; after the last attempt the
@@ -40,6 +41,13 @@ describe('embedded engine: failed jobs', () => {
     return { engine, calls: () => calls };
   }
 
+  /** The job row is closed just after the final event is written: wait for that, bounded. */
+  const jobSettled = (id: string) =>
+    pollUntil(
+      () => app.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+      (job) => job.status === 'completed' || job.status === 'failed',
+    );
+
   async function finalOf(id: string) {
     const reply = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
     const blocks = (await reply.text()).split('\n\n').filter((block) => block.includes('data: '));
@@ -54,8 +62,7 @@ describe('embedded engine: failed jobs', () => {
     expect(final.type).toBe('response.completed');
     expect(final.response.output[0].content[0].text).toBe('after two failures');
     expect(calls()).toBe(3);
-    const job = await app.db.selectFrom('jobs').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
-    expect(job).toMatchObject({ status: 'completed', attempts: 3 });
+    expect(await jobSettled(created.body.id)).toMatchObject({ status: 'completed', attempts: 3 });
   });
 
   it('abandons after the last attempt with a failed Response, not a stuck one', async () => {
@@ -67,8 +74,7 @@ describe('embedded engine: failed jobs', () => {
     expect(final.response.error.code).toBe('response.execution_failed');
     expect(final.response.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cost: 0 });
     expect(calls()).toBe(5);
-    const job = await app.db.selectFrom('jobs').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
-    expect(job).toMatchObject({ status: 'failed', attempts: 5, last_error: expect.stringContaining('database unavailable') });
+    expect(await jobSettled(created.body.id)).toMatchObject({ status: 'failed', attempts: 5, last_error: expect.stringContaining('database unavailable') });
     const got = await app.request('GET', `/v2/responses/${created.body.id}`, { key });
     expect(got.body.status).toBe('failed');
   });
