@@ -13,7 +13,7 @@ import type { Logger } from '../src/logger';
 import { ProviderError, type LanguageModel, type TextStreamPart } from '../src/providers/provider';
 import { toApiError } from '../src/providers/provider-errors';
 import { buildPrompt } from '../src/responses/prompt';
-import type { FunctionCallOutputItem, MessageOutputItem, OutputItem, ResponseUsage } from '../src/responses/response-types';
+import { isFinalStatus, type FunctionCallOutputItem, type MessageOutputItem, type OutputItem, type ResponseUsage } from '../src/responses/response-types';
 import { responseToWire } from '../src/responses/response-wire';
 import type { ResponseRow } from '../src/responses/responses.table';
 import type { CatalogModel } from '../src/catalog/catalog-types';
@@ -31,7 +31,6 @@ export interface ResponseActivityDeps {
   heartbeatIntervalMs?: number;
 }
 
-const FINAL = ['completed', 'incomplete', 'failed', 'cancelled'];
 /** `response.created` is 0 and `response.in_progress` 1: output starts at 2. */
 const FIRST_OUTPUT_SEQUENCE = 2;
 
@@ -76,7 +75,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       .where('id', '=', responseId)
       .executeTakeFirstOrThrow()
       .then((found) => ({ ...found, next_sequence: Number(found.next_sequence) }));
-    if (FINAL.includes(row.status)) return { kind: 'cancelled' };
+    if (isFinalStatus(row.status)) return { kind: 'cancelled' };
     if (firstSequence > FIRST_OUTPUT_SEQUENCE) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
       // regeneration would contradict their buffers. End cleanly instead.
@@ -145,7 +144,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   async function finalizeResponse({ responseId, outcome }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
     const { result, published } = await inTransaction(db, async (trx) => {
       const row = await trx.selectFrom('responses').selectAll().where('id', '=', responseId).forUpdate().executeTakeFirstOrThrow();
-      if (FINAL.includes(row.status)) {
+      if (isFinalStatus(row.status)) {
         return { result: { status: row.status, webhook: Boolean(row.metadata.webhook_url) }, published: [] as StreamEvent[] };
       }
       const model = deps.catalog.getModel(row.model);

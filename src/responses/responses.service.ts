@@ -6,7 +6,7 @@ import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
 import type { Engine } from '../engine/engine';
 import type { EventLog } from '../events/event-log';
-import type { StreamEvent } from '../events/stream-event';
+import { isTerminalEvent, type StreamEvent } from '../events/stream-event';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
@@ -191,7 +191,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   /** Waits for the terminal event of a Response and returns its final state. */
   async function waitForFinal(accountId: string, id: string, signal?: AbortSignal): Promise<ResponseWire> {
     for await (const event of events.follow(id, -1, signal)) {
-      if (['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled'].includes(event.type)) {
+      if (isTerminalEvent(event)) {
         return event.response as ResponseWire;
       }
     }
