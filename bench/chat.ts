@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { balance, compareLoads, environmentFacts, hasTaskset, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, serviceEnvironment, environmentFacts, hasTaskset, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -55,20 +55,7 @@ export async function runChatBench(options: ChatBenchOptions) {
   const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
   if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
 
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    ADMIN_TOKEN: randomBytes(24).toString('hex'),
-    KEY_SIGNING_SECRET: randomBytes(32).toString('hex'),
-    // Only the vendor under test is configured; nothing is inherited from the caller's environment.
-    OPENAI_API_KEY: 'bench-upstream-key',
-    OPENAI_BASE_URL: `${upstream}/v1`,
-    PROVIDER_MAX_RETRIES: '0',
-    ...(schema ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
-  };
+  const env = serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined });
   const cleanUp = async () => {
     await fake.stop();
     if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));

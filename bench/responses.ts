@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { balance, compareLoads, environmentFacts, hasTaskset, percentile, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadTarget } from './support';
+import { balance, compareLoads, serviceEnvironment, environmentFacts, hasTaskset, percentile, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -40,20 +40,12 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
   const service = await startChild<{ port: number; key: string }>('service-process.js', {
     args: schema ? ['--schema', schema] : [],
     cpus: pin ? '1' : undefined,
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: randomBytes(24).toString('hex'),
-      KEY_SIGNING_SECRET: randomBytes(32).toString('hex'),
-      OPENAI_API_KEY: 'bench-upstream-key',
-      OPENAI_BASE_URL: `${upstream}/v1`,
-      PROVIDER_MAX_RETRIES: '0',
-      ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)),
-      ...(schema ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
-    },
+    env: serviceEnvironment({
+      dataDir,
+      upstream,
+      postgresUrl: schema ? options.postgresUrl : undefined,
+      extra: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)) },
+    }),
   });
   const base = `http://127.0.0.1:${service.ready.port}`;
   const key = service.ready.key;

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -284,4 +285,25 @@ export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Pr
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The service's environment in a benchmark: fresh secrets, quiet logs, only the OpenAI vendor configured and
+ * pointed at the fake upstream (nothing inherited from the caller's environment), Postgres when a URL is given.
+ */
+export function serviceEnvironment(options: { dataDir: string; upstream: string; postgresUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: options.dataDir,
+    ADMIN_TOKEN: randomBytes(24).toString('hex'),
+    KEY_SIGNING_SECRET: randomBytes(32).toString('hex'),
+    OPENAI_API_KEY: 'bench-upstream-key',
+    OPENAI_BASE_URL: `${options.upstream}/v1`,
+    PROVIDER_MAX_RETRIES: '0',
+    ...(options.postgresUrl ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
+    ...options.extra,
+  };
 }

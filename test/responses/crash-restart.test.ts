@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from '../support/harness';
+import { SseStream } from '../support/sse';
 
 /**
  * A server killed (SIGKILL) mid-generation and started again on the same storage: every Response ends final
@@ -53,31 +54,14 @@ async function call(server: Server, method: string, urlPath: string, body?: unkn
   return { status: reply.status, body: (await reply.json()) as any };
 }
 
-/** Reads a Response's event stream until `stop(event)` is true or the stream ends. */
+/** Reads a Response's event stream (data objects) until `stop(event)` is true or the stream ends. */
 async function readEvents(server: Server, key: string, id: string, stop: (event: any) => boolean) {
-  const controller = new AbortController();
-  const reply = await fetch(`${server.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key }, signal: controller.signal });
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const seen: any[] = [];
+  const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key });
   try {
-    for await (const chunk of reply.body as any as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let split: number;
-      while ((split = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, split);
-        buffer = buffer.slice(split + 2);
-        const data = block.split('\n').find((line) => line.startsWith('data: '));
-        if (!data) continue;
-        const event = JSON.parse(data.slice(6));
-        seen.push(event);
-        if (stop(event)) return seen;
-      }
-    }
+    return (await stream.readUntil((event) => stop(event.data))).map((event) => event.data);
   } finally {
-    controller.abort();
+    stream.abort();
   }
-  return seen;
 }
 
 const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);

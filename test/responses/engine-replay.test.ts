@@ -2,9 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { newId } from '../../src/ids';
-import type { ResponseRequest } from '../../src/responses/response-types';
 import { TestApp } from '../support/harness';
-import { pollUntil } from './helpers';
+import { pollUntil, storedRequest } from './helpers';
 
 /**
  * The embedded engine re-runs a job after a crash, replaying recorded activity results by step number. When
@@ -40,21 +39,7 @@ describe('responses: embedded engine re-run after a crash', () => {
 
   it('a cancel that arrived while the job was orphaned still ends cancelled and sends the webhook', async () => {
     const id = newId('resp');
-    const request: ResponseRequest = {
-      input: [{ type: 'message', role: 'user', content: 'hello there' }],
-      instructions: null,
-      temperature: null,
-      top_p: null,
-      reasoning_effort: null,
-      verbosity: null,
-      parallel_tool_calls: true,
-      message_limit: null,
-      truncation: 'disabled',
-      tools: [],
-      tool_choice: null,
-      max_output_tokens: null,
-      stream: false,
-    };
+    const request = storedRequest('hello there');
     // State left by a process that died after the vendor call was recorded (step 1) and before finalisation;
     // another replica then recorded a cancel request.
     await app.db

@@ -1,9 +1,30 @@
+import type { ResponseRequest } from '../../src/responses/response-types';
 import type { ApiReply, TestApp } from '../support/harness';
 import { isTerminal, SseStream, type SseEvent } from '../support/sse';
 
 /** Shared steps of the Responses suites: create, stream, resume, wait for the end, read rows. */
 
 export const MODEL = 'dev-echo';
+
+/** A stored request as the service would write it for `input: text`, for tests that insert Response rows directly. */
+export function storedRequest(text: string, overrides: Partial<ResponseRequest> = {}): ResponseRequest {
+  return {
+    input: [{ type: 'message', role: 'user', content: text }],
+    instructions: null,
+    temperature: null,
+    top_p: null,
+    reasoning_effort: null,
+    verbosity: null,
+    parallel_tool_calls: true,
+    message_limit: null,
+    truncation: 'disabled',
+    tools: [],
+    tool_choice: null,
+    max_output_tokens: null,
+    stream: false,
+    ...overrides,
+  };
+}
 
 export function createResponse(app: TestApp, key: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<ApiReply> {
   return app.request('POST', '/v2/responses', { key, body: { model: MODEL, ...body }, headers });

@@ -1,4 +1,5 @@
 import { TestApp, postgresUrl } from '../support/harness';
+import { SseStream } from '../support/sse';
 
 /**
  * Two API replicas on one Postgres: a stream or a cancel served by the replica that does not run the
@@ -17,13 +18,8 @@ async function otherReplica(apps: TestApp[], id: string): Promise<TestApp> {
 }
 
 async function readUntilFinal(app: TestApp, key: string, id: string) {
-  const reply = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
-  const text = await reply.text();
-  return text
-    .split('\n\n')
-    .map((block) => block.split('\n').find((line) => line.startsWith('data: ')))
-    .filter((line): line is string => Boolean(line))
-    .map((line) => JSON.parse(line.slice(6)));
+  const stream = await SseStream.open(`${app.baseUrl}/v2/responses/${id}?stream=true`, { key });
+  return (await stream.readAll()).map((event) => event.data);
 }
 
 onPostgres('replicas on one Postgres', () => {
@@ -52,11 +48,9 @@ onPostgres('replicas on one Postgres', () => {
   it('cancels from another replica', async () => {
     const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(200)}` } });
     // Wait until it streams, then cancel through the replica that does not run it.
-    const started = await fetch(`${a.baseUrl}/v2/responses/${created.body.id}?stream=true`, { headers: { 'x-auth-token': key } });
-    const reader = started.body!.getReader();
-    let seen = '';
-    while (!seen.includes('output_text.delta')) seen += new TextDecoder().decode((await reader.read()).value);
-    await reader.cancel();
+    const started = await SseStream.open(`${a.baseUrl}/v2/responses/${created.body.id}?stream=true`, { key });
+    await started.readUntil((event) => event.event === 'response.output_text.delta');
+    started.abort();
     const other = await otherReplica([a, b], created.body.id);
     const cancelled = await other.request('POST', `/v2/responses/${created.body.id}/cancel`, { key });
     expect(cancelled.status).toBe(200);

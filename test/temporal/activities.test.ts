@@ -3,7 +3,8 @@ import { sql } from 'kysely';
 import { createActivities, type Activities } from '../../activities';
 import type { StreamEvent } from '../../src/events/stream-event';
 import { newId } from '../../src/ids';
-import type { FunctionToolSpec, ResponseRequest } from '../../src/responses/response-types';
+import type { FunctionToolSpec } from '../../src/responses/response-types';
+import { storedRequest } from '../responses/helpers';
 import type { GenerationOutcome } from '../../workflows/response.flow';
 import { TestApp } from '../support/harness';
 import { startReceiver, type Receiver } from '../webhooks/receiver';
@@ -40,21 +41,7 @@ describe('response activities under MockActivityEnvironment', () => {
 
   async function insertResponse(text: string, options: { tools?: FunctionToolSpec[]; metadata?: Record<string, string>; conversationId?: string } = {}) {
     const id = newId('resp');
-    const request: ResponseRequest = {
-      input: [{ type: 'message', role: 'user', content: text }],
-      instructions: null,
-      temperature: null,
-      top_p: null,
-      reasoning_effort: null,
-      verbosity: null,
-      parallel_tool_calls: true,
-      message_limit: null,
-      truncation: 'disabled',
-      tools: options.tools ?? [],
-      tool_choice: null,
-      max_output_tokens: null,
-      stream: false,
-    };
+    const request = storedRequest(text, { tools: options.tools ?? [] });
     await app.db
       .insertInto('responses')
       .values({
