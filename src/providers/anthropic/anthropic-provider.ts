@@ -2,6 +2,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import type { GenerateTextRequest, VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
+import { defaultVendorFetch } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
 
@@ -13,7 +14,7 @@ export function createAnthropicProvider(options: VendorAdapterOptions): VendorPr
   const anthropic = createAnthropic({
     apiKey: options.apiKey ?? '',
     baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-    fetch: options.fetch,
+    fetch: options.fetch ?? defaultVendorFetch(),
   });
   return {
     languageModel: createAiSdkLanguageModel({

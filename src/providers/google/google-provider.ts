@@ -2,6 +2,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import type { VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
+import { defaultVendorFetch } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
@@ -14,7 +15,7 @@ export function createGoogleProvider(options: VendorAdapterOptions): VendorProvi
   const google = createGoogleGenerativeAI({
     apiKey: options.apiKey ?? '',
     baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-    fetch: options.fetch,
+    fetch: options.fetch ?? defaultVendorFetch(),
   });
   return {
     languageModel: createAiSdkLanguageModel({

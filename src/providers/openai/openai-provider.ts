@@ -3,6 +3,7 @@ import type { VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
+import { defaultVendorFetch } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -15,7 +16,7 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
   const openai = createOpenAI({
     apiKey: options.apiKey ?? '',
     baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-    fetch: options.fetch,
+    fetch: options.fetch ?? defaultVendorFetch(),
   });
   return {
     languageModel: createAiSdkLanguageModel({

@@ -1,14 +1,18 @@
-import { embed, type EmbeddingModel as AiSdkEmbeddingModel } from 'ai';
-import type { EmbeddingModel, EmbedRequest, VendorAdapterOptions } from '../provider';
+import type { EmbeddingModelV3 } from '@ai-sdk/provider';
+import { ProviderError, type EmbeddingModel, type EmbedRequest, type VendorAdapterOptions } from '../provider';
 import { openCallScope } from './call-scope';
 import { classifyProviderError } from './classify-error';
 import { countOf } from './result-mapping';
 import { withRetries } from './retry';
 
-/** The port's EmbeddingModel over any AI SDK embedding model, with the same retries, deadline and errors. */
+/**
+ * The port's EmbeddingModel over any AI SDK embedding model, with the same retries, deadline and errors.
+ * Like the language model, it calls the vendor model's `doEmbed` directly (one value, no SDK-level
+ * batching, retries or telemetry).
+ */
 export function createAiSdkEmbeddingModel(config: {
   options: VendorAdapterOptions;
-  model: (modelId: string) => AiSdkEmbeddingModel;
+  model: (modelId: string) => EmbeddingModelV3;
 }): EmbeddingModel {
   const { options } = config;
   return {
@@ -20,9 +24,13 @@ export function createAiSdkEmbeddingModel(config: {
         const model = config.model(request.model);
         return await withRetries(
           async () => {
-            const result = await embed({ model, value: request.input, maxRetries: 0, abortSignal: scope.signal });
-            // Gemini reports no embedding usage (the SDK then gives NaN): it counts as zero.
-            return { embedding: result.embedding, usage: { inputTokens: countOf(result.usage?.tokens) } };
+            const result = await model.doEmbed({ values: [request.input], abortSignal: scope.signal });
+            const embedding = result.embeddings[0];
+            if (embedding === undefined) {
+              throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no embedding.` });
+            }
+            // Gemini reports no embedding usage: it counts as zero.
+            return { embedding, usage: { inputTokens: countOf(result.usage?.tokens) } };
           },
           { maxRetries: options.maxRetries, scope, classify },
         );

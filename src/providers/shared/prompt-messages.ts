@@ -1,19 +1,27 @@
-import type { AssistantModelMessage, ModelMessage, ToolModelMessage } from 'ai';
+import type { LanguageModelV3Message, LanguageModelV3Prompt } from '@ai-sdk/provider';
 import { ProviderError, type PromptItem } from '../provider';
 
+type AssistantMessage = Extract<LanguageModelV3Message, { role: 'assistant' }>;
+type ToolMessage = Extract<LanguageModelV3Message, { role: 'tool' }>;
+
 /**
- * PromptItem[] → AI SDK ModelMessages. Consecutive assistant text and function calls become one assistant
- * message, and consecutive function outputs one tool message, because that is the shape the vendors
- * themselves use (Anthropic requires every tool_use of a turn to be answered in the next message).
- * A function output names its tool only by callId, so the name is taken from the call it answers.
+ * Instructions + PromptItem[] → the AI SDK's provider-level prompt (what every vendor adapter's doGenerate /
+ * doStream takes). Consecutive assistant text and function calls become one assistant message, and
+ * consecutive function outputs one tool message, because that is the shape the vendors themselves use
+ * (Anthropic requires every tool_use of a turn to be answered in the next message). A function output
+ * names its tool only by callId, so the name is taken from the call it answers.
  */
-export function toModelMessages(items: readonly PromptItem[], vendor: string): ModelMessage[] {
+export function toPrompt(instructions: string | undefined, items: readonly PromptItem[], vendor: string): LanguageModelV3Prompt {
+  if (items.length === 0) {
+    throw new ProviderError({ vendor, kind: 'bad_request', message: `The request for ${vendor} is invalid: the prompt has no input items.` });
+  }
   const toolNames = new Map<string, string>();
   for (const item of items) {
     if (item.type === 'function_call') toolNames.set(item.callId, item.name);
   }
 
-  const messages: ModelMessage[] = [];
+  const messages: LanguageModelV3Prompt = [];
+  if (instructions !== undefined) messages.push({ role: 'system', content: instructions });
   const last = () => messages[messages.length - 1];
 
   for (const item of items) {
@@ -21,8 +29,10 @@ export function toModelMessages(items: readonly PromptItem[], vendor: string): M
       case 'message': {
         if (item.role === 'assistant') {
           assistantMessage().content.push({ type: 'text', text: item.text });
+        } else if (item.role === 'system') {
+          messages.push({ role: 'system', content: item.text });
         } else {
-          messages.push({ role: item.role, content: item.text });
+          messages.push({ role: 'user', content: [{ type: 'text', text: item.text }] });
         }
         break;
       }
@@ -45,8 +55,7 @@ export function toModelMessages(items: readonly PromptItem[], vendor: string): M
           });
         }
         const previous = last();
-        const toolMessage: ToolModelMessage =
-          previous?.role === 'tool' ? previous : pushed({ role: 'tool', content: [] });
+        const toolMessage: ToolMessage = previous?.role === 'tool' ? previous : pushed<ToolMessage>({ role: 'tool', content: [] });
         toolMessage.content.push({
           type: 'tool-result',
           toolCallId: item.callId,
@@ -59,15 +68,12 @@ export function toModelMessages(items: readonly PromptItem[], vendor: string): M
   }
   return messages;
 
-  function assistantMessage(): AssistantModelMessage & { content: Exclude<AssistantModelMessage['content'], string> } {
+  function assistantMessage(): AssistantMessage {
     const previous = last();
-    if (previous?.role === 'assistant' && Array.isArray(previous.content)) {
-      return previous as AssistantModelMessage & { content: Exclude<AssistantModelMessage['content'], string> };
-    }
-    return pushed({ role: 'assistant', content: [] });
+    return previous?.role === 'assistant' ? previous : pushed<AssistantMessage>({ role: 'assistant', content: [] });
   }
 
-  function pushed<T extends ModelMessage>(message: T): T {
+  function pushed<T extends LanguageModelV3Message>(message: T): T {
     messages.push(message);
     return message;
   }

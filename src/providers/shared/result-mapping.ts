@@ -1,8 +1,8 @@
-import type { FinishReason as AiFinishReason, LanguageModelUsage } from 'ai';
+import type { LanguageModelV3FinishReason, LanguageModelV3ToolCall, LanguageModelV3Usage } from '@ai-sdk/provider';
 import type { FinishReason, TokenCounts, ToolCall } from '../provider';
 
-export function toFinishReason(reason: AiFinishReason): FinishReason {
-  switch (reason) {
+export function toFinishReason(reason: LanguageModelV3FinishReason): FinishReason {
+  switch (reason.unified) {
     case 'stop':
       return 'stop';
     case 'length':
@@ -17,19 +17,19 @@ export function toFinishReason(reason: AiFinishReason): FinishReason {
 }
 
 /** Vendors that report no usage (or an interrupted stream) count as zero, never as NaN. */
-export function toTokenCounts(usage: LanguageModelUsage | undefined): TokenCounts {
-  return { inputTokens: countOf(usage?.inputTokens), outputTokens: countOf(usage?.outputTokens) };
+export function toTokenCounts(usage: LanguageModelV3Usage | undefined): TokenCounts {
+  return { inputTokens: countOf(usage?.inputTokens.total), outputTokens: countOf(usage?.outputTokens.total) };
 }
 
 export function countOf(value: number | undefined): number {
   return value !== undefined && Number.isFinite(value) ? value : 0;
 }
 
-/** The SDK parses tool input; the port carries it as JSON text (an unparsable input stays as the vendor's text). */
-export function toToolCall(call: { toolCallId: string; toolName: string; input: unknown }): ToolCall {
+/** The port carries tool input as the vendor's JSON text; an empty input means no arguments (`{}`). */
+export function toToolCall(call: Pick<LanguageModelV3ToolCall, 'toolCallId' | 'toolName' | 'input'>): ToolCall {
   return {
     callId: call.toolCallId,
     name: call.toolName,
-    arguments: typeof call.input === 'string' ? call.input : JSON.stringify(call.input ?? {}),
+    arguments: call.input.trim() === '' ? '{}' : call.input,
   };
 }

@@ -1,24 +1,23 @@
-import { jsonSchema, type JSONSchema7, type Tool, type ToolChoice as AiToolChoice, type ToolSet } from 'ai';
+import type { JSONSchema7, LanguageModelV3FunctionTool, LanguageModelV3ToolChoice } from '@ai-sdk/provider';
 import type { FunctionTool, ToolChoice } from '../provider';
 
 /**
- * Port tools → AI SDK tools. No `execute`: the SDK then returns tool calls to us instead of running them,
- * and the JSON Schema goes to the vendor as given (no validation here, the vendor is the judge).
+ * Port tools → the provider-level function tools. The JSON Schema goes to the vendor as given (no
+ * validation here, the vendor is the judge) and nothing executes them: tool calls come back to us.
  */
-export function toToolSet(tools: readonly FunctionTool[] | undefined): ToolSet | undefined {
+export function toFunctionTools(tools: readonly FunctionTool[] | undefined): LanguageModelV3FunctionTool[] | undefined {
   if (!tools || tools.length === 0) return undefined;
-  const set: ToolSet = {};
-  for (const tool of tools) {
-    const definition: Tool = {
-      description: tool.description,
-      inputSchema: jsonSchema(tool.parameters as JSONSchema7),
-    };
-    set[tool.name] = definition;
-  }
-  return set;
+  return tools.map((tool) => ({
+    type: 'function',
+    name: tool.name,
+    description: tool.description,
+    inputSchema: tool.parameters as JSONSchema7,
+  }));
 }
 
-export function toToolChoice(choice: ToolChoice | undefined): AiToolChoice<ToolSet> | undefined {
-  if (choice === undefined || typeof choice === 'string') return choice;
+/** Without tools there is nothing to choose: the choice is dropped, as the AI SDK itself does. */
+export function toToolChoice(choice: ToolChoice | undefined, hasTools: boolean): LanguageModelV3ToolChoice | undefined {
+  if (choice === undefined || !hasTools) return undefined;
+  if (typeof choice === 'string') return { type: choice };
   return { type: 'tool', toolName: choice.name };
 }
