@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { inTransaction, type Db } from '../db/database';
+import { createGroupCommit } from '../db/group-commit';
 import { paymentRequired } from '../errors';
 import { newId } from '../ids';
 import type { LedgerTransactionRow, TokenUsage } from './ledger.table';
@@ -20,6 +21,8 @@ export interface DebitInput {
  * The ledger: every balance change is one transaction row plus an atomic `balance ± amount` update in the
  * same database transaction, so `balance = credits − debits` holds under any concurrency.
  */
+const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
+
 export function createLedger(db: Db) {
   async function credit(
     executor: Db,
@@ -46,52 +49,82 @@ export function createLedger(db: Db) {
 
   /**
    * Idempotent debit; returns the transaction (the existing one when the operation was already billed).
-   *
-   * One statement: the ledger row and the balance change are written by a data-modifying CTE, so the
-   * account row is locked only inside the database, for the statement and its commit. As a
-   * BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across a client round trip (the COMMIT had
-   * to wait for a busy event loop), which serialised every debit of one account behind that latency and
-   * capped a busy account at a few hundred debits per second. Same atomicity: both writes or neither.
+   * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with
+   * the debits of concurrent requests (db/group-commit.ts): every debit of one busy account used to
+   * queue on that account row's lock, each holding it through its own commit's fsync (p50 2.2 ms, p99
+   * 35 ms per debit at 283 chat requests/s on one account); a batch takes the lock and the fsync once.
+   * The caller still gets its answer only after its debit is committed.
    */
   async function debit(executor: Db, input: DebitInput): Promise<LedgerTransactionRow | null> {
     if (input.amount <= 0) return null;
+    // Outside a caller's transaction, debits from concurrent requests are written together.
+    if (executor === db) return groupedDebit(input);
+    const [row] = await writeDebits(executor, [input]);
+    return row!;
+  }
+
+  /**
+   * The debits in one statement: ledger rows and the balance changes are written by a data-modifying
+   * CTE, so account rows are locked only inside the database, for the statement and its commit (as a
+   * BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across client round trips, serialising
+   * every debit of one account behind event-loop latency). Both writes or neither. An operation already
+   * billed (a retry, or a duplicate that committed first) inserts nothing, charges nothing and answers
+   * its original row.
+   */
+  async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<LedgerTransactionRow[]> {
+    const rows = inputs.map((input) => ({
+      id: newId('txn'),
+      account_id: input.accountId,
+      type: 'debit' as const,
+      amount: input.amount,
+      currency: CURRENCY,
+      metadata: JSON.stringify(input.metadata),
+      usage: JSON.stringify(input.usage ?? null),
+      operation_key: input.operationKey,
+    }));
     const inserted = await executor
       .with('inserted', (db) =>
         db
           .insertInto('ledger_transactions')
-          .values({
-            id: newId('txn'),
-            account_id: input.accountId,
-            type: 'debit',
-            amount: input.amount,
-            currency: CURRENCY,
-            metadata: JSON.stringify(input.metadata),
-            usage: JSON.stringify(input.usage ?? null),
-            operation_key: input.operationKey,
-          })
+          .values(rows)
           .onConflict((oc) => oc.columns(['account_id', 'operation_key']).doNothing())
           .returningAll(),
+      )
+      .with('totals', (db) =>
+        db.selectFrom('inserted').select((eb) => ['account_id', eb.fn.sum<number>('amount').as('total')]).groupBy('account_id'),
       )
       .with('charged', (db) =>
         db
           .updateTable('accounts')
-          .set({ balance: sql`balance - ${input.amount}` })
-          .where('id', '=', input.accountId)
-          .where(sql<boolean>`exists (select 1 from inserted)`)
-          .returning('id'),
+          .from('totals')
+          .set({ balance: sql`accounts.balance - totals.total` })
+          .whereRef('accounts.id', '=', 'totals.account_id')
+          .returning('accounts.id'),
       )
       .selectFrom('inserted')
       .selectAll()
-      .executeTakeFirst();
-    if (inserted) return inserted;
-    // Already billed (a retry, or a concurrent duplicate that committed first): the original row.
-    return executor
-      .selectFrom('ledger_transactions')
-      .selectAll()
-      .where('account_id', '=', input.accountId)
-      .where('operation_key', '=', input.operationKey)
-      .executeTakeFirstOrThrow();
+      .execute();
+    const byOperation = new Map(inserted.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
+    const results: LedgerTransactionRow[] = [];
+    for (const input of inputs) {
+      const key = operationOf(input.accountId, input.operationKey);
+      let row = byOperation.get(key);
+      if (!row) {
+        row = await executor
+          .selectFrom('ledger_transactions')
+          .selectAll()
+          .where('account_id', '=', input.accountId)
+          .where('operation_key', '=', input.operationKey)
+          .executeTakeFirstOrThrow();
+        byOperation.set(key, row);
+      }
+      results.push(row);
+    }
+    return results;
   }
+
+  // 9 parameters per row; a few hundred rows stay far below Postgres' 65,535.
+  const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow>({ maxBatch: 500, write: (inputs) => writeDebits(db, inputs) });
 
   /**
    * DECISIONS.md 11: a billable operation is refused with 402 when the balance is ≤ 0. `knownBalance` is the

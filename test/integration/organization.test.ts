@@ -124,6 +124,26 @@ describe('organization: balance and transactions', () => {
     expect(balance.body.balance).toBe(total);
   });
 
+  it('group-commits concurrent debits of several accounts, and a debit that cannot be written fails alone', async () => {
+    const first = await app.createAccount({ balance: 1_000 });
+    const second = await app.createAccount({ balance: 2_000 });
+    const { ledger } = app.runtime.deps;
+    const debits = Array.from({ length: 30 }, (_, index) =>
+      ledger.debit({ accountId: index % 2 ? first.accountId : second.accountId, amount: 1 + index, operationKey: `multi:${index}`, metadata: { source: 'test' } }),
+    );
+    // An account that does not exist (deleted meanwhile): its row breaks the batch's foreign key.
+    const orphan = ledger.debit({ accountId: 'acct_missing', amount: 5, operationKey: 'multi:orphan', metadata: { source: 'test' } });
+    const [rows, orphanOutcome] = await Promise.all([Promise.all(debits), orphan.then(() => 'written', (error: Error) => error.message)]);
+    expect(orphanOutcome).toMatch(/foreign key/);
+    expect(rows.map((row) => row!.operation_key)).toEqual(Array.from({ length: 30 }, (_, index) => `multi:${index}`));
+    const oddTotal = Array.from({ length: 30 }, (_, index) => index).filter((index) => index % 2).reduce((sum, index) => sum + 1 + index, 0);
+    const evenTotal = Array.from({ length: 30 }, (_, index) => index).filter((index) => index % 2 === 0).reduce((sum, index) => sum + 1 + index, 0);
+    expect((await ledgerSum(app, first.accountId)).total).toBe(1_000 - oddTotal);
+    expect((await ledgerSum(app, second.accountId)).total).toBe(2_000 - evenTotal);
+    expect((await app.request('GET', '/v2/organization/balance', { key: first.key })).body.balance).toBe(1_000 - oddTotal);
+    expect((await app.request('GET', '/v2/organization/balance', { key: second.key })).body.balance).toBe(2_000 - evenTotal);
+  });
+
   it('keeps balance = credits − debits under a burst of billed API calls mixed with direct debits', async () => {
     const { key, accountId } = await app.createAccount({ balance: 50_000 });
     const { ledger } = app.runtime.deps;

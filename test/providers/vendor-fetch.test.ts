@@ -34,7 +34,7 @@ describe('vendor fetch', () => {
     };
     const response = await vendorFetch(`${base}/v1/things`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', 'x-unset': undefined } as unknown as HeadersInit,
+      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', 'x-unset': undefined } as unknown as Record<string, string>,
       body: JSON.stringify({ a: 1 }),
     });
     expect(seen).toEqual({ method: 'POST', auth: 'Bearer k', type: 'application/json', body: '{"a":1}' });

@@ -1,0 +1,53 @@
+import { createGroupCommit } from '../../src/db/group-commit';
+
+/** A writer the test releases by hand, so batch boundaries are decided by events, not by timing. */
+function controlledWriter() {
+  const batches: number[][] = [];
+  const pending: Array<() => void> = [];
+  const write = (items: number[]) => {
+    batches.push(items);
+    return new Promise<number[]>((resolve, reject) => {
+      pending.push(() => (items.includes(13) ? reject(new Error('unlucky')) : resolve(items.map((item) => item * 10))));
+    });
+  };
+  const releaseNext = async () => {
+    while (pending.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    pending.shift()!();
+  };
+  return { batches, write, releaseNext };
+}
+
+describe('group commit', () => {
+  it('writes at once when idle and batches what arrives while a write is in flight', async () => {
+    const writer = controlledWriter();
+    const submit = createGroupCommit({ write: writer.write, maxBatch: 3 });
+    const first = submit(1);
+    await new Promise((resolve) => setImmediate(resolve)); // the first write has started
+    const later = [submit(2), submit(3), submit(4), submit(5)];
+    await writer.releaseNext();
+    expect(await first).toBe(10);
+    await writer.releaseNext();
+    await writer.releaseNext();
+    expect(await Promise.all(later)).toEqual([20, 30, 40, 50]);
+    // 1 went alone (nothing was in flight); 2-5 waited for it and were split by maxBatch.
+    expect(writer.batches).toEqual([[1], [2, 3, 4], [5]]);
+  });
+
+  it('groups items submitted in the same tick', async () => {
+    const writer = controlledWriter();
+    const submit = createGroupCommit({ write: writer.write, maxBatch: 10 });
+    const results = [submit(1), submit(2), submit(3)];
+    await writer.releaseNext();
+    expect(await Promise.all(results)).toEqual([10, 20, 30]);
+    expect(writer.batches).toEqual([[1, 2, 3]]);
+  });
+
+  it('retries a failed batch item by item so only the bad item fails', async () => {
+    const writer = controlledWriter();
+    const submit = createGroupCommit({ write: writer.write, maxBatch: 10 });
+    const outcomes = [submit(12), submit(13), submit(14)].map((promise) => promise.then(String, (error: Error) => error.message));
+    for (let released = 0; released < 4; released++) await writer.releaseNext();
+    expect(await Promise.all(outcomes)).toEqual(['120', 'unlucky', '140']);
+    expect(writer.batches).toEqual([[12, 13, 14], [12], [13], [14]]);
+  });
+});
