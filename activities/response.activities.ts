@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Ledger } from '../src/billing/ledger';
+import { debitRow } from '../src/billing/ledger';
 import { priceCall } from '../src/billing/pricing';
 import { appendItems, type NewConversationItem } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
@@ -24,7 +24,6 @@ export interface ResponseActivityDeps {
   db: Db;
   logger: Logger;
   events: EventLog;
-  ledger: Ledger;
   webhooks: WebhookSender;
   catalog: { getModel(code: string): CatalogModel | undefined };
   providers: { languageModel(vendor: string): LanguageModel };
@@ -141,56 +140,91 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     }
   }
 
+  /**
+   * Final status, output, usage, debit and final event in one statement (a data-modifying CTE guarded by
+   * the status, so it writes all of it or, when a concurrent cancel finalised the Response first, none of
+   * it): two round trips where a BEGIN / SELECT FOR UPDATE / writes / COMMIT transaction took six. With a
+   * conversation, the append joins it in one transaction.
+   */
   async function finalizeResponse({ responseId, outcome }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
-    const { result, published } = await inTransaction(db, async (trx) => {
-      const row = await trx.selectFrom('responses').selectAll().where('id', '=', responseId).forUpdate().executeTakeFirstOrThrow();
-      if (isFinalStatus(row.status)) {
-        return { result: { status: row.status, webhook: Boolean(row.metadata.webhook_url) }, published: [] as StreamEvent[] };
-      }
-      const model = deps.catalog.getModel(row.model);
-      const tokens = outcome.kind === 'cancelled' ? { input: 0, output: 0 } : { input: outcome.inputTokens, output: outcome.outputTokens };
-      const { cost, amount } = priceCall(model?.price ?? null, tokens);
-      const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
-      const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
-      const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
-      if (outcome.kind === 'generated' && row.conversation_id) {
-        await appendToConversation(trx, row, output);
-      }
-      if (amount > 0) {
-        await deps.ledger.debit(
-          {
+    const row = await load(responseId);
+    const settled = { status: row.status, webhook: Boolean(row.metadata.webhook_url) };
+    if (isFinalStatus(row.status)) return settled;
+
+    const model = deps.catalog.getModel(row.model);
+    const tokens = outcome.kind === 'cancelled' ? { input: 0, output: 0 } : { input: outcome.inputTokens, output: outcome.outputTokens };
+    const { cost, amount } = priceCall(model?.price ?? null, tokens);
+    const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
+    const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
+    const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
+    const final: ResponseRow = {
+      ...row,
+      status,
+      output,
+      usage,
+      error: outcome.kind === 'failed' ? { code: outcome.code, message: outcome.message } : null,
+      incomplete_details: outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
+      completed_at: new Date(),
+    };
+    // The sequence number is the stream's next one, read by the statement itself (a failed or cancelled
+    // generation may not know it); the event is completed with it there.
+    const template = { type: `response.${status}`, sequence_number: 0, response: responseToWire(final) };
+    const debit =
+      amount > 0
+        ? debitRow({
             accountId: row.account_id,
             amount,
             operationKey: `response:${row.id}`,
             metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
             usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
-          },
-          trx,
-        );
-      }
-      const updated = await trx
-        .updateTable('responses')
-        .set({
-          status,
-          output: JSON.stringify(output),
-          usage: JSON.stringify(usage),
-          error: JSON.stringify(outcome.kind === 'failed' ? { code: outcome.code, message: outcome.message } : null),
-          incomplete_details: JSON.stringify(outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null),
-          completed_at: new Date(),
+          })
+        : undefined;
+
+    const write = async (executor: Db) => {
+      const written = await sql<{ sequence: number }>`
+        with updated as (
+          update responses set
+            status = ${status}, output = ${JSON.stringify(output)}::jsonb, usage = ${JSON.stringify(usage)}::jsonb,
+            error = ${JSON.stringify(final.error)}::jsonb, incomplete_details = ${JSON.stringify(final.incomplete_details)}::jsonb,
+            completed_at = ${final.completed_at}
+          where id = ${responseId} and status in ('queued', 'in_progress')
+          returning id, account_id),
+        next_event as (
+          select coalesce(max(last_seq), -1) + 1 as sequence from response_events where response_id = ${responseId}),
+        final_event as (
+          insert into response_events (response_id, first_seq, last_seq, events)
+          select updated.id, next_event.sequence, next_event.sequence,
+            jsonb_build_array(jsonb_set(${JSON.stringify(template)}::jsonb, '{sequence_number}', to_jsonb(next_event.sequence)))
+          from updated, next_event),
+        debit as (
+          insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
+          select ${debit?.id ?? null}, updated.account_id, 'debit', ${debit?.amount ?? 0}, ${debit?.currency ?? null},
+            ${debit?.metadata ?? null}::jsonb, ${debit?.usage ?? null}::jsonb, ${debit?.operation_key ?? null}
+          from updated where ${debit !== undefined}
+          on conflict (account_id, operation_key) do nothing
+          returning account_id, amount),
+        charged as (
+          update accounts set balance = accounts.balance - debit.amount from debit where accounts.id = debit.account_id
+          returning accounts.id)
+        select next_event.sequence from updated, next_event`.execute(executor);
+      return written.rows[0];
+    };
+
+    const appendTo = outcome.kind === 'generated' && row.conversation_id ? row.conversation_id : undefined;
+    const written = appendTo
+      ? await inTransaction(db, async (trx) => {
+          const result = await write(trx);
+          if (result) await appendToConversation(trx, row, output);
+          return result;
         })
-        .where('id', '=', responseId)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      const finalEvent: StreamEvent = {
-        type: `response.${status}`,
-        sequence_number: outcome.kind === 'generated' ? outcome.nextSequence : await events.nextSequence(responseId, trx),
-        response: responseToWire(updated),
-      };
-      await events.write(responseId, [finalEvent], trx);
-      return { result: { status, webhook: Boolean(row.metadata.webhook_url) }, published: [finalEvent] };
-    });
-    await events.notify(responseId, published);
-    return result;
+      : await write(db);
+    if (!written) {
+      // A concurrent cancel (or a previous run) finalised it first: nothing was written here.
+      const current = await db.selectFrom('responses').select('status').where('id', '=', responseId).executeTakeFirstOrThrow();
+      return { ...settled, status: current.status };
+    }
+    await events.notify(responseId, [{ ...template, sequence_number: Number(written.sequence) } as StreamEvent]);
+    return { status, webhook: settled.webhook };
   }
 
   /** Input first, then output; item ids are the Response's own, so a retried finalisation cannot duplicate them. */

@@ -81,7 +81,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         : createInProcessBus();
     const events = createEventLog({ db, bus });
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
-    const activities = createActivities({ db, logger, events, ledger, webhooks, catalog, providers });
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });

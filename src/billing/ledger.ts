@@ -21,6 +21,20 @@ export interface DebitInput {
  * The ledger: every balance change is one transaction row plus an atomic `balance ± amount` update in the
  * same database transaction, so `balance = credits − debits` holds under any concurrency.
  */
+/** The ledger row of a debit, for statements that write one themselves (see finalizeResponse). */
+export function debitRow(input: DebitInput) {
+  return {
+    id: newId('txn'),
+    account_id: input.accountId,
+    type: 'debit' as const,
+    amount: input.amount,
+    currency: CURRENCY,
+    metadata: JSON.stringify(input.metadata),
+    usage: JSON.stringify(input.usage ?? null),
+    operation_key: input.operationKey,
+  };
+}
+
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
 
 export function createLedger(db: Db) {
@@ -72,16 +86,7 @@ export function createLedger(db: Db) {
    * its original row.
    */
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<LedgerTransactionRow[]> {
-    const rows = inputs.map((input) => ({
-      id: newId('txn'),
-      account_id: input.accountId,
-      type: 'debit' as const,
-      amount: input.amount,
-      currency: CURRENCY,
-      metadata: JSON.stringify(input.metadata),
-      usage: JSON.stringify(input.usage ?? null),
-      operation_key: input.operationKey,
-    }));
+    const rows = inputs.map(debitRow);
     const inserted = await executor
       .with('inserted', (db) =>
         db

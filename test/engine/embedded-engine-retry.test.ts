@@ -26,8 +26,8 @@ describe('embedded engine: failed jobs', () => {
   afterAll(() => app.close());
 
   function startEngine(failStarts: number) {
-    const { db, bus, logger, events, ledger, webhooks, catalog, providers } = app.runtime.deps;
-    const real = createActivities({ db, logger, events, ledger, webhooks, catalog, providers });
+    const { db, bus, logger, events, webhooks, catalog, providers } = app.runtime.deps;
+    const real = createActivities({ db, logger, events, webhooks, catalog, providers });
     let calls = 0;
     const activities = {
       ...real,
