@@ -2,6 +2,7 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
+import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
@@ -161,11 +162,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           const signal = shielded > 0 ? never : controller.signal;
           const result = await runWithActivityContext({ signal, heartbeat: () => undefined, attempt: job.attempts }, () => activity(input));
           if (definition.replaySafe.includes(name)) return result;
-          await db
-            .insertInto('job_steps')
-            .values({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) })
-            .onConflict((oc) => oc.columns(['job_id', 'step']).doNothing())
-            .execute();
+          await recordStep({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) });
           return result;
         },
       });
@@ -204,14 +201,29 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     }
   }
 
-  async function finish(id: string, status: 'completed' | 'failed', lastError: string | null) {
-    await db
-      .updateTable('jobs')
-      .set({ status, last_error: lastError, finished_at: sql`now()`, updated_at: sql`now()`, lease_owner: null, lease_expires_at: null })
-      .where('id', '=', id)
-      .where('lease_owner', '=', owner)
-      .execute();
-  }
+  // Step records and job completions of concurrent jobs are group-committed (db/group-commit.ts).
+  const recordStep = createGroupCommit<{ job_id: string; step: number; activity: string; result: string }, void>({
+    maxBatch: 200,
+    write: async (rows) => {
+      await db.insertInto('job_steps').values(rows).onConflict((oc) => oc.columns(['job_id', 'step']).doNothing()).execute();
+      return rows.map(() => undefined);
+    },
+  });
+
+  const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; lastError: string | null }, void>({
+    maxBatch: 200,
+    write: async (jobs) => {
+      const values = sql.join(jobs.map((job) => sql`(${job.id}::text, ${job.status}::text, ${job.lastError}::text)`));
+      await sql`
+        update jobs set status = finished.status, last_error = finished.last_error, finished_at = now(), updated_at = now(),
+          lease_owner = null, lease_expires_at = null
+        from (values ${values}) as finished (id, status, last_error)
+        where jobs.id = finished.id and jobs.lease_owner = ${owner}`.execute(db);
+      return jobs.map(() => undefined);
+    },
+  });
+
+  const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) => finishJobs({ id, status, lastError });
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: JobRow, lastError: string) {

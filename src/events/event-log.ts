@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
+import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from './event-bus';
 import { isTerminalEvent, type StreamEvent } from './stream-event';
 
@@ -35,17 +36,26 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     return Number(row.next);
   }
 
+  type Batch = { responseId: string; events: StreamEvent[] };
+  const rowOf = ({ responseId, events }: Batch) => ({
+    response_id: responseId,
+    first_seq: events[0].sequence_number,
+    last_seq: events[events.length - 1].sequence_number,
+    events: JSON.stringify(events),
+  });
+  // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
+  const groupedWrite = createGroupCommit<Batch, void>({
+    maxBatch: 200,
+    write: async (batches) => {
+      await db.insertInto('response_events').values(batches.map(rowOf)).execute();
+      return batches.map(() => undefined);
+    },
+  });
+
   async function write(responseId: string, events: StreamEvent[], executor: Db = db) {
     if (events.length === 0) return;
-    await executor
-      .insertInto('response_events')
-      .values({
-        response_id: responseId,
-        first_seq: events[0].sequence_number,
-        last_seq: events[events.length - 1].sequence_number,
-        events: JSON.stringify(events),
-      })
-      .execute();
+    if (executor === db) return groupedWrite({ responseId, events });
+    await executor.insertInto('response_events').values(rowOf({ responseId, events })).execute();
   }
 
   async function notify(responseId: string, events: StreamEvent[]) {

@@ -13,7 +13,9 @@ export class EventWriter {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
-  private lastFlushAt = 0;
+  // Counting from creation: events before the first delta (the item it belongs to) wait for that delta
+  // and go out with it, instead of taking a write of their own.
+  private lastFlushAt = Date.now();
   private readonly startedItems = new Set<string>();
 
   constructor(
