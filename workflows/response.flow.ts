@@ -30,7 +30,7 @@ export interface ResponseActivities {
   startResponse(input: ResponseJobInput): Promise<{ proceed: boolean }>;
   /** Calls the vendor, streaming events to the event log; vendor failures come back as an outcome. */
   callProvider(input: ResponseJobInput): Promise<GenerationOutcome>;
-  /** One transaction: final status, output, usage, conversation append, debit, final event. Idempotent. */
+  /** All at once (one statement; with a conversation append, one transaction): final status, output, usage, debit, final event. Idempotent. */
   finalizeResponse(input: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult>;
   /** One-shot webhook to metadata.webhook_url (at most once, outcome recorded). */
   sendWebhook(input: ResponseJobInput): Promise<void>;

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from './event-bus';
@@ -11,8 +10,6 @@ export const EVENTS_TOPIC = 'response-events';
  * after each write. Readers replay what is stored after a sequence number, then follow live.
  */
 export interface EventLog {
-  /** Next free sequence number of a stream. */
-  nextSequence(responseId: string, executor?: Db): Promise<number>;
   /** Stores one batch (one row). Inside a caller's transaction, call `notify` after commit. */
   write(responseId: string, events: StreamEvent[], executor?: Db): Promise<void>;
   notify(responseId: string, events: StreamEvent[]): Promise<void>;
@@ -26,15 +23,6 @@ export interface EventLog {
 export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: number }): EventLog {
   const { db, bus } = deps;
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
-
-  async function nextSequence(responseId: string, executor: Db = db) {
-    const row = await executor
-      .selectFrom('response_events')
-      .select(sql<number>`coalesce(max(last_seq), -1) + 1`.as('next'))
-      .where('response_id', '=', responseId)
-      .executeTakeFirstOrThrow();
-    return Number(row.next);
-  }
 
   type Batch = { responseId: string; events: StreamEvent[] };
   const rowOf = ({ responseId, events }: Batch) => ({
@@ -140,7 +128,6 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   }
 
   return {
-    nextSequence,
     write,
     notify,
     append: async (responseId, events) => {
