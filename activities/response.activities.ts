@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { debitRow } from '../src/billing/ledger';
+import { chargeInserted, debitRow } from '../src/billing/ledger';
 import { priceCall } from '../src/billing/pricing';
 import { appendItems, type NewConversationItem } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
@@ -203,9 +203,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           from updated where ${debit !== undefined}
           on conflict (account_id, operation_key) do nothing
           returning account_id, amount),
-        charged as (
-          update accounts set balance = accounts.balance - debit.amount from debit where accounts.id = debit.account_id
-          returning accounts.id)
+        charged as (${chargeInserted('debit')})
         select next_event.sequence from updated, next_event`.execute(executor);
       return written.rows[0];
     };

@@ -35,6 +35,20 @@ export function debitRow(input: DebitInput) {
   };
 }
 
+/**
+ * The balance side of debits written in the same statement: every ledger row that the CTE named `inserted`
+ * actually inserted (an operation already billed inserts nothing, so charges nothing) comes off its
+ * account. The one place `balance = credits − debits` is kept for debits: writeDebits and the statement
+ * that finalises a Response both use it.
+ */
+export function chargeInserted(inserted: string) {
+  return sql<{ id: string }>`
+    update accounts set balance = accounts.balance - totals.total
+    from (select account_id, sum(amount) as total from ${sql.table(inserted)} group by account_id) as totals
+    where accounts.id = totals.account_id
+    returning accounts.id`;
+}
+
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
 
 export function createLedger(db: Db) {
@@ -95,17 +109,8 @@ export function createLedger(db: Db) {
           .onConflict((oc) => oc.columns(['account_id', 'operation_key']).doNothing())
           .returningAll(),
       )
-      .with('totals', (db) =>
-        db.selectFrom('inserted').select((eb) => ['account_id', eb.fn.sum<number>('amount').as('total')]).groupBy('account_id'),
-      )
-      .with('charged', (db) =>
-        db
-          .updateTable('accounts')
-          .from('totals')
-          .set({ balance: sql`accounts.balance - totals.total` })
-          .whereRef('accounts.id', '=', 'totals.account_id')
-          .returning('accounts.id'),
-      )
+      // kysely inlines a raw CTE body as it is: the parentheses are ours.
+      .with('charged', () => sql<{ id: string }>`(${chargeInserted('inserted')})`)
       .selectFrom('inserted')
       .selectAll()
       .execute();
