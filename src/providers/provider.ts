@@ -142,6 +142,6 @@ export interface VendorAdapterOptions {
   timeoutMs: number;
   /** Retries on 429/5xx/network errors before any output was produced. */
   maxRetries: number;
-  /** By default the shared keep-alive vendor fetch (shared/vendor-fetch.ts). */
+  /** By default the shared keep-alive vendor fetch (shared/vendor-fetch.ts, vendorFetchFor). */
   fetch?: typeof globalThis.fetch;
 }

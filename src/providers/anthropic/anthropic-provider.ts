@@ -2,7 +2,7 @@ import { createAnthropic } from '@ai-sdk/anthropic';
 import type { GenerateTextRequest, VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
-import { defaultVendorFetch } from '../shared/vendor-fetch';
+import { sdkConnection } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
 
@@ -11,11 +11,7 @@ const DEFAULT_BASE_URL = 'https://api.anthropic.com/v1';
  * embeddings, so `embeddingModel` is left out.
  */
 export function createAnthropicProvider(options: VendorAdapterOptions): VendorProvider {
-  const anthropic = createAnthropic({
-    apiKey: options.apiKey ?? '',
-    baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-    fetch: options.fetch ?? defaultVendorFetch(),
-  });
+  const anthropic = createAnthropic(sdkConnection(options, DEFAULT_BASE_URL));
   return {
     languageModel: createAiSdkLanguageModel({
       options,

@@ -2,7 +2,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import type { VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
-import { defaultVendorFetch } from '../shared/vendor-fetch';
+import { sdkConnection } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
 
@@ -12,11 +12,7 @@ const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
  * Gemini has no verbosity or parallel-tool-call switch.
  */
 export function createGoogleProvider(options: VendorAdapterOptions): VendorProvider {
-  const google = createGoogleGenerativeAI({
-    apiKey: options.apiKey ?? '',
-    baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-    fetch: options.fetch ?? defaultVendorFetch(),
-  });
+  const google = createGoogleGenerativeAI(sdkConnection(options, DEFAULT_BASE_URL));
   return {
     languageModel: createAiSdkLanguageModel({
       options,

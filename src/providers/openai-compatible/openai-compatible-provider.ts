@@ -3,7 +3,7 @@ import type { VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
-import { defaultVendorFetch } from '../shared/vendor-fetch';
+import { vendorFetchFor } from '../shared/vendor-fetch';
 
 /**
  * Any vendor speaking OpenAI's Chat Completions (`POST /chat/completions`, usage requested in streams
@@ -22,7 +22,7 @@ export function createOpenAICompatibleProvider(options: VendorAdapterOptions): V
     name,
     baseURL: options.baseURL,
     apiKey: options.apiKey,
-    fetch: options.fetch ?? defaultVendorFetch(),
+    fetch: vendorFetchFor(options),
     includeUsage: true,
   });
   return {

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { VendorAdapterOptions } from '../provider';
 
 /**
  * The `fetch` every HTTP vendor adapter is given: the WHATWG fetch contract the AI SDK expects, over
@@ -87,8 +88,17 @@ function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
 
 let shared: typeof globalThis.fetch | undefined;
 
-/** The process-wide vendor fetch (one connection pool for every vendor), created on first use. */
-export function defaultVendorFetch(): typeof globalThis.fetch {
+/** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor). */
+export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch'>): typeof globalThis.fetch {
+  if (options.fetch) return options.fetch;
   shared ??= createVendorFetch();
   return shared;
+}
+
+/**
+ * Key, base URL and fetch for an AI SDK provider factory of a vendor with a default host. Key and base URL
+ * are always explicit (an empty key, the default host) so the SDK never reads its own environment variables.
+ */
+export function sdkConnection(options: VendorAdapterOptions, defaultBaseURL: string) {
+  return { apiKey: options.apiKey ?? '', baseURL: options.baseURL ?? defaultBaseURL, fetch: vendorFetchFor(options) };
 }
