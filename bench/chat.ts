@@ -1,9 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { balance, compareLoads, serviceEnvironment, environmentFacts, hasTaskset, runLoad, runPaced, startChild, summary, withPostgres, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, runLoad, runPaced, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -46,35 +41,13 @@ const PROMPT = 'Hello, how are you?';
 const TARGET = { addedP50Ms: 3, addedP99Ms: 15 };
 
 export async function runChatBench(options: ChatBenchOptions) {
-  const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
-  if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-  const fake = await startChild<{ port: number }>('fake-upstream.js', { cpus: pin ? '0' : undefined });
-  const upstream = `http://127.0.0.1:${fake.ready.port}`;
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
-  const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
-  if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
-
-  const env = serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined });
-  const cleanUp = async () => {
-    await fake.stop();
-    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  };
-  let service: Awaited<ReturnType<typeof startChild<{ port: number; key: string }>>>;
-  try {
-    service = await startChild<{ port: number; key: string }>('service-process.js', {
-      args: schema ? ['--schema', schema] : [],
-      env,
-      cpus: pin ? '1' : undefined,
-      nodeFlags: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
-    });
-  } catch (error) {
-    await cleanUp();
-    throw error;
-  }
-  const base = `http://127.0.0.1:${service.ready.port}`;
-  const key = service.ready.key;
+  const stack = await startBenchStack({
+    pin: options.pin,
+    pglite: options.pglite,
+    postgresUrl: options.postgresUrl,
+    nodeFlags: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
+  });
+  const { upstream, base, key } = stack;
 
   try {
     const chatBody = JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: PROMPT }] });
@@ -140,17 +113,16 @@ export async function runChatBench(options: ChatBenchOptions) {
       endpoint: 'POST /v2/chat/completions',
       upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode, in its own process',
       model: MODEL,
-      backend: schema ? 'postgres' : 'pglite',
+      backend: stack.backend,
       connections: load.connections,
       duration_seconds: load.durationSeconds,
-      cpu_layout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
+      cpu_layout: stack.cpuLayout,
       target: { added_p50_ms: TARGET.addedP50Ms, added_p99_ms: TARGET.addedP99Ms },
       ...regimes,
       billing,
       environment: environmentFacts(),
     };
-    fs.mkdirSync(path.dirname(options.output), { recursive: true });
-    fs.writeFileSync(options.output, `${JSON.stringify(report, null, 2)}\n`);
+    writeReport(options.output, report);
     log(`wrote ${options.output}`);
     for (const [name, regime] of Object.entries(regimes)) {
       log(
@@ -162,8 +134,7 @@ export async function runChatBench(options: ChatBenchOptions) {
     if (!billing.consistent) log(`BILLING MISMATCH: ${JSON.stringify(billing)}`);
     return report;
   } finally {
-    await service.stop();
-    await cleanUp();
+    await stack.stop();
   }
 }
 

@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
-import { balance, compareLoads, serviceEnvironment, environmentFacts, hasTaskset, percentile, round, runLoad, runPaced, startChild, summary, withPostgres, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, percentile, round, runLoad, runPaced, startBenchStack, summary, writeReport, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -30,25 +26,13 @@ const TARGET = { syncAddedP50Ms: 5, syncAddedP99Ms: 25, ttftAddedP50Ms: 5, backg
 const syncBudget = { p50: TARGET.syncAddedP50Ms, p99: TARGET.syncAddedP99Ms };
 
 export async function runResponsesBench(options: ResponsesBenchOptions) {
-  const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
-  if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
-  const fake = await startChild<{ port: number }>('fake-upstream.js', { cpus: pin ? '0' : undefined });
-  const upstream = `http://127.0.0.1:${fake.ready.port}`;
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
-  const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
-  if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
-  const service = await startChild<{ port: number; key: string }>('service-process.js', {
-    args: schema ? ['--schema', schema] : [],
-    cpus: pin ? '1' : undefined,
-    env: serviceEnvironment({
-      dataDir,
-      upstream,
-      postgresUrl: schema ? options.postgresUrl : undefined,
-      extra: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)) },
-    }),
+  const stack = await startBenchStack({
+    pin: options.pin,
+    pglite: options.pglite,
+    postgresUrl: options.postgresUrl,
+    extraEnv: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)) },
   });
-  const base = `http://127.0.0.1:${service.ready.port}`;
-  const key = service.ready.key;
+  const { upstream, base, key, service } = stack;
   const serviceHeaders = { 'content-type': 'application/json', 'x-auth-token': key };
   const directHeaders = { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' };
   const directBody = JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true });
@@ -145,10 +129,10 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     const report = {
       benchmark: 'responses',
       engine: 'embedded',
-      backend: schema ? 'postgres' : 'pglite',
+      backend: stack.backend,
       upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode (Responses API, streamed), own process',
       model: MODEL,
-      cpu_layout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
+      cpu_layout: stack.cpuLayout,
       target: TARGET,
       sync: {
         connections: load.connections,
@@ -160,15 +144,11 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
       memory: { ...memory, meets_target: rssOpen <= TARGET.streamsRssMb },
       environment: environmentFacts(),
     };
-    fs.mkdirSync(path.dirname(options.output), { recursive: true });
-    fs.writeFileSync(options.output, `${JSON.stringify(report, null, 2)}\n`);
+    writeReport(options.output, report);
     log(`wrote ${options.output}`);
     return report;
   } finally {
-    await service.stop();
-    await fake.stop();
-    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await stack.stop();
   }
 }
 

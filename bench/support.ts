@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -291,7 +292,7 @@ export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Pr
  * The service's environment in a benchmark: fresh secrets, quiet logs, only the OpenAI vendor configured and
  * pointed at the fake upstream (nothing inherited from the caller's environment), Postgres when a URL is given.
  */
-export function serviceEnvironment(options: { dataDir: string; upstream: string; postgresUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+function serviceEnvironment(options: { dataDir: string; upstream: string; postgresUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -306,4 +307,75 @@ export function serviceEnvironment(options: { dataDir: string; upstream: string;
     ...(options.postgresUrl ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
     ...options.extra,
   };
+}
+
+/** What every benchmark runs against: the fake vendor and the service, each in its own process. */
+export interface BenchStack {
+  /** Base URL of the fake vendor (the "direct" baseline). */
+  upstream: string;
+  /** Base URL of the service, and the API key of its funded bench account. */
+  base: string;
+  key: string;
+  service: ChildHandle<{ port: number; key: string }>;
+  backend: 'postgres' | 'pglite';
+  /** How the processes were placed on cores, for the report. */
+  cpuLayout: string;
+  /** Stops both processes and removes the schema / data directory. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the zero-latency fake vendor and the service (Postgres in a fresh schema, or PGlite with
+ * `pglite`). With `pin` (2+ cores and taskset), this process and the fake keep to cpu 0 and the service
+ * to cpu 1. Whatever was started is cleaned up if a later step fails.
+ */
+export async function startBenchStack(options: {
+  pin: boolean;
+  pglite: boolean;
+  postgresUrl: string;
+  extraEnv?: NodeJS.ProcessEnv;
+  nodeFlags?: string[];
+}): Promise<BenchStack> {
+  const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
+  if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  const fake = await startChild<{ port: number }>('fake-upstream.js', { cpus: pin ? '0' : undefined });
+  const upstream = `http://127.0.0.1:${fake.ready.port}`;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'));
+  const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
+  const cleanUp = async () => {
+    await fake.stop();
+    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  let service: ChildHandle<{ port: number; key: string }>;
+  try {
+    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
+    service = await startChild<{ port: number; key: string }>('service-process.js', {
+      args: schema ? ['--schema', schema] : [],
+      env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: options.extraEnv }),
+      cpus: pin ? '1' : undefined,
+      nodeFlags: options.nodeFlags,
+    });
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+  return {
+    upstream,
+    base: `http://127.0.0.1:${service.ready.port}`,
+    key: service.ready.key,
+    service,
+    backend: schema ? 'postgres' : 'pglite',
+    cpuLayout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
+    stop: async () => {
+      await service.stop();
+      await cleanUp();
+    },
+  };
+}
+
+/** Writes a benchmark's JSON report (creating the folder). */
+export function writeReport(output: string, report: unknown): void {
+  fs.mkdirSync(path.dirname(output), { recursive: true });
+  fs.writeFileSync(output, `${JSON.stringify(report, null, 2)}\n`);
 }
