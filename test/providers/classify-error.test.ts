@@ -1,4 +1,4 @@
-import { APICallError, JSONParseError } from 'ai';
+import { APICallError, JSONParseError } from '@ai-sdk/provider';
 import { ProviderError } from '../../src/providers/provider';
 import { classifyProviderError, kindForStatus, parseRetryAfter } from '../../src/providers/shared/classify-error';
 import { MAX_RETRY_AFTER_MS, retryDelayMs } from '../../src/providers/shared/retry';

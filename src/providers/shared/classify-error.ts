@@ -1,4 +1,4 @@
-import { APICallError, RetryError } from 'ai';
+import { APICallError } from '@ai-sdk/provider';
 import { ProviderError, type ProviderErrorKind } from '../provider';
 
 export interface ClassifyContext {
@@ -24,8 +24,6 @@ export function classifyProviderError(error: unknown, context: ClassifyContext):
   if (context.stopReason === 'timeout') {
     return new ProviderError({ vendor, kind: 'timeout', message: `The call to ${vendor} timed out.` });
   }
-  if (RetryError.isInstance(error)) return classifyProviderError(error.lastError, context);
-
   if (APICallError.isInstance(error)) return fromApiCallError(error, context);
 
   const name = errorName(error);
