@@ -4,7 +4,8 @@ import { priceCall } from '../src/billing/pricing';
 import { appendItems, type NewConversationItem } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
 import { inTransaction } from '../src/db/database';
-import { abortError, currentActivityContext } from '../src/engine/activity-context';
+import { createGroupCommit } from '../src/db/group-commit';
+import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import type { EventLog } from '../src/events/event-log';
 import { EventWriter } from '../src/events/event-writer';
 import type { StreamEvent } from '../src/events/stream-event';
@@ -32,26 +33,52 @@ export interface ResponseActivityDeps {
 
 /** `response.created` is 0 and `response.in_progress` 1: output starts at 2. */
 const FIRST_OUTPUT_SEQUENCE = 2;
+const inProgressEvent = (id: string): StreamEvent => ({ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } });
+/**
+ * Closing events up to this size travel in the outcome to finalizeResponse (one write less per Response);
+ * larger ones (a long answer repeated in its `done` events) are written by callProvider, to keep workflow
+ * histories small.
+ */
+const MAX_UNWRITTEN_EVENT_CHARS = 128 * 1024;
 
 export function createResponseActivities(deps: ResponseActivityDeps): ResponseActivities {
   const { db, events, logger } = deps;
 
   const load = (id: string, executor: Db = db) => executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
+  // Rows this process has just read or written, handed from one activity of a Response to the next so the
+  // next does not read them again. Each entry is taken once; a miss (another worker ran the previous
+  // activity, a retry, a re-run after a crash) reads the database. See RowHandoff.
+  const handoff = new RowHandoff();
+
+  /**
+   * queued → in_progress plus the `response.in_progress` event (always sequence 1: only `response.created`, 0,
+   * is written before it), for the Responses of concurrently starting jobs in one statement and one commit.
+   * Answers the rows it started.
+   */
+  const starts = createGroupCommit<string, ResponseRow | undefined>({
+    maxBatch: 200,
+    write: async (ids) => {
+      const eventsById = Object.fromEntries(ids.map((id) => [id, [inProgressEvent(id)]]));
+      const started = await sql<ResponseRow>`
+        with started as (
+          update responses set status = 'in_progress', started_at = now()
+          where id = any(${ids}::text[]) and status = 'queued' and cancel_requested_at is null
+          returning *),
+        event as (
+          insert into response_events (response_id, first_seq, last_seq, events)
+          select id, 1, 1, ${JSON.stringify(eventsById)}::jsonb -> id from started)
+        select * from started`.execute(db);
+      const byId = new Map(started.rows.map((row) => [row.id, row]));
+      return ids.map((id) => byId.get(id));
+    },
+  });
+
   async function startResponse({ responseId }: ResponseJobInput) {
-    // First start: queued → in_progress plus the in_progress event in one statement. It is always sequence 1:
-    // only `response.created` (0) is written before it.
-    const event: StreamEvent = { type: 'response.in_progress', sequence_number: 1, response: { id: responseId, status: 'in_progress' } };
-    const started = await sql<{ response_id: string }>`
-      with started as (
-        update responses set status = 'in_progress', started_at = now()
-        where id = ${responseId} and status = 'queued' and cancel_requested_at is null
-        returning id)
-      insert into response_events (response_id, first_seq, last_seq, events)
-      select id, 1, 1, ${JSON.stringify([event])}::jsonb from started
-      returning response_id`.execute(db);
-    if (started.rows.length > 0) {
-      await events.notify(responseId, [event]);
+    const startedRow = await starts(responseId);
+    if (startedRow) {
+      handoff.put(responseId, { row: startedRow, nextSequence: FIRST_OUTPUT_SEQUENCE });
+      await events.notify(responseId, [inProgressEvent(responseId)]);
       return { proceed: true };
     }
     // A re-run after a crash finds it already started; a cancelled or finished one must not run.
@@ -59,9 +86,15 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     return { proceed: row?.status === 'in_progress' && row.cancel_requested_at === null };
   }
 
-  async function callProvider({ responseId }: ResponseJobInput): Promise<GenerationOutcome> {
-    const context = currentActivityContext();
-    const { next_sequence: firstSequence, ...row } = await db
+  /**
+   * The Response and the sequence number its output starts at: as startResponse left them, or read. Only a
+   * first attempt trusts the handed-over sequence: an earlier attempt (here or, under Temporal, on another
+   * worker) may have written events since.
+   */
+  async function loadForGeneration(responseId: string, attempt: number): Promise<{ row: ResponseRow; nextSequence: number }> {
+    const handed = handoff.take(responseId);
+    if (handed?.nextSequence !== undefined && attempt === 1) return { row: handed.row, nextSequence: handed.nextSequence };
+    const { next_sequence: nextSequence, ...row } = await db
       .selectFrom('responses')
       .selectAll()
       .select((eb) =>
@@ -72,8 +105,14 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           .as('next_sequence'),
       )
       .where('id', '=', responseId)
-      .executeTakeFirstOrThrow()
-      .then((found) => ({ ...found, next_sequence: Number(found.next_sequence) }));
+      .executeTakeFirstOrThrow();
+    return { row, nextSequence: Number(nextSequence) };
+  }
+
+  /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
+  async function callProvider({ responseId }: ResponseJobInput, passedContext?: ActivityContext): Promise<GenerationOutcome> {
+    const context = currentActivityContext(passedContext);
+    const { row, nextSequence: firstSequence } = await loadForGeneration(responseId, context.attempt);
     if (isFinalStatus(row.status)) return { kind: 'cancelled' };
     if (firstSequence > FIRST_OUTPUT_SEQUENCE) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
@@ -86,6 +125,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         outputTokens: 0,
       };
     }
+    handoff.put(responseId, { row }); // for finalizeResponse
     const model = deps.catalog.getModel(row.model);
     if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.`, inputTokens: 0, outputTokens: 0 };
     const writer = new EventWriter(events, responseId, firstSequence);
@@ -116,7 +156,8 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       }
       if (context.signal.aborted) throw abortError();
       const finish = assembler.finish();
-      const nextSequence = await writer.flush();
+      // The closing events go out with the final one, in finalizeResponse's statement.
+      const unwrittenEvents = await writer.takeUnwritten(MAX_UNWRITTEN_EVENT_CHARS);
       return {
         kind: 'generated',
         status: finish.reason === 'length' ? 'incomplete' : 'completed',
@@ -124,7 +165,8 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         inputTokens: finish.usage.inputTokens,
         outputTokens: finish.usage.outputTokens,
         ...(finish.reason === 'length' ? { incompleteReason: 'max_output_tokens' } : {}),
-        nextSequence,
+        nextSequence: writer.nextSequence,
+        ...(unwrittenEvents.length > 0 ? { unwrittenEvents } : {}),
       };
     } catch (error) {
       await writer.flush().catch(() => undefined);
@@ -141,13 +183,40 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /**
-   * Final status, output, usage, debit and final event in one statement (a data-modifying CTE guarded by
+   * Final status, output, usage, debit, the generation's unwritten closing events and the final event in one statement (a data-modifying CTE guarded by
    * the status, so it writes all of it or, when a concurrent cancel finalised the Response first, none of
    * it): two round trips where a BEGIN / SELECT FOR UPDATE / writes / COMMIT transaction took six. With a
    * conversation, the append joins it in one transaction.
    */
+  /**
+   * Finalisations of concurrent Responses are group-committed (db/group-commit.ts): each charges its account,
+   * and a statement that does holds that account's row lock until its commit, so one busy account serialised
+   * them all behind each other's WAL flush. A batch is one statement (writeFinalizations) and one commit;
+   * one that appends to a conversation also needs the append in its transaction and goes alone.
+   */
+  const finalizations = createGroupCommit<{ record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } }, { sequence: number } | undefined>({
+    maxBatch: 100,
+    write: async (items) => {
+      const results = new Map<string, number>();
+      const plain = items.filter((item) => !item.appendTo).map((item) => item.record);
+      if (plain.length > 0) for (const [id, sequence] of await writeFinalizations(db, plain)) results.set(id, sequence);
+      for (const { record, appendTo } of items) {
+        if (!appendTo) continue;
+        await inTransaction(db, async (trx) => {
+          const written = await writeFinalizations(trx, [record]);
+          if (written.size === 0) return;
+          await appendToConversation(trx, appendTo.row, appendTo.output);
+          results.set(record.id, written.get(record.id)!);
+        });
+      }
+      return items.map(({ record }) => (results.has(record.id) ? { sequence: results.get(record.id)! } : undefined));
+    },
+  });
+
   async function finalizeResponse({ responseId, outcome }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
-    const row = await load(responseId);
+    // A handed-over row may be older than the stored one, but only in its status, and the write below is
+    // guarded by the stored status.
+    const row = handoff.take(responseId)?.row ?? (await load(responseId));
     const settled = { status: row.status, webhook: Boolean(row.metadata.webhook_url) };
     if (isFinalStatus(row.status)) return settled;
 
@@ -180,48 +249,34 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           })
         : undefined;
 
-    const write = async (executor: Db) => {
-      const written = await sql<{ sequence: number }>`
-        with updated as (
-          update responses set
-            status = ${status}, output = ${JSON.stringify(output)}::jsonb, usage = ${JSON.stringify(usage)}::jsonb,
-            error = ${JSON.stringify(final.error)}::jsonb, incomplete_details = ${JSON.stringify(final.incomplete_details)}::jsonb,
-            completed_at = ${final.completed_at}
-          where id = ${responseId} and status in ('queued', 'in_progress')
-          returning id, account_id),
-        next_event as (
-          select coalesce(max(last_seq), -1) + 1 as sequence from response_events where response_id = ${responseId}),
-        final_event as (
-          insert into response_events (response_id, first_seq, last_seq, events)
-          select updated.id, next_event.sequence, next_event.sequence,
-            jsonb_build_array(jsonb_set(${JSON.stringify(template)}::jsonb, '{sequence_number}', to_jsonb(next_event.sequence)))
-          from updated, next_event),
-        debit as (
-          insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
-          select ${debit?.id ?? null}, updated.account_id, 'debit', ${debit?.amount ?? 0}, ${debit?.currency ?? null},
-            ${debit?.metadata ?? null}::jsonb, ${debit?.usage ?? null}::jsonb, ${debit?.operation_key ?? null}
-          from updated where ${debit !== undefined}
-          on conflict (account_id, operation_key) do nothing
-          returning account_id, amount),
-        charged as (${chargeInserted('debit')})
-        select next_event.sequence from updated, next_event`.execute(executor);
-      return written.rows[0];
+    const unwritten = (outcome.kind === 'generated' ? outcome.unwrittenEvents ?? [] : []) as StreamEvent[];
+    const record: FinalRecord = {
+      id: responseId,
+      status,
+      output,
+      usage,
+      error: final.error,
+      incomplete_details: final.incomplete_details,
+      completed_at: final.completed_at!.toISOString(),
+      final_event: template,
+      tail_first: unwritten[0]?.sequence_number ?? null,
+      tail_last: unwritten.at(-1)?.sequence_number ?? null,
+      tail_events: unwritten.length > 0 ? unwritten : null,
+      debit_id: debit?.id ?? null,
+      debit_amount: debit?.amount ?? null,
+      debit_currency: debit?.currency ?? null,
+      debit_metadata: debit?.metadata ?? null,
+      debit_usage: debit?.usage ?? null,
+      debit_operation_key: debit?.operation_key ?? null,
     };
-
     const appendTo = outcome.kind === 'generated' && row.conversation_id ? row.conversation_id : undefined;
-    const written = appendTo
-      ? await inTransaction(db, async (trx) => {
-          const result = await write(trx);
-          if (result) await appendToConversation(trx, row, output);
-          return result;
-        })
-      : await write(db);
+    const written = await finalizations({ record, appendTo: appendTo ? { row, output } : undefined });
     if (!written) {
       // A concurrent cancel (or a previous run) finalised it first: nothing was written here.
       const current = await db.selectFrom('responses').select('status').where('id', '=', responseId).executeTakeFirstOrThrow();
       return { ...settled, status: current.status };
     }
-    await events.notify(responseId, [{ ...template, sequence_number: Number(written.sequence) } as StreamEvent]);
+    await events.notify(responseId, [...unwritten, { ...template, sequence_number: written.sequence } as StreamEvent]);
     return { status, webhook: settled.webhook };
   }
 
@@ -262,6 +317,102 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   return { startResponse, callProvider, finalizeResponse, sendWebhook };
+}
+
+/** One Response's finalisation, as plain JSON for writeFinalizations. */
+interface FinalRecord {
+  id: string;
+  status: string;
+  output: OutputItem[];
+  usage: ResponseUsage;
+  error: unknown;
+  incomplete_details: unknown;
+  completed_at: string;
+  /** The final event; its sequence number is filled in by the statement. */
+  final_event: unknown;
+  tail_first: number | null;
+  tail_last: number | null;
+  tail_events: StreamEvent[] | null;
+  debit_id: string | null;
+  debit_amount: number | null;
+  debit_currency: string | null;
+  /** JSON text, as debitRow writes it. */
+  debit_metadata: string | null;
+  debit_usage: string | null;
+  debit_operation_key: string | null;
+}
+
+/**
+ * Finalises Responses in one statement (a data-modifying CTE over the records): final status, output and
+ * usage; the generation's unwritten closing events and the final event, whose sequence number is the
+ * stream's next one, read by the statement itself (a failed or cancelled generation may not know it); the
+ * debit and its balance change. Guarded by the stored status: a Response that a concurrent cancel (or a
+ * previous run) finalised first gets none of it. Answers the final event's sequence number per Response
+ * written.
+ */
+async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise<Map<string, number>> {
+  const written = await sql<{ id: string; sequence: number }>`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
+        id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
+        final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
+        debit_id text, debit_amount bigint, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text)),
+    updated as (
+      update responses set
+        status = input.status, output = input.output, usage = input.usage, error = input.error,
+        incomplete_details = input.incomplete_details, completed_at = input.completed_at
+      from input
+      where responses.id = input.id and responses.status in ('queued', 'in_progress')
+      returning responses.id, responses.account_id),
+    tail_events as (
+      insert into response_events (response_id, first_seq, last_seq, events)
+      select input.id, input.tail_first, input.tail_last, input.tail_events
+      from updated join input on input.id = updated.id
+      where input.tail_events is not null),
+    next_event as (
+      select updated.id, greatest(
+        coalesce((select max(last_seq) from response_events where response_events.response_id = updated.id), -1) + 1,
+        coalesce(input.tail_last + 1, 0)) as sequence
+      from updated join input on input.id = updated.id),
+    final_event as (
+      insert into response_events (response_id, first_seq, last_seq, events)
+      select next_event.id, next_event.sequence, next_event.sequence,
+        jsonb_build_array(jsonb_set(input.final_event, '{sequence_number}', to_jsonb(next_event.sequence)))
+      from next_event join input on input.id = next_event.id),
+    debit as (
+      insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
+      select input.debit_id, updated.account_id, 'debit', input.debit_amount, input.debit_currency,
+        input.debit_metadata::jsonb, input.debit_usage::jsonb, input.debit_operation_key
+      from updated join input on input.id = updated.id
+      where input.debit_id is not null
+      on conflict (account_id, operation_key) do nothing
+      returning account_id, amount),
+    charged as (${chargeInserted('debit')})
+    select id, sequence from next_event`.execute(executor);
+  return new Map(written.rows.map((row) => [row.id, Number(row.sequence)]));
+}
+
+/**
+ * Hands the Response row from one activity to the next within this process (start → generation →
+ * finalisation), saving a read each. An entry is taken once, so a retried activity reads the database;
+ * entries of Responses whose flow stopped half-way (a failed attempt) are dropped oldest first.
+ */
+class RowHandoff {
+  private readonly entries = new Map<string, { row: ResponseRow; nextSequence?: number }>();
+
+  constructor(private readonly capacity = 10_000) {}
+
+  put(id: string, entry: { row: ResponseRow; nextSequence?: number }) {
+    this.entries.delete(id);
+    this.entries.set(id, entry);
+    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  take(id: string) {
+    const entry = this.entries.get(id);
+    this.entries.delete(id);
+    return entry;
+  }
 }
 
 function toToolChoice(choice: unknown) {

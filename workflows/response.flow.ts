@@ -14,7 +14,13 @@ export type GenerationOutcome =
       inputTokens: number;
       outputTokens: number;
       incompleteReason?: string;
+      /** The sequence number after the last event of the generation (stored or in `unwrittenEvents`). */
       nextSequence: number;
+      /**
+       * The generation's last events (the closing `done` events), not yet stored: finalizeResponse stores them
+       * with the final event, in its one statement. Small by construction (bounded by callProvider).
+       */
+      unwrittenEvents?: unknown[];
     }
   | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number; nextSequence?: number }
   | { kind: 'cancelled' };

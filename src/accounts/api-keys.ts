@@ -1,3 +1,4 @@
+import { createSecretKey } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify } from 'jose';
 import { unauthorized } from '../errors';
 
@@ -14,7 +15,8 @@ export interface KeySigner {
 const ALGORITHM = 'HS256';
 
 export function createKeySigner(secret: string, issuer: string): KeySigner {
-  const key = new TextEncoder().encode(secret);
+  // A KeyObject made once: given raw bytes, jose would import the key again on every verification.
+  const key = createSecretKey(Buffer.from(secret, 'utf8'));
   return {
     async issue({ keyId, accountId, expiresAt }) {
       const jwt = new SignJWT({}).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: keyId }).setSubject(accountId).setIssuer(issuer).setIssuedAt();

@@ -8,8 +8,8 @@ import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
 import { RESPONSE_REPLAY_SAFE_ACTIVITIES, responseFlow } from '../../workflows/response.flow';
 import type { Activities } from '../../activities';
-import { runWithActivityContext } from './activity-context';
-import type { Engine, JobRef } from './engine';
+import type { ActivityContext } from './activity-context';
+import type { Engine, JobRef, JobReservation } from './engine';
 import type { JobKind, JobRow } from './jobs.table';
 
 const CANCEL_TOPIC = 'job-cancel';
@@ -66,6 +66,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const retryDelayMs = (attempt: number) => Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** (attempt - 1));
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const running = new Map<string, AbortController>();
+  // Slots promised to jobs being created by this process (see reserve), counted against the concurrency.
+  let reserved = 0;
   let started = false;
   let stopping = false;
   let pumping = false;
@@ -78,8 +80,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   let unsubscribeCancel: (() => void) | undefined;
   const idle: Array<() => void> = [];
 
+  const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
+
   async function claim(limit: number): Promise<JobRow[]> {
-    const leaseUntil = sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
+    const leaseUntil = leaseFromNow();
     return db
       .updateTable('jobs')
       .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
@@ -104,7 +108,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   async function claimPending(id: string): Promise<JobRow | undefined> {
-    const leaseUntil = sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
+    const leaseUntil = leaseFromNow();
     return db
       .updateTable('jobs')
       .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
@@ -124,7 +128,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     try {
       do {
         pumpAgain = false;
-        const free = options.concurrency - running.size;
+        const free = options.concurrency - running.size - reserved;
         if (free <= 0 || !backlog) break;
         const wanted = Math.min(free, 64);
         backlog = false;
@@ -139,7 +143,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     }
   }
 
-  async function execute(job: JobRow): Promise<void> {
+  /** What running a job needs of its row. */
+  type RunnableJob = Pick<JobRow, 'id' | 'kind' | 'attempts' | 'cancel_requested_at'>;
+
+  async function execute(job: RunnableJob): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
     try {
@@ -149,6 +156,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'activity', 'result']).where('job_id', '=', job.id).execute() : [];
       const recorded = new Map(steps.map((row) => [row.step, row]));
       let step = 0;
+      const recording: Promise<void>[] = [];
       const never = new AbortController().signal;
       let shielded = 0;
       const proxy = new Proxy({} as Activities, {
@@ -158,11 +166,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           // step numbers: a recorded result counts only for the activity that produced it.
           const saved = recorded.get(index);
           if (saved?.activity === name) return saved.result;
-          const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name];
+          const activity = (activities as unknown as Record<string, (input: unknown, context: ActivityContext) => Promise<unknown>>)[name];
           const signal = shielded > 0 ? never : controller.signal;
-          const result = await runWithActivityContext({ signal, heartbeat: () => undefined, attempt: job.attempts }, () => activity(input));
+          const result = await activity(input, { signal, heartbeat: () => undefined, attempt: job.attempts });
           if (definition.replaySafe.includes(name)) return result;
-          await recordStep({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) });
+          // Recorded while the flow goes on: the record matters only if this process dies before the flow's
+          // next (replay-safe) step has stored the result itself, and a crash before the record commits is no
+          // different from a crash during the activity. The job completes only after its records.
+          recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) }));
           return result;
         },
       });
@@ -181,7 +192,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,
       };
-      await definition.flow(context, definition.input(job.id));
+      // Every record is awaited, even when the flow fails, so none is left rejecting unobserved.
+      const outcome = await definition.flow(context, definition.input(job.id)).then(
+        () => ({ failed: false as const }),
+        (error: unknown) => ({ failed: true as const, error }),
+      );
+      await Promise.all(recording);
+      if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
     } catch (error) {
       if (stopping) return; // lease expires; another start picks the job up
@@ -226,7 +243,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) => finishJobs({ id, status, lastError });
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
-  async function retryLater(job: JobRow, lastError: string) {
+  async function retryLater(job: RunnableJob, lastError: string) {
     const delay = retryDelayMs(job.attempts);
     await db
       .updateTable('jobs')
@@ -250,7 +267,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     if (running.size === 0) return;
     const rows = await db
       .updateTable('jobs')
-      .set({ lease_expires_at: sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`, updated_at: sql`now()` })
+      .set({ lease_expires_at: leaseFromNow(), updated_at: sql`now()` })
       .where('lease_owner', '=', owner)
       .where('status', '=', 'running')
       .returning(['id', 'cancel_requested_at'])
@@ -264,6 +281,30 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     async launch() {
       backlog = true;
       void pump();
+    },
+    reserve(): JobReservation | undefined {
+      if (!started || stopping || running.size + reserved >= options.concurrency) return undefined;
+      reserved++;
+      let settled = false;
+      const settle = () => {
+        if (settled) throw new Error('job reservation used twice');
+        settled = true;
+        reserved--;
+      };
+      return {
+        claim: { status: 'running', lease_owner: owner, lease_expires_at: leaseFromNow(), attempts: 1 },
+        run(job) {
+          settle();
+          if (stopping) return; // its lease expires; the next start (or another replica) resumes it
+          // The row was written claimed by this process, first attempt, no cancel yet (a cancel can only
+          // name it after creation returns; it then finds it running here).
+          void execute({ ...job, attempts: 1, cancel_requested_at: null });
+        },
+        release() {
+          settle();
+          void pump();
+        },
+      };
     },
     async cancel(job) {
       await db.updateTable('jobs').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', job.id).execute();

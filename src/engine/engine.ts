@@ -1,8 +1,21 @@
+import type { RawBuilder } from 'kysely';
 import type { JobKind } from './jobs.table';
 
 export interface JobRef {
   id: string;
   kind: JobKind;
+}
+
+/**
+ * A slot an engine holds for a job about to be created, so the job row can be written already claimed by
+ * this process (one statement less than inserting it pending and claiming it after). Exactly one of `run`
+ * (the row committed with `claim`) or `release` (it was not written) must follow.
+ */
+export interface JobReservation {
+  /** Column values that make the new `jobs` row claimed by this process. */
+  readonly claim: { status: 'running'; lease_owner: string; lease_expires_at: RawBuilder<Date>; attempts: number };
+  run(job: JobRef): void;
+  release(): void;
 }
 
 /**
@@ -15,6 +28,8 @@ export interface Engine {
   /** Embedded: the lease owner this process writes into `jobs.lease_owner`. */
   readonly workerId?: string;
   launch(job: JobRef): Promise<void>;
+  /** A slot for a job this process will run itself at once, when the engine runs jobs in-process and has one free. */
+  reserve?(): JobReservation | undefined;
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */
   cancel(job: JobRef): Promise<void>;
   start(): Promise<void>;

@@ -60,9 +60,14 @@ export class EventWriter {
     }
   }
 
+  /** The buffered events, numbered from the next sequence number; the buffer is left as it is. */
+  private sequenced(): StreamEvent[] {
+    return this.buffer.map((event, index) => ({ ...event, sequence_number: this.next + index }) as StreamEvent);
+  }
+
   private flushNow() {
     if (this.buffer.length === 0) return;
-    const events = this.buffer.map((event, index) => ({ ...event, sequence_number: this.next + index }) as StreamEvent);
+    const events = this.sequenced();
     this.next += events.length;
     this.buffer = [];
     this.lastFlushAt = Date.now();
@@ -72,6 +77,27 @@ export class EventWriter {
       .catch((error) => {
         this.failure ??= error;
       });
+  }
+
+  /**
+   * Ends writing: waits for the batches already handed to the log and returns the events not yet written,
+   * sequenced, for the caller to store in a statement of its own (the Response's finalisation). When they
+   * would serialise to more than `maxChars`, they are written here instead and nothing is returned.
+   * Rejects if any write failed.
+   */
+  async takeUnwritten(maxChars: number): Promise<StreamEvent[]> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const events = this.sequenced();
+    if (events.length === 0 || JSON.stringify(events).length > maxChars) {
+      await this.flush();
+      return [];
+    }
+    this.next += events.length;
+    this.buffer = [];
+    await this.chain;
+    if (this.failure) throw this.failure;
+    return events;
   }
 
   /** Writes everything emitted so far; rejects if any write failed. */

@@ -4,7 +4,8 @@ import type { Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
 import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
-import type { Engine } from '../engine/engine';
+import { createGroupCommit } from '../db/group-commit';
+import type { Engine, JobReservation } from '../engine/engine';
 import type { EventLog } from '../events/event-log';
 import { isTerminalEvent, type StreamEvent } from '../events/stream-event';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
@@ -37,6 +38,8 @@ const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
 
 export function createResponsesService(deps: ResponsesServiceDeps) {
   const { db, catalog, ledger, engine, events } = deps;
+  // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
+  const insertQueued = createGroupCommit<QueuedInsert, ResponseRow>({ maxBatch: 100, write: (items) => insertQueuedResponses(db, items) });
 
   async function find(accountId: string, id: string, executor: Db = db): Promise<ResponseRow> {
     const row = await executor
@@ -142,30 +145,41 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       request: JSON.stringify(request),
       metadata: JSON.stringify(body.metadata ?? {}),
     };
-    // With an Idempotency-Key, the key is claimed in the same transaction; without one, one statement suffices.
-    const row = !idempotencyKey
-      ? await insertQueuedResponse(db, values, createdEvent)
-      : await inTransaction(db, async (trx) => {
-          const claimed = await trx
-            .insertInto('idempotency_keys')
-            .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
-            .onConflict((oc) =>
-              oc
-                .columns(['account_id', 'key'])
-                .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
-                .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
-            )
-            .returning('response_id')
-            .executeTakeFirst();
-          return claimed ? insertQueuedResponse(trx, values, createdEvent) : null; // null: a concurrent request with the key won
-        });
+    // This process runs the job itself when its engine has a free slot: the job row is then written already
+    // claimed. With an Idempotency-Key, the key is claimed in the same transaction; without one, one
+    // statement suffices.
+    const reservation = engine.reserve?.();
+    let row: ResponseRow | null;
+    try {
+      row = !idempotencyKey
+        ? await insertQueued({ values, createdEvent, reservation })
+        : await inTransaction(db, async (trx) => {
+            const claimed = await trx
+              .insertInto('idempotency_keys')
+              .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
+              .onConflict((oc) =>
+                oc
+                  .columns(['account_id', 'key'])
+                  .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
+                  .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
+              )
+              .returning('response_id')
+              .executeTakeFirst();
+            return claimed ? (await insertQueuedResponses(trx, [{ values, createdEvent, reservation }]))[0] : null; // null: a concurrent request with the key won
+          });
+    } catch (error) {
+      reservation?.release();
+      throw error;
+    }
     if (!row) {
+      reservation?.release();
       const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
       if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       return { response: replay, replayed: true };
     }
+    if (reservation) reservation.run({ id, kind: 'response' });
     await events.notify(id, [createdEvent]);
-    await engine.launch({ id, kind: 'response' });
+    if (!reservation) await engine.launch({ id, kind: 'response' });
     return { response: row, replayed: false };
   }
 
@@ -229,23 +243,38 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
 export type ResponsesService = ReturnType<typeof createResponsesService>;
 
+interface QueuedInsert {
+  values: Insertable<ResponsesTable>;
+  createdEvent: StreamEvent;
+  reservation?: JobReservation;
+}
+
 /**
- * The queued Response, its `response.created` event (sequence 0) and its job row (the engine's outbox) in one
- * statement: atomic without a transaction's extra round trips. Foreign keys are checked at statement end.
+ * Queued Responses, their `response.created` events (sequence 0) and their job rows (the engine's outbox, or
+ * already claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
+ * Foreign keys are checked at statement end. Answers the rows in the order given.
  */
-function insertQueuedResponse(executor: Db, values: Insertable<ResponsesTable>, createdEvent: StreamEvent): Promise<ResponseRow> {
-  return executor
+async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promise<ResponseRow[]> {
+  const unclaimed = { status: 'pending' as const, lease_owner: null, lease_expires_at: null, attempts: 0 };
+  const rows = await executor
     .with('created_event', (qb) =>
       qb
         .insertInto('response_events')
-        .values({ response_id: values.id, first_seq: 0, last_seq: 0, events: JSON.stringify([createdEvent]) })
+        .values(items.map(({ values, createdEvent }) => ({ response_id: values.id!, first_seq: 0, last_seq: 0, events: JSON.stringify([createdEvent]) })))
         .returning('response_events.response_id'),
     )
-    .with('outbox', (qb) => qb.insertInto('jobs').values({ id: values.id, kind: 'response' }).returning('jobs.id'))
+    .with('outbox', (qb) =>
+      qb
+        .insertInto('jobs')
+        .values(items.map(({ values, reservation }) => ({ id: values.id!, kind: 'response' as const, ...(reservation?.claim ?? unclaimed) })))
+        .returning('jobs.id'),
+    )
     .insertInto('responses')
-    .values(values)
+    .values(items.map((item) => item.values))
     .returningAll()
-    .executeTakeFirstOrThrow();
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return items.map((item) => byId.get(item.values.id!)!);
 }
 
 function normaliseInput(input: CreateResponseBody['input']): InputItem[] {

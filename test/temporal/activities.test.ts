@@ -111,7 +111,14 @@ describe('response activities under MockActivityEnvironment', () => {
       expect(heartbeats.length).toBeGreaterThanOrEqual(2);
       for (const details of heartbeats) expect(details).toEqual({ sequence: expect.any(Number) });
 
-      const events = await storedEvents(id);
+      // Events the writer had not written by the end come back unwritten, for finalizeResponse to store with the
+      // final event (which ones depends on the writer's timer: test/events/event-writer.test.ts pins that down);
+      // with what is stored they make one gap-free sequence holding each closing event once.
+      const unwritten = (generated.unwrittenEvents ?? []) as StreamEvent[];
+      const events = [...(await storedEvents(id)), ...unwritten];
+      expect(events.filter((event) => event.type === 'response.output_text.done')).toHaveLength(1);
+      expect(events.filter((event) => event.type === 'response.output_item.done')).toHaveLength(1);
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
       // The event writer may coalesce deltas; their concatenation is the reply.
       const deltas = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta);
       expect(deltas.join('')).toBe('alpha beta gamma delta');
@@ -190,7 +197,55 @@ describe('response activities under MockActivityEnvironment', () => {
       expect(debits).toHaveLength(1);
       expect(debits[0].amount).toBeGreaterThan(0);
       expect(await balance()).toBe(before - debits[0].amount);
-      expect((await storedEvents(id)).filter((event) => event.type === 'response.completed')).toHaveLength(1);
+      // The closing events that came back unwritten were stored once, before the final event, gap-free.
+      const stored = await storedEvents(id);
+      expect(stored.map((event) => event.sequence_number)).toEqual(stored.map((_, index) => index));
+      expect(stored.filter((event) => event.type === 'response.completed')).toHaveLength(1);
+      expect(stored.filter((event) => event.type === 'response.output_item.done')).toHaveLength(1);
+      expect(stored.at(-1)!.type).toBe('response.completed');
+    });
+
+    it('finalises concurrent Responses together (one statement per batch) with exact debits and gap-free streams', async () => {
+      const conversation = await app.request('POST', '/v2/conversations', { key, body: {} });
+      const ids = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => insertResponse(`word${index} two three`, index === 5 ? { conversationId: conversation.body.id } : {})),
+      );
+      const outcomes = await Promise.all(ids.map((id) => generate(id)));
+      const before = await balance();
+      // The cancelled one (index 3) charges nothing; finalising index 7 twice at once writes it once.
+      const finals = await Promise.all([
+        ...ids.map((id, index) => environment().run(activities.finalizeResponse, { responseId: id, outcome: index === 3 ? { kind: 'cancelled' as const } : outcomes[index] })),
+        environment().run(activities.finalizeResponse, { responseId: ids[7], outcome: outcomes[7] }),
+      ]);
+      expect(finals.map((final) => (final as { status: string }).status)).toEqual([...ids.map((_, index) => (index === 3 ? 'cancelled' : 'completed')), 'completed']);
+
+      let charged = 0;
+      for (const [index, id] of ids.entries()) {
+        const debits = await ledgerRows(id);
+        expect(debits).toHaveLength(index === 3 ? 0 : 1);
+        charged += debits[0]?.amount ?? 0;
+        const stored = await storedEvents(id);
+        expect(stored.map((event) => event.sequence_number)).toEqual(stored.map((_, sequence) => sequence));
+        expect(stored.at(-1)!.type).toBe(index === 3 ? 'response.cancelled' : 'response.completed');
+        expect((await row(id)).usage).toMatchObject(index === 3 ? { total_tokens: 0, cost: 0 } : { input_tokens: 3, output_tokens: 3 });
+      }
+      expect(charged).toBeGreaterThan(0);
+      expect(await balance()).toBe(before - charged);
+      const items = await app.request('GET', `/v2/conversations/${conversation.body.id}/items?order=asc`, { key });
+      expect(items.body.data.map((item: { role: string }) => item.role)).toEqual(['user', 'assistant']);
+    });
+
+    it('a long answer writes its closing events itself and hands none over (workflow histories stay small)', async () => {
+      const id = await insertResponse('/words 20000');
+      const outcome = (await generate(id)) as Extract<GenerationOutcome, { kind: 'generated' }>;
+      expect(outcome.unwrittenEvents).toBeUndefined();
+      const written = await storedEvents(id);
+      expect(written.at(-1)!.type).toBe('response.output_item.done');
+      expect(outcome.nextSequence).toBe(written.at(-1)!.sequence_number + 1);
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome });
+      const stored = await storedEvents(id);
+      expect(stored.map((event) => event.sequence_number)).toEqual(stored.map((_, index) => index));
+      expect(stored.at(-1)!.type).toBe('response.completed');
     });
 
     it('appends input and output to the conversation once, even when retried', async () => {

@@ -29,6 +29,7 @@ export function createAiSdkEmbeddingModel(config: {
             if (embedding === undefined) {
               throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no embedding.` });
             }
+            scope.complete();
             // Gemini reports no embedding usage: it counts as zero.
             return { embedding, usage: { inputTokens: countOf(result.usage?.tokens) } };
           },

@@ -75,6 +75,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
             // Server-side (provider-executed) tools are not offered, so their calls are not ours to return.
             else if (part.type === 'tool-call' && !part.providerExecuted) toolCalls.push(toToolCall(part));
           }
+          scope.complete();
           return { text, toolCalls, finishReason: toFinishReason(result.finishReason), usage: toTokenCounts(result.usage) };
         },
         { maxRetries: options.maxRetries, scope, classify },
@@ -132,6 +133,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
               message: `${options.vendor} ended the stream without finishing it.`,
             });
           }
+          scope.complete();
           yield finish;
           return;
         } catch (raw) {

@@ -10,7 +10,9 @@ export interface CallScope {
   stopReason(): 'cancelled' | 'timeout' | undefined;
   /** Milliseconds left before the deadline (never negative). */
   remainingMs(): number;
-  /** Releases the timer and cancels anything still in flight (a no-op after a completed request). */
+  /** The upstream answer was read to its end: close() then has nothing to cancel. */
+  complete(): void;
+  /** Releases the timer and cancels anything still in flight (after complete(), only the timer). */
   close(): void;
 }
 
@@ -26,6 +28,7 @@ export function openCallScope(callerSignal: AbortSignal | undefined, timeoutMs: 
   const signals = [deadline.signal, own.signal];
   if (callerSignal) signals.push(callerSignal);
   const signal = AbortSignal.any(signals);
+  let completed = false;
 
   return {
     signal,
@@ -35,9 +38,14 @@ export function openCallScope(callerSignal: AbortSignal | undefined, timeoutMs: 
       return undefined;
     },
     remainingMs: () => Math.max(0, deadlineAt - Date.now()),
+    complete() {
+      completed = true;
+    },
     close() {
       clearTimeout(timer);
-      if (!own.signal.aborted) own.abort(new DOMException('The call was closed.', 'AbortError'));
+      // Aborting costs an exception object with a stack trace and an event through every merged signal: only
+      // when something may still be in flight.
+      if (!completed && !own.signal.aborted) own.abort(new DOMException('The call was closed.', 'AbortError'));
     },
   };
 }
