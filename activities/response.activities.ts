@@ -11,12 +11,13 @@ import { EventWriter } from '../src/events/event-writer';
 import type { StreamEvent } from '../src/events/stream-event';
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
-import { ProviderError, type LanguageModel, type TextStreamPart } from '../src/providers/provider';
+import { ProviderError, type GenerateTextRequest, type GenerateTextResult, type LanguageModel, type TextStreamPart } from '../src/providers/provider';
 import { toApiError } from '../src/providers/provider-errors';
 import { buildPrompt } from '../src/responses/prompt';
 import { isFinalStatus, type FunctionCallOutputItem, type MessageOutputItem, type OutputItem, type ResponseUsage } from '../src/responses/response-types';
 import { responseToWire } from '../src/responses/response-wire';
 import type { ResponseRow } from '../src/responses/responses.table';
+import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, RowHandoff } from '../src/responses/row-handoff';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
 import type { FinalizeResult, GenerationOutcome, ResponseActivities, ResponseJobInput } from '../workflows/response.flow';
@@ -29,11 +30,10 @@ export interface ResponseActivityDeps {
   catalog: { getModel(code: string): CatalogModel | undefined };
   providers: { languageModel(vendor: string): LanguageModel };
   heartbeatIntervalMs?: number;
+  /** Rows handed between the steps of a Response in this process (see RowHandoff). */
+  handoff?: RowHandoff;
 }
 
-/** `response.created` is 0 and `response.in_progress` 1: output starts at 2. */
-const FIRST_OUTPUT_SEQUENCE = 2;
-const inProgressEvent = (id: string): StreamEvent => ({ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } });
 /**
  * Closing events up to this size travel in the outcome to finalizeResponse (one write less per Response);
  * larger ones (a long answer repeated in its `done` events) are written by callProvider, to keep workflow
@@ -46,10 +46,8 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
 
   const load = (id: string, executor: Db = db) => executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
-  // Rows this process has just read or written, handed from one activity of a Response to the next so the
-  // next does not read them again. Each entry is taken once; a miss (another worker ran the previous
-  // activity, a retry, a re-run after a crash) reads the database. See RowHandoff.
-  const handoff = new RowHandoff();
+  // Shared with the Responses service when it runs in this process (it hands over Responses it wrote started).
+  const handoff = deps.handoff ?? new RowHandoff();
 
   /**
    * queued → in_progress plus the `response.in_progress` event (always sequence 1: only `response.created`, 0,
@@ -75,6 +73,12 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   });
 
   async function startResponse({ responseId }: ResponseJobInput) {
+    // Its creator wrote it started and runs it here (a synchronous or streamed Response with a free slot).
+    const handed = handoff.take(responseId);
+    if (handed?.startedAtCreation) {
+      handoff.put(responseId, { row: handed.row, nextSequence: FIRST_OUTPUT_SEQUENCE });
+      return { proceed: true };
+    }
     const startedRow = await starts(responseId);
     if (startedRow) {
       handoff.put(responseId, { row: startedRow, nextSequence: FIRST_OUTPUT_SEQUENCE });
@@ -128,15 +132,19 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     handoff.put(responseId, { row }); // for finalizeResponse
     const model = deps.catalog.getModel(row.model);
     if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.`, inputTokens: 0, outputTokens: 0 };
-    const writer = new EventWriter(events, responseId, firstSequence);
+    const request = row.request;
+    // A synchronous Response without `stream` has no live reader: nobody has its id before the final reply. Its
+    // events are still stored (a later GET ?stream=true replays them), but its vendor call need not stream and
+    // its first delta need not be written at once.
+    const live = row.background || request.stream;
+    const writer = new EventWriter(events, responseId, firstSequence, { flushFirstDelta: live });
     const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 2000);
     const assembler = new OutputAssembler(writer);
     try {
       const prompt = await buildPrompt(db, row, model.contextWindow);
-      const request = row.request;
       const languageModel = deps.providers.languageModel(model.vendor);
       const functionTools = request.tools.filter((tool) => tool.type === 'function');
-      const parts = languageModel.streamText({
+      const call: GenerateTextRequest = {
         model: model.upstreamId,
         instructions: prompt.instructions,
         items: prompt.items,
@@ -149,7 +157,8 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         reasoningEffort: request.reasoning_effort ?? undefined,
         verbosity: request.verbosity ?? undefined,
         signal: context.signal,
-      });
+      };
+      const parts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
       for await (const part of parts) {
         if (context.signal.aborted) break;
         assembler.accept(part, request.parallel_tool_calls);
@@ -392,35 +401,19 @@ async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise
   return new Map(written.rows.map((row) => [row.id, Number(row.sequence)]));
 }
 
-/**
- * Hands the Response row from one activity to the next within this process (start → generation →
- * finalisation), saving a read each. An entry is taken once, so a retried activity reads the database;
- * entries of Responses whose flow stopped half-way (a failed attempt) are dropped oldest first.
- */
-class RowHandoff {
-  private readonly entries = new Map<string, { row: ResponseRow; nextSequence?: number }>();
-
-  constructor(private readonly capacity = 10_000) {}
-
-  put(id: string, entry: { row: ResponseRow; nextSequence?: number }) {
-    this.entries.delete(id);
-    this.entries.set(id, entry);
-    if (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
-  }
-
-  take(id: string) {
-    const entry = this.entries.get(id);
-    this.entries.delete(id);
-    return entry;
-  }
-}
-
 function toToolChoice(choice: unknown) {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
   if (choice && typeof choice === 'object' && (choice as { type?: string }).type === 'function') {
     return { type: 'function' as const, name: String((choice as { name?: string }).name) };
   }
   return undefined;
+}
+
+/** A whole generation as the parts a stream of it would have had: its text, its tool calls, its finish. */
+function* partsOf(result: GenerateTextResult): Iterable<TextStreamPart> {
+  if (result.text) yield { type: 'text-delta', text: result.text };
+  for (const call of result.toolCalls) yield { type: 'tool-call', callId: call.callId, name: call.name, arguments: call.arguments };
+  yield { type: 'finish', finishReason: result.finishReason, usage: result.usage };
 }
 
 /** Turns provider stream parts into output items and the spec's SSE events. */

@@ -1,4 +1,4 @@
-import { balance, compareLoads, environmentFacts, runLoad, runPaced, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -15,7 +15,10 @@ import { balance, compareLoads, environmentFacts, runLoad, runPaced, startBenchS
  * one returns, so latency includes queueing and mostly measures throughput (p50 ≈ connections / rate).
  * "paced": an open-loop run at an even rate under the service's capacity (a fraction of its saturated
  * throughput, up to the same number of connections), so latency is the per-request cost of the service
- * itself rather than the length of its queue.
+ * itself rather than the length of its queue. That rate moves with the saturated throughput (and with the
+ * VM's speed on the day), so a ladder of fixed rates follows, each paced the same way; the highest rate at
+ * which the target still holds is the report's `fixed_rates.capacity_at_target`. Service runs also record
+ * the CPU the service process and Postgres spent per request.
  *
  * Cores: the service, the fake and the load generator are separate processes. `--pin` (2+ cores, taskset)
  * gives the service core 1 and the load generator and fake core 0; it is off by default because the
@@ -39,6 +42,9 @@ export interface ChatBenchOptions {
 const MODEL = 'gpt-4.1-mini';
 const PROMPT = 'Hello, how are you?';
 const TARGET = { addedP50Ms: 3, addedP99Ms: 15 };
+/** The fixed-rate ladder (requests/s) and the length of each step. */
+const LADDER_RATES = [100, 200, 300, 400, 600, 800];
+const LADDER_SECONDS = 5;
 
 export async function runChatBench(options: ChatBenchOptions) {
   const stack = await startBenchStack({
@@ -81,27 +87,38 @@ export async function runChatBench(options: ChatBenchOptions) {
     log(`saturated: ${load.connections} connections, ${load.durationSeconds} s each`);
     const directSaturated = await runLoad(directTarget, load);
     log(`  direct  ${summary(directSaturated)}`);
-    const serviceSaturated = await runLoad(serviceTarget, load);
+    const servicePid = stack.service.child.pid;
+    const serviceSaturated = await measureCpu(servicePid, () => runLoad(serviceTarget, load));
     log(`  service ${summary(serviceSaturated)}`);
 
     const rate = Math.max(50, Math.floor(serviceSaturated.requestsPerSecond * options.pacedFraction));
     log(`paced: open loop at ${rate} requests/s, evenly spaced, up to ${load.connections} connections`);
     const directPaced = await runPaced(directTarget, { ...load, rate });
     log(`  direct  ${summary(directPaced)}`);
-    const servicePaced = await runPaced(serviceTarget, { ...load, rate });
+    const servicePaced = await measureCpu(servicePid, () => runPaced(serviceTarget, { ...load, rate }));
     log(`  service ${summary(servicePaced)}`);
+
+    log(`fixed rates: ${LADDER_RATES.join(', ')} requests/s, ${LADDER_SECONDS} s each`);
+    const ladder = await runRateLadder(directTarget, serviceTarget, {
+      rates: LADDER_RATES,
+      durationSeconds: LADDER_SECONDS,
+      connections: load.connections,
+      budget: { p50: TARGET.addedP50Ms, p99: TARGET.addedP99Ms },
+      servicePid,
+      log,
+    });
 
     // Billing stayed exact under load: every answered request was debited once. Requests still in flight
     // when autocannon stopped are answered (and billed) after it stopped counting, so the debits may
     // exceed the counted replies by at most one per connection and run.
     const balanceAfter = await balance(base, key);
-    const answered = warmService.ok + serviceSaturated.ok + servicePaced.ok;
+    const answered = warmService.ok + serviceSaturated.ok + servicePaced.ok + ladder.steps.reduce((sum, step) => sum + step.service.ok, 0);
     const debitedRequests = (balanceBefore - balanceAfter) / perRequestAmount;
     const billing = {
       per_request_kopecks: perRequestAmount,
       counted_2xx: answered,
       debited_requests: debitedRequests,
-      consistent: Number.isInteger(debitedRequests) && debitedRequests >= answered && debitedRequests - answered <= 3 * (load.connections + 50),
+      consistent: Number.isInteger(debitedRequests) && debitedRequests >= answered && debitedRequests - answered <= (3 + LADDER_RATES.length) * (load.connections + 50),
     };
 
     const regimes = {
@@ -119,6 +136,7 @@ export async function runChatBench(options: ChatBenchOptions) {
       cpu_layout: stack.cpuLayout,
       target: { added_p50_ms: TARGET.addedP50Ms, added_p99_ms: TARGET.addedP99Ms },
       ...regimes,
+      fixed_rates: ladder,
       billing,
       environment: environmentFacts(),
     };
@@ -131,6 +149,7 @@ export async function runChatBench(options: ChatBenchOptions) {
           `throughput ratio ${regime.throughput_ratio}`,
       );
     }
+    log(`fixed rates: the target holds up to ${ladder.capacity_at_target} requests/s`);
     if (!billing.consistent) log(`BILLING MISMATCH: ${JSON.stringify(billing)}`);
     return report;
   } finally {

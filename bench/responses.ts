@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import { balance, compareLoads, environmentFacts, percentile, round, runLoad, runPaced, startBenchStack, summary, writeReport, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, percentile, round, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
- *  (a) synchronous Response overhead over the direct upstream call, 100 concurrent connections;
+ *  (a) synchronous Response overhead over the direct upstream call, 100 concurrent connections: saturated,
+ *      paced at half the saturated throughput, and over a ladder of fixed rates (see bench/chat.ts);
  *  (b) streaming time-to-first-delta overhead, one request at a time;
  *  (c) background throughput: Responses created and completed per second;
  *  (d) memory (service RSS) with 1,000 concurrent open SSE streams.
@@ -24,6 +25,9 @@ export interface ResponsesBenchOptions {
 const MODEL = 'gpt-4.1-mini';
 const TARGET = { syncAddedP50Ms: 5, syncAddedP99Ms: 25, ttftAddedP50Ms: 5, backgroundPerSecond: 500, streamsRssMb: 300 };
 const syncBudget = { p50: TARGET.syncAddedP50Ms, p99: TARGET.syncAddedP99Ms };
+/** Fixed rates (requests/s) at which the synchronous overhead is also measured, and each step's length. */
+const LADDER_RATES = [50, 100, 150, 200, 300, 400];
+const LADDER_SECONDS = 5;
 
 export async function runResponsesBench(options: ResponsesBenchOptions) {
   const stack = await startBenchStack({
@@ -77,12 +81,23 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     log(`(a) synchronous, ${load.connections} connections`);
     const directSync = await runLoad(directTarget, load);
     log(`  direct  ${summary(directSync)}`);
-    const serviceSync = await runLoad(syncTarget, load);
+    const servicePid = service.child.pid;
+    const serviceSync = await measureCpu(servicePid, () => runLoad(syncTarget, load));
     log(`  service ${summary(serviceSync)}`);
     const rate = Math.max(20, Math.floor(serviceSync.requestsPerSecond * 0.5));
     const directPaced = await runPaced(directTarget, { ...load, rate });
-    const servicePaced = await runPaced(syncTarget, { ...load, rate });
+    const servicePaced = await measureCpu(servicePid, () => runPaced(syncTarget, { ...load, rate }));
     log(`  paced at ${rate}/s: direct ${summary(directPaced)}; service ${summary(servicePaced)}`);
+    log(`  fixed rates: ${LADDER_RATES.join(', ')} requests/s, ${LADDER_SECONDS} s each`);
+    const ladder = await runRateLadder(directTarget, syncTarget, {
+      rates: LADDER_RATES,
+      durationSeconds: LADDER_SECONDS,
+      connections: load.connections,
+      budget: syncBudget,
+      servicePid,
+      log,
+    });
+    log(`  fixed rates: the target holds up to ${ladder.capacity_at_target} requests/s`);
 
     // (b) time to first delta, sequential
     log('(b) streaming time to first delta');
@@ -104,17 +119,22 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     log(`(c) background throughput, ${options.backgroundCount} Responses`);
     const balanceBefore = await balance(base, key);
     const started = performance.now();
-    const created = await runLoad(
-      { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
-      { connections: 50, durationSeconds: 600, amount: options.backgroundCount },
-    );
-    const createdAt = performance.now();
+    let createdAt = started;
     let completed = 0;
-    while (completed < created.ok) {
-      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
-      if (performance.now() - started > 300_000) break;
-      if (completed < created.ok) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // CPU per Response covers its creation and its run to completion.
+    const created = await measureCpu(servicePid, async () => {
+      const result = await runLoad(
+        { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
+        { connections: 50, durationSeconds: 600, amount: options.backgroundCount },
+      );
+      createdAt = performance.now();
+      while (completed < result.ok) {
+        completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
+        if (performance.now() - started > 300_000) break;
+        if (completed < result.ok) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return result;
+    });
     const finishedAt = performance.now();
     const background = {
       created: created.ok,
@@ -123,6 +143,7 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
       total_seconds: round((finishedAt - started) / 1000),
       created_per_second: round(created.ok / ((createdAt - started) / 1000)),
       completed_per_second: round(completed / ((finishedAt - started) / 1000)),
+      cpu_ms_per_response: created.cpuMsPerRequest ?? null,
     };
     log(`  ${JSON.stringify(background)}`);
 
@@ -138,6 +159,7 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
         connections: load.connections,
         saturated: compareLoads(directSync, serviceSync, syncBudget),
         paced: { overall_rate: rate, ...compareLoads(directPaced, servicePaced, syncBudget) },
+        fixed_rates: ladder,
       },
       time_to_first_delta: { samples: ours.length - 20, ...ttft, added_ms: ttftAdded, meets_target: ttftAdded.p50 <= TARGET.ttftAddedP50Ms },
       background: { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond },

@@ -62,6 +62,8 @@ export interface LoadTarget {
 }
 
 export interface LoadResult {
+  /** CPU milliseconds per answered request, when the run was measured with measureCpu. */
+  cpuMsPerRequest?: { service: number; database: number };
   requests: number;
   ok: number;
   non2xx: number;
@@ -260,6 +262,7 @@ export function compareLoads(direct: LoadResult, service: LoadResult, budget: { 
 const loadToWire = (result: LoadResult) => ({
   requests_per_second: result.requestsPerSecond,
   latency_ms: result.latencyMs,
+  ...(result.cpuMsPerRequest ? { cpu_ms_per_request: result.cpuMsPerRequest } : {}),
   requests: result.requests,
   ok: result.ok,
   non_2xx: result.non2xx,
@@ -269,6 +272,7 @@ const loadToWire = (result: LoadResult) => ({
 
 export const summary = (result: LoadResult) =>
   `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` +
+  (result.cpuMsPerRequest ? `, cpu/request service ${result.cpuMsPerRequest.service} ms, database ${result.cpuMsPerRequest.database} ms` : '') +
   (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
 
 /** The account balance (kopecks) as the API reports it. */
@@ -378,4 +382,100 @@ export async function startBenchStack(options: {
 export function writeReport(output: string, report: unknown): void {
   fs.mkdirSync(path.dirname(output), { recursive: true });
   fs.writeFileSync(output, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+const CLOCK_TICKS_PER_SECOND = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100;
+  }
+})();
+
+/** CPU time (user + system, ms) a process has used so far, from /proc; undefined where there is no /proc. */
+function processCpuMs(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** CPU time so far of every running Postgres process (server and backends) on this machine, by pid. */
+function postgresCpuMs(): Map<number, number> {
+  const times = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
+    } catch {
+      continue;
+    }
+    const cpu = processCpuMs(Number(entry));
+    if (cpu !== undefined) times.set(Number(entry), cpu);
+  }
+  return times;
+}
+
+/** Postgres CPU spent between two snapshots: processes that exited in between are not counted. */
+function postgresCpuSince(before: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of postgresCpuMs()) total += cpu - (before.get(pid) ?? 0);
+  return total;
+}
+
+/**
+ * Runs a load and adds the CPU time the service process and Postgres spent per answered request (Linux
+ * /proc; a 10 ms clock tick, so only meaningful over thousands of requests). Per-request CPU is steadier
+ * than latency on a shared VM whose speed varies, and it is what bounds throughput.
+ */
+export async function measureCpu(servicePid: number | undefined, run: () => Promise<LoadResult>): Promise<LoadResult> {
+  const serviceBefore = servicePid === undefined ? undefined : processCpuMs(servicePid);
+  const databaseBefore = postgresCpuMs();
+  const result = await run();
+  const serviceAfter = servicePid === undefined ? undefined : processCpuMs(servicePid);
+  if (serviceBefore === undefined || serviceAfter === undefined || result.ok === 0) return result;
+  return {
+    ...result,
+    cpuMsPerRequest: { service: round((serviceAfter - serviceBefore) / result.ok), database: round(postgresCpuSince(databaseBefore) / result.ok) },
+  };
+}
+
+/**
+ * Added latency over a ladder of fixed rates (each an evenly paced open loop, the direct upstream then the
+ * service, up to `connections` at once). Unlike a rate derived from the saturated throughput, a fixed rate
+ * compares runs and days on the same load. `capacity_at_target` is the highest rate at which every step up to
+ * it met both budgets: the load the service carries within its latency target. The ladder stops early once
+ * the service cannot keep up (its added p50 is ten times the budget).
+ */
+export async function runRateLadder(
+  direct: LoadTarget,
+  service: LoadTarget,
+  options: { rates: number[]; durationSeconds: number; connections: number; budget: { p50: number; p99: number }; servicePid?: number; log: (line: string) => void },
+) {
+  const steps: ReturnType<typeof compareLoads>[] = [];
+  const rates: number[] = [];
+  let capacity = 0;
+  let withinBudget = true;
+  for (const rate of options.rates) {
+    const load = { rate, durationSeconds: options.durationSeconds, connections: options.connections };
+    const directRun = await runPaced(direct, load);
+    const serviceRun = await measureCpu(options.servicePid, () => runPaced(service, load));
+    const step = compareLoads(directRun, serviceRun, options.budget);
+    options.log(`  ${rate}/s: added p50 ${step.added_ms.p50} ms, p99 ${step.added_ms.p99} ms (service ${summary(serviceRun)})`);
+    steps.push(step);
+    rates.push(rate);
+    withinBudget &&= step.meets_target.p50 && step.meets_target.p99;
+    if (withinBudget) capacity = rate;
+    if (step.added_ms.p50 > 10 * options.budget.p50) break;
+  }
+  return {
+    duration_seconds: options.durationSeconds,
+    connections: options.connections,
+    capacity_at_target: capacity,
+    steps: steps.map((step, index) => ({ rate: rates[index], ...step })),
+  };
 }

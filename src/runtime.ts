@@ -17,6 +17,7 @@ import { createTemporalEngine } from './engine/temporal-engine';
 import { createInProcessBus, createPostgresBus, type EventBus } from './events/event-bus';
 import { createEventLog, type EventLog } from './events/event-log';
 import { createResponsesService, type ResponsesService } from './responses/responses.service';
+import { RowHandoff } from './responses/row-handoff';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
@@ -81,11 +82,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         : createInProcessBus();
     const events = createEventLog({ db, bus });
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers });
+    // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
+    const handoff = new RowHandoff();
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });
-    const responses = createResponsesService({ db, catalog, ledger, engine, events, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const deps: AppDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
     const app = createApp(deps);
     return {

@@ -6,6 +6,8 @@ import pg from 'pg';
 import type { Config } from '../config';
 import type { Database } from './schema';
 import { PGliteDialect } from './pglite-dialect';
+import { prepareStatementsOn } from './prepared-statements';
+import { CoalescingSocket } from './coalescing-socket';
 
 export type Db = Kysely<Database>;
 
@@ -38,8 +40,11 @@ export async function openDatabase(
       connectionString: settings.url,
       max: settings.poolSize,
       options: schema ? `-c search_path=${schema}` : undefined,
+      // One write per query instead of one per protocol message (TLS, when configured, wraps this socket).
+      stream: () => new CoalescingSocket(),
       types: { getTypeParser: ((oid: number, format?: any) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format))) as any },
     });
+    prepareStatementsOn(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

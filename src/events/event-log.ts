@@ -18,6 +18,18 @@ export interface EventLog {
   read(responseId: string, afterSequence: number): Promise<StreamEvent[]>;
   /** Stored events after `afterSequence`, then live ones, ending after the terminal event or on abort. */
   follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent>;
+  /**
+   * follow, subscribed now rather than when iteration starts. A caller that subscribes before anything else
+   * can write the Response's events and knows what is stored (`stored`, the events after `afterSequence`)
+   * saves the initial read: a new Response's creator, before its job runs.
+   */
+  subscribe(responseId: string, afterSequence: number, stored?: StreamEvent[]): Follower;
+}
+
+/** A live subscription to one Response's events; `close` releases it when `events` is never iterated. */
+export interface Follower {
+  events(signal?: AbortSignal): AsyncIterable<StreamEvent>;
+  close(): void;
 }
 
 export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: number }): EventLog {
@@ -62,9 +74,14 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     return rows.flatMap((row) => row.events as StreamEvent[]).filter((event) => event.sequence_number > afterSequence);
   }
 
-  async function* follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+  /**
+   * Subscribes to a Response's events at once. `stored` are the events already stored after `afterSequence`
+   * (undefined: unknown, read them from the table first). The subscription is released when the iteration of
+   * `events` ends, or by `close` when it never starts.
+   */
+  function subscribe(responseId: string, afterSequence: number, stored?: StreamEvent[]): Follower {
     let last = afterSequence;
-    const pending: StreamEvent[][] = [];
+    const pending: StreamEvent[][] = stored && stored.length > 0 ? [stored] : [];
     let wake: (() => void) | undefined;
     let notified = false;
     // A reader that asked to start after the terminal event's sequence number would otherwise wait forever.
@@ -75,56 +92,65 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
       notified = true;
       wake?.();
     });
-    const onAbort = () => wake?.();
-    signal?.addEventListener('abort', onAbort);
-    try {
-      let needRead = true;
-      while (!signal?.aborted) {
-        let batch: StreamEvent[] = [];
-        // Use delivered events when they continue exactly where we are; otherwise read the table.
-        while (pending.length > 0) {
-          const events = pending.shift()!.filter((event) => event.sequence_number > last);
-          if (events.length === 0) continue;
-          if (events[0].sequence_number !== last + 1) {
-            needRead = true;
-            break;
-          }
-          batch.push(...events);
-          last = events[events.length - 1].sequence_number;
-        }
-        if (needRead) {
-          needRead = false;
-          pending.length = 0;
-          const stored = await read(responseId, last);
-          batch = batch.concat(stored);
-          if (stored.length > 0) last = stored[stored.length - 1].sequence_number;
-        }
-        for (const event of batch) {
-          yield event;
-          if (isTerminalEvent(event)) return;
-        }
-        if (pending.length > 0) continue;
-        if (endedBefore) return;
-        if (!notified) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => {
+
+    async function* events(signal?: AbortSignal): AsyncIterable<StreamEvent> {
+      const onAbort = () => wake?.();
+      signal?.addEventListener('abort', onAbort);
+      try {
+        let needRead = stored === undefined;
+        while (!signal?.aborted) {
+          let batch: StreamEvent[] = [];
+          // Use delivered events when they continue exactly where we are; otherwise read the table.
+          while (pending.length > 0) {
+            const delivered = pending.shift()!.filter((event) => event.sequence_number > last);
+            if (delivered.length === 0) continue;
+            if (delivered[0].sequence_number !== last + 1) {
               needRead = true;
-              resolve();
-            }, pollIntervalMs);
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
-          wake = undefined;
+              break;
+            }
+            batch.push(...delivered);
+            last = delivered[delivered.length - 1].sequence_number;
+          }
+          if (needRead) {
+            needRead = false;
+            pending.length = 0;
+            const fromTable = await read(responseId, last);
+            batch = batch.concat(fromTable);
+            if (fromTable.length > 0) last = fromTable[fromTable.length - 1].sequence_number;
+          }
+          for (const event of batch) {
+            yield event;
+            if (isTerminalEvent(event)) return;
+          }
+          if (pending.length > 0) continue;
+          if (endedBefore) return;
+          if (!notified) {
+            await new Promise<void>((resolve) => {
+              const timer = setTimeout(() => {
+                needRead = true;
+                resolve();
+              }, pollIntervalMs);
+              wake = () => {
+                clearTimeout(timer);
+                resolve();
+              };
+            });
+            wake = undefined;
+          }
+          if (notified && pending.length === 0) needRead = true;
+          notified = false;
         }
-        if (notified && pending.length === 0) needRead = true;
-        notified = false;
+      } finally {
+        unsubscribe();
+        signal?.removeEventListener('abort', onAbort);
       }
-    } finally {
-      unsubscribe();
-      signal?.removeEventListener('abort', onAbort);
     }
+
+    return { events, close: unsubscribe };
+  }
+
+  async function* follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+    yield* subscribe(responseId, afterSequence).events(signal);
   }
 
   return {
@@ -136,5 +162,6 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     },
     read,
     follow,
+    subscribe,
   };
 }

@@ -18,13 +18,22 @@ export class EventWriter {
   private lastFlushAt = Date.now();
   private readonly startedItems = new Set<string>();
 
+  private readonly intervalMs: number;
+  private readonly flushFirstDelta: boolean;
+
+  /**
+   * `flushFirstDelta: false` is for a stream nobody is reading live (a synchronous Response without `stream`):
+   * its first delta waits for the interval like the rest, so a short generation writes nothing until the end.
+   */
   constructor(
     private readonly log: EventLog,
     private readonly responseId: string,
     firstSequence: number,
-    private readonly intervalMs = 50,
+    options: { intervalMs?: number; flushFirstDelta?: boolean } = {},
   ) {
     this.next = firstSequence;
+    this.intervalMs = options.intervalMs ?? 50;
+    this.flushFirstDelta = options.flushFirstDelta ?? true;
   }
 
   get nextSequence(): number {
@@ -40,7 +49,7 @@ export class EventWriter {
       this.buffer.push({ ...event });
     }
     const isDelta = event.type === 'response.output_text.delta';
-    const firstDelta = isDelta && !this.startedItems.has(String(event.item_id));
+    const firstDelta = isDelta && this.flushFirstDelta && !this.startedItems.has(String(event.item_id));
     if (isDelta) this.startedItems.add(String(event.item_id));
     const waited = Date.now() - this.lastFlushAt;
     if (firstDelta || waited >= this.intervalMs) this.scheduleFlush(0);

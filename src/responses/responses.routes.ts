@@ -16,17 +16,22 @@ export function responsesRoutes(deps: AppDeps): Router {
     const rawKey = ctx.get('idempotency-key');
     const idempotencyKey = rawKey ? parseInput(idempotencyKeySchema, rawKey, 'request') : undefined;
     const { accountId } = ctx.state.auth;
-    const { response, replayed } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account);
-    if (replayed) ctx.set('Idempotent-Replayed', 'true');
-    if (body.stream) {
-      await sendEventStream(ctx, (signal) => deps.events.follow(response.id, -1, signal));
-    } else if (body.background === false) {
-      // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
-      const gone = new AbortController();
-      ctx.res.once('close', () => gone.abort());
-      ctx.body = await service.waitForFinal(accountId, response.id, gone.signal);
-    } else {
-      ctx.body = responseToWire(response);
+    const waits = body.stream === true || body.background === false;
+    const { response, replayed, follower } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account, { subscribe: waits });
+    try {
+      if (replayed) ctx.set('Idempotent-Replayed', 'true');
+      if (body.stream) {
+        await sendEventStream(ctx, (signal) => (follower ? follower.events(signal) : deps.events.follow(response.id, -1, signal)));
+      } else if (body.background === false) {
+        // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
+        const gone = new AbortController();
+        ctx.res.once('close', () => gone.abort());
+        ctx.body = await service.waitForFinal(accountId, response.id, gone.signal, follower);
+      } else {
+        ctx.body = responseToWire(response);
+      }
+    } finally {
+      follower?.close();
     }
   });
 

@@ -6,7 +6,7 @@ import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { Engine, JobReservation } from '../engine/engine';
-import type { EventLog } from '../events/event-log';
+import type { EventLog, Follower } from '../events/event-log';
 import { isTerminalEvent, type StreamEvent } from '../events/stream-event';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
@@ -17,6 +17,7 @@ import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from '
 import { isFinalStatus } from './response-types';
 import { responseToWire, type ResponseWire } from './response-wire';
 import type { ResponseRow, ResponsesTable } from './responses.table';
+import { createdEvent, inProgressEvent, type RowHandoff } from './row-handoff';
 
 export interface ResponsesServiceDeps {
   db: Db;
@@ -25,12 +26,16 @@ export interface ResponsesServiceDeps {
   engine: Engine;
   events: EventLog;
   allowPrivateNetworks: boolean;
+  /** Shared with the activities of this process: a Response written started is handed to its first step. */
+  handoff?: RowHandoff;
 }
 
 export interface CreateResult {
   response: ResponseRow;
   /** True when an Idempotency-Key matched an earlier request: nothing new was started. */
   replayed: boolean;
+  /** With `subscribe`, the new Response's events, subscribed to before its job could write any. */
+  follower?: Follower;
 }
 
 const CANCEL_WAIT_MS = 30_000;
@@ -59,6 +64,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     idempotencyKey?: string,
     /** The account as read with the API key in this request; read here when absent. */
     knownAccount?: { balance: number; mcpEnabled: boolean },
+    /** Subscribe to the new Response's events (for a caller that streams them or waits for the end). */
+    options: { subscribe?: boolean } = {},
   ): Promise<CreateResult> {
     const requestHash = idempotencyKey ? hashRequest(body) : '';
     if (idempotencyKey) {
@@ -131,11 +138,18 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
 
     const id = newId('resp');
-    const createdEvent: StreamEvent = { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } };
+    // This process runs the job itself when its engine has a free slot: the job row is then written already
+    // claimed. A synchronous or streamed Response run here is written started as well (in_progress, with both
+    // lifecycle events) and handed to its first step, which then has nothing to write: its creator is the only
+    // one who can see it before that step would have run (a background Response is answered `queued`).
+    const reservation = engine.reserve?.();
+    const startNow = reservation !== undefined && deps.handoff !== undefined && (body.stream === true || body.background === false);
+    const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
     const values: Insertable<ResponsesTable> = {
       id,
       account_id: accountId,
-      status: 'queued',
+      status: startNow ? 'in_progress' : 'queued',
+      ...(startNow ? { started_at: new Date() } : {}),
       background: body.background ?? true,
       model: model.code,
       vendor: model.vendor,
@@ -145,14 +159,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       request: JSON.stringify(request),
       metadata: JSON.stringify(body.metadata ?? {}),
     };
-    // This process runs the job itself when its engine has a free slot: the job row is then written already
-    // claimed. With an Idempotency-Key, the key is claimed in the same transaction; without one, one
-    // statement suffices.
-    const reservation = engine.reserve?.();
+    // With an Idempotency-Key, the key is claimed in the same transaction; without one, one statement suffices.
     let row: ResponseRow | null;
     try {
       row = !idempotencyKey
-        ? await insertQueued({ values, createdEvent, reservation })
+        ? await insertQueued({ values, initialEvents, reservation })
         : await inTransaction(db, async (trx) => {
             const claimed = await trx
               .insertInto('idempotency_keys')
@@ -165,7 +176,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
               )
               .returning('response_id')
               .executeTakeFirst();
-            return claimed ? (await insertQueuedResponses(trx, [{ values, createdEvent, reservation }]))[0] : null; // null: a concurrent request with the key won
+            return claimed ? (await insertQueuedResponses(trx, [{ values, initialEvents, reservation }]))[0] : null; // null: a concurrent request with the key won
           });
     } catch (error) {
       reservation?.release();
@@ -177,10 +188,19 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       return { response: replay, replayed: true };
     }
-    if (reservation) reservation.run({ id, kind: 'response' });
-    await events.notify(id, [createdEvent]);
-    if (!reservation) await engine.launch({ id, kind: 'response' });
-    return { response: row, replayed: false };
+    // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
+    // initial read. Nobody else can be following a Response whose id has not been returned yet, so the
+    // initial events are not announced.
+    const follower = options.subscribe ? events.subscribe(id, -1, initialEvents) : undefined;
+    if (startNow) deps.handoff!.put(id, { row, nextSequence: initialEvents.length, startedAtCreation: true });
+    try {
+      if (reservation) reservation.run({ id, kind: 'response' });
+      else await engine.launch({ id, kind: 'response' });
+    } catch (error) {
+      follower?.close();
+      throw error;
+    }
+    return { response: row, replayed: false, follower };
   }
 
   /** DECISIONS.md 17: same key + same body → the stored Response; different body → 400. */
@@ -203,8 +223,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   }
 
   /** Waits for the terminal event of a Response and returns its final state. */
-  async function waitForFinal(accountId: string, id: string, signal?: AbortSignal): Promise<ResponseWire> {
-    for await (const event of events.follow(id, -1, signal)) {
+  async function waitForFinal(accountId: string, id: string, signal?: AbortSignal, follower?: Follower): Promise<ResponseWire> {
+    for await (const event of follower ? follower.events(signal) : events.follow(id, -1, signal)) {
       if (isTerminalEvent(event)) {
         return event.response as ResponseWire;
       }
@@ -245,13 +265,14 @@ export type ResponsesService = ReturnType<typeof createResponsesService>;
 
 interface QueuedInsert {
   values: Insertable<ResponsesTable>;
-  createdEvent: StreamEvent;
+  /** The first events of its stream: `response.created`, and `response.in_progress` when written started. */
+  initialEvents: StreamEvent[];
   reservation?: JobReservation;
 }
 
 /**
- * Queued Responses, their `response.created` events (sequence 0) and their job rows (the engine's outbox, or
- * already claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
+ * New Responses, their initial events (from sequence 0) and their job rows (the engine's outbox, or already
+ * claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
  * Foreign keys are checked at statement end. Answers the rows in the order given.
  */
 async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promise<ResponseRow[]> {
@@ -260,7 +281,7 @@ async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promi
     .with('created_event', (qb) =>
       qb
         .insertInto('response_events')
-        .values(items.map(({ values, createdEvent }) => ({ response_id: values.id!, first_seq: 0, last_seq: 0, events: JSON.stringify([createdEvent]) })))
+        .values(items.map(({ values, initialEvents }) => ({ response_id: values.id!, first_seq: 0, last_seq: initialEvents.length - 1, events: JSON.stringify(initialEvents) })))
         .returning('response_events.response_id'),
     )
     .with('outbox', (qb) =>

@@ -26,7 +26,7 @@ describe('EventWriter', () => {
 
   it('writes the first delta at once with what precedes it, coalesces the rest and hands back the unwritten tail', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 2, interval);
+    const writer = new EventWriter(log, 'resp_1', 2, { intervalMs: interval });
     writer.emit(added);
     writer.emit(delta('a'));
     writer.emit(delta('b'));
@@ -47,7 +47,7 @@ describe('EventWriter', () => {
 
   it('writes the tail itself and returns nothing when it is larger than the limit', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, interval);
+    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
     writer.emit(delta('x'));
     writer.emit(delta('y'.repeat(1000)));
     writer.emit(itemDone);
@@ -58,7 +58,7 @@ describe('EventWriter', () => {
 
   it('returns nothing when everything is already written', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, interval);
+    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
     writer.emit(delta('a'));
     expect(await writer.takeUnwritten(1024)).toEqual([]);
     expect(batches).toHaveLength(1);
@@ -66,7 +66,7 @@ describe('EventWriter', () => {
 
   it('rejects the tail after a failed write, so nothing is stored past a gap', async () => {
     const { log, batches, failNext } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, interval);
+    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
     failNext(new Error('disk full'));
     writer.emit(delta('a'));
     writer.emit(itemDone);

@@ -100,6 +100,22 @@ describe('crash and restart', () => {
       );
       await readEvents(first, key, streaming.body.id, (event) => event.type === 'response.output_text.delta');
       await readEvents(first, key, waiting.body.id, (event) => event.type === 'response.in_progress');
+      // A streamed Response is written started by the process that runs it: no output yet, so it runs again too.
+      const streamed = await SseStream.open(`${first.baseUrl}/v2/responses`, {
+        key,
+        method: 'POST',
+        body: {
+          model: 'dev-echo',
+          input: '/delay 3000 /call lookup {"q":2}',
+          tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }],
+          stream: true,
+          background: false,
+        },
+      });
+      const streamedStart = (await streamed.readUntil((event) => event.data.type === 'response.in_progress')).map((event) => event.data);
+      expect(streamedStart.map((event) => event.type)).toEqual(['response.created', 'response.in_progress']);
+      const streamedId = streamedStart[0].response.id as string;
+      streamed.abort();
 
       first.child.kill('SIGKILL');
       await new Promise((resolve) => first.child.once('exit', resolve));
@@ -111,6 +127,10 @@ describe('crash and restart', () => {
       expect(streamingEnd.response.error.code).toBe('response.interrupted');
       expect(waitingEnd.type).toBe('response.completed');
       expect(waitingEnd.response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"q":1}' })]);
+      const streamedEvents = await readEvents(second, key, streamedId, isFinal);
+      expect(streamedEvents.map((event) => event.sequence_number)).toEqual(streamedEvents.map((_, index) => index));
+      expect(streamedEvents.at(-1).type).toBe('response.completed');
+      expect(streamedEvents.at(-1).response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"q":2}' })]);
 
       const kept = await call(second, 'GET', `/v2/responses/${done.body.id}`, undefined, auth);
       expect(kept.body).toMatchObject({ status: 'completed', usage: done.body.usage });
@@ -119,7 +139,7 @@ describe('crash and restart', () => {
       const debits = transactions.filter((transaction) => transaction.type === 'debit');
       const billed = debits.map((transaction) => transaction.metadata.response_id);
       expect(new Set(billed).size).toBe(billed.length);
-      expect(billed.sort()).toEqual([done.body.id, waiting.body.id].sort());
+      expect(billed.sort()).toEqual([done.body.id, waiting.body.id, streamedId].sort());
       const balance = (await call(second, 'GET', '/v2/organization/balance', undefined, auth)).body.balance;
       const credits = transactions.filter((transaction) => transaction.type === 'credit').reduce((sum, t) => sum + t.amount, 0);
       expect(balance).toBe(credits - debits.reduce((sum, t) => sum + t.amount, 0));

@@ -55,6 +55,39 @@ describe('responses: background, synchronous and streamed modes', () => {
     expect(stored.body).toEqual(reply.body);
   });
 
+  it('stores the whole event stream of a synchronous Response, for a later GET ?stream=true', async () => {
+    // Nobody reads a synchronous Response's stream live (its id arrives with the final reply), so its vendor call
+    // does not stream; the events it stores are still the spec's, gap-free, ending with the final Response.
+    const reply = await createResponse(app, key, { input: '/words 9', background: false });
+    expect(reply.body.status).toBe('completed');
+    const events = await (await openResumeStream(app, key, reply.body.id)).readAll();
+    expectGapFree(events);
+    expect(events.map((event) => event.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      ...events.filter((event) => event.event === 'response.output_text.delta').map(() => 'response.output_text.delta'),
+      'response.output_text.done',
+      'response.output_item.done',
+      'response.completed',
+    ]);
+    const deltas = events.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta);
+    expect(deltas.length).toBeGreaterThan(0);
+    expect(deltas.join('')).toBe(wordList(9));
+    expect(events.at(-1)!.data.response).toEqual(reply.body);
+
+    const call = await createResponse(app, key, {
+      input: '/call lookup {"city":"Oslo"}',
+      background: false,
+      tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+    });
+    expect(call.body.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"city":"Oslo"}' })]);
+    const callEvents = await (await openResumeStream(app, key, call.body.id)).readAll();
+    expectGapFree(callEvents);
+    expect(callEvents.filter((event) => event.event === 'response.output_item.done').map((event) => event.data.item)).toEqual(call.body.output);
+    expect(callEvents.at(-1)!.data.response).toEqual(call.body);
+  });
+
   it('streams exactly the spec events, gap-free, with deltas that add up to the final text', async () => {
     const stream = await openCreateStream(app, key, { input: '/delay 10 /words 30' });
     expect(stream.status).toBe(200);
