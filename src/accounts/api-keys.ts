@@ -14,9 +14,16 @@ export interface KeySigner {
 
 const ALGORITHM = 'HS256';
 
+/** How many verified tokens the signer remembers (see createKeySigner). */
+const VERIFIED_CAPACITY = 10_000;
+
 export function createKeySigner(secret: string, issuer: string): KeySigner {
   // A KeyObject made once: given raw bytes, jose would import the key again on every verification.
   const key = createSecretKey(Buffer.from(secret, 'utf8'));
+  // Tokens whose signature and issuer were verified, with their claims: a token is immutable, so verifying it
+  // again gives the same answer until it expires (checked on every use). Only what verified is remembered; the
+  // key row (active, disabled, deleted) is still read on every request. Oldest entries go first.
+  const verified = new Map<string, { keyId: string; accountId: string; expiresAtMs?: number }>();
   return {
     async issue({ keyId, accountId, expiresAt }) {
       const jwt = new SignJWT({}).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: keyId }).setSubject(accountId).setIssuer(issuer).setIssuedAt();
@@ -33,12 +40,18 @@ export function createKeySigner(secret: string, issuer: string): KeySigner {
       if (!/^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)) {
         throw unauthorized('The API key is malformed: expected a signed three-part JWT.');
       }
+      const known = verified.get(token);
+      if (known && (known.expiresAtMs === undefined || known.expiresAtMs > Date.now())) return { keyId: known.keyId, accountId: known.accountId };
+      verified.delete(token);
       try {
         const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: [ALGORITHM], issuer });
         if (typeof protectedHeader.kid !== 'string' || typeof payload.sub !== 'string') {
           throw unauthorized('The API key does not name its key id and account.');
         }
-        return { keyId: protectedHeader.kid, accountId: payload.sub };
+        const claims = { keyId: protectedHeader.kid, accountId: payload.sub };
+        verified.set(token, { ...claims, expiresAtMs: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined });
+        if (verified.size > VERIFIED_CAPACITY) verified.delete(verified.keys().next().value!);
+        return claims;
       } catch (error) {
         if (error instanceof joseErrors.JWTExpired) throw unauthorized('The API key has expired.');
         if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized('The API key uses an algorithm that is not accepted.');

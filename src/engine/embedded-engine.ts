@@ -173,7 +173,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           // Recorded while the flow goes on: the record matters only if this process dies before the flow's
           // next (replay-safe) step has stored the result itself, and a crash before the record commits is no
           // different from a crash during the activity. The job completes only after its records.
-          recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: JSON.stringify(result ?? null) }));
+          recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: result ?? null }));
           return result;
         },
       });
@@ -219,28 +219,33 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   // Step records and job completions of concurrent jobs are group-committed (db/group-commit.ts).
-  const recordStep = createGroupCommit<{ job_id: string; step: number; activity: string; result: string }, void>({
+  // Batches travel as one jsonb parameter, so each statement has one text whatever the batch size (parsed and
+  // planned once per connection as a prepared statement, see db/prepared-statements.ts).
+  const recordStep = createGroupCommit<{ job_id: string; step: number; activity: string; result: unknown }, void>({
     maxBatch: 200,
     write: async (rows) => {
-      await db.insertInto('job_steps').values(rows).onConflict((oc) => oc.columns(['job_id', 'step']).doNothing()).execute();
+      await sql`
+        insert into job_steps (job_id, step, activity, result)
+        select job_id, step, activity, result
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as recorded (job_id text, step integer, activity text, result jsonb)
+        on conflict (job_id, step) do nothing`.execute(db);
       return rows.map(() => undefined);
     },
   });
 
-  const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; lastError: string | null }, void>({
+  const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; last_error: string | null }, void>({
     maxBatch: 200,
     write: async (jobs) => {
-      const values = sql.join(jobs.map((job) => sql`(${job.id}::text, ${job.status}::text, ${job.lastError}::text)`));
       await sql`
         update jobs set status = finished.status, last_error = finished.last_error, finished_at = now(), updated_at = now(),
           lease_owner = null, lease_expires_at = null
-        from (values ${values}) as finished (id, status, last_error)
+        from jsonb_to_recordset(${JSON.stringify(jobs)}::jsonb) as finished (id text, status text, last_error text)
         where jobs.id = finished.id and jobs.lease_owner = ${owner}`.execute(db);
       return jobs.map(() => undefined);
     },
   });
 
-  const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) => finishJobs({ id, status, lastError });
+  const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) => finishJobs({ id, status, last_error: lastError });
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: RunnableJob, lastError: string) {

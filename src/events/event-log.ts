@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from './event-bus';
@@ -43,11 +44,16 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     last_seq: events[events.length - 1].sequence_number,
     events: JSON.stringify(events),
   });
-  // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
+  // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts),
+  // as one jsonb parameter: one statement text whatever the batch size (a prepared statement, parsed once).
   const groupedWrite = createGroupCommit<Batch, void>({
     maxBatch: 200,
     write: async (batches) => {
-      await db.insertInto('response_events').values(batches.map(rowOf)).execute();
+      const rows = batches.map(({ responseId, events }) => ({ response_id: responseId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
+      await sql`
+        insert into response_events (response_id, first_seq, last_seq, events)
+        select response_id, first_seq, last_seq, events
+        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (response_id text, first_seq integer, last_seq integer, events jsonb)`.execute(db);
       return batches.map(() => undefined);
     },
   });
