@@ -26,6 +26,8 @@ export interface EmbeddedEngineOptions {
   pollIntervalMs?: number;
   /** First retry delay of a failed job; doubles per attempt, capped at 30 s. */
   retryBaseMs?: number;
+  /** How long a quick result's record waits for the flow's next replay-safe step (RECORD_DELAY_MS). */
+  recordDelayMs?: number;
 }
 
 type Flow = (ctx: FlowContext<any>, input: { responseId: string }) => Promise<string>;
@@ -52,6 +54,14 @@ const flows: Record<JobKind, FlowDefinition> = {
 /** Attempts of a job (a crash-free failure such as a database error) before it is abandoned. */
 const MAX_ATTEMPTS = 5;
 
+/**
+ * A non-replay-safe result (the vendor call) that took less than RECORD_AT_ONCE_AFTER_MS is recorded only if the
+ * flow's next replay-safe step has not completed within RECORD_DELAY_MS; it usually has (a finalisation takes
+ * milliseconds), and then the record, a second copy of the whole output, is never written. The price: a crash
+ * in that window repeats a quick vendor call instead of replaying it. A longer call is recorded at once.
+ */
+const RECORD_AT_ONCE_AFTER_MS = 1000;
+const RECORD_DELAY_MS = 250;
 
 /**
  * The in-process engine: the same flows and activities as Temporal, made durable by the jobs table.
@@ -157,6 +167,20 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       const recorded = new Map(steps.map((row) => [row.step, row]));
       let step = 0;
       const recording: Promise<void>[] = [];
+      // Records of quick results wait a little: when the flow's next replay-safe step completes first, it has
+      // stored what a re-run needs and the record is dropped (see RECORD_DELAY_MS).
+      let deferred: { timer: NodeJS.Timeout; write: () => void }[] = [];
+      const writeDeferred = () => {
+        for (const record of deferred) {
+          clearTimeout(record.timer);
+          record.write();
+        }
+        deferred = [];
+      };
+      const dropDeferred = () => {
+        for (const record of deferred) clearTimeout(record.timer);
+        deferred = [];
+      };
       const never = new AbortController().signal;
       let shielded = 0;
       const proxy = new Proxy({} as Activities, {
@@ -168,12 +192,28 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           if (saved?.activity === name) return saved.result;
           const activity = (activities as unknown as Record<string, (input: unknown, context: ActivityContext) => Promise<unknown>>)[name];
           const signal = shielded > 0 ? never : controller.signal;
+          const startedAt = performance.now();
           const result = await activity(input, { signal, heartbeat: () => undefined, attempt: job.attempts });
-          if (definition.replaySafe.includes(name)) return result;
+          if (definition.replaySafe.includes(name)) {
+            dropDeferred();
+            return result;
+          }
           // Recorded while the flow goes on: the record matters only if this process dies before the flow's
           // next (replay-safe) step has stored the result itself, and a crash before the record commits is no
           // different from a crash during the activity. The job completes only after its records.
-          recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: result ?? null }));
+          const write = () => void recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: result ?? null }));
+          if (performance.now() - startedAt >= RECORD_AT_ONCE_AFTER_MS) {
+            write();
+          } else {
+            const record = {
+              timer: setTimeout(() => {
+                deferred = deferred.filter((other) => other !== record);
+                write();
+              }, options.recordDelayMs ?? RECORD_DELAY_MS),
+              write,
+            };
+            deferred.push(record);
+          }
           return result;
         },
       });
@@ -192,11 +232,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,
       };
-      // Every record is awaited, even when the flow fails, so none is left rejecting unobserved.
+      // Every record is awaited, even when the flow fails, so none is left rejecting unobserved. A failed flow
+      // runs again later: what it deferred is written now, for that run to replay.
       const outcome = await definition.flow(context, definition.input(job.id)).then(
         () => ({ failed: false as const }),
         (error: unknown) => ({ failed: true as const, error }),
       );
+      if (outcome.failed) writeDeferred();
+      else dropDeferred();
       await Promise.all(recording);
       if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
