@@ -1,8 +1,5 @@
-import { createActivities } from '../../activities';
-import { createEmbeddedEngine } from '../../src/engine/embedded-engine';
-import type { Engine } from '../../src/engine/engine';
-import { TestApp } from '../support/harness';
 import { pollUntil } from '../responses/helpers';
+import { useEngineUnderTest } from './engine-under-test';
 
 /**
  * The embedded engine records the vendor call's result (job_steps) so a re-run replays it instead of calling
@@ -10,53 +7,40 @@ import { pollUntil } from '../responses/helpers';
  * when the flow fails before that; a slow call's record is written at once.
  */
 describe('embedded engine: recorded vendor results', () => {
-  let app: TestApp;
-  let key: string;
-  let engine: Engine | undefined;
+  const under = useEngineUnderTest();
+  const app = () => under.app;
 
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-    // Only the engine under test may run jobs.
-    await app.runtime.deps.engine.stop();
-  });
-  afterEach(async () => {
-    await engine?.stop();
-    engine = undefined;
-  });
-  afterAll(() => app.close());
-
+  /** An engine counting vendor calls and finalisations, whose first `failFinalizations` finalisations fail. */
   async function startEngine(options: { failFinalizations: number }) {
-    const { db, bus, logger, events, webhooks, catalog, providers } = app.runtime.deps;
-    const real = createActivities({ db, logger, events, webhooks, catalog, providers });
     const counts = { callProvider: 0, finalizeResponse: 0 };
-    const activities = {
-      ...real,
-      callProvider: (...args: Parameters<typeof real.callProvider>) => {
-        counts.callProvider++;
-        return real.callProvider(...args);
-      },
-      finalizeResponse: async (input: Parameters<typeof real.finalizeResponse>[0]) => {
-        counts.finalizeResponse++;
-        if (counts.finalizeResponse <= options.failFinalizations) throw new Error('database unavailable');
-        return real.finalizeResponse(input);
-      },
-    };
-    engine = createEmbeddedEngine({ db, bus, logger, activities, concurrency: 4, exclusiveStorage: false, retryBaseMs: 5, pollIntervalMs: 50, recordDelayMs: 60_000 });
-    await engine.start();
+    // Records wait up to a minute here, so whether one was dropped does not depend on this machine's speed.
+    await under.start(
+      (real) => ({
+        ...real,
+        callProvider: (...args: Parameters<typeof real.callProvider>) => {
+          counts.callProvider++;
+          return real.callProvider(...args);
+        },
+        finalizeResponse: async (input: Parameters<typeof real.finalizeResponse>[0]) => {
+          counts.finalizeResponse++;
+          if (counts.finalizeResponse <= options.failFinalizations) throw new Error('database unavailable');
+          return real.finalizeResponse(input);
+        },
+      }),
+      { recordDelayMs: 60_000 },
+    );
     return counts;
   }
 
-  const create = async (input: string) => (await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input } })).body.id as string;
+  const create = async (input: string) => (await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input } })).body.id as string;
   const settledJob = (id: string) =>
     pollUntil(
-      () => app.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
+      () => app().db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
       (job) => job.status === 'completed' || job.status === 'failed',
     );
-  const steps = (id: string) => app.db.selectFrom('job_steps').select(['step', 'activity']).where('job_id', '=', id).execute();
-  const stored = (id: string) => app.db.selectFrom('responses').select(['status', 'output']).where('id', '=', id).executeTakeFirstOrThrow();
+  const steps = (id: string) => app().db.selectFrom('job_steps').select(['step', 'activity']).where('job_id', '=', id).execute();
+  const stored = (id: string) => app().db.selectFrom('responses').select(['status', 'output']).where('id', '=', id).executeTakeFirstOrThrow();
 
-  // Records wait up to a minute here, so whether one was dropped does not depend on this machine's speed.
   it('drops a quick call’s record once the finalisation has stored the result', async () => {
     const counts = await startEngine({ failFinalizations: 0 });
     const id = await create('quick answer');
