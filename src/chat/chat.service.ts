@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
+import { newId } from '../ids';
 import type { FinishReason, FunctionTool, LanguageModel, PromptItem, ToolCall } from '../providers/provider';
 import { toApiError } from '../providers/provider-errors';
 import type { ChatMessage, ChatTool } from './chat.schema';
@@ -58,7 +58,7 @@ export function createChatService(deps: ChatDeps) {
     await deps.ledger.assertCanSpend(accountId, knownBalance);
 
     // Our own id, never the client's X-Request-Id: the debit is keyed by it.
-    const requestId = `req_${randomBytes(12).toString('hex')}`;
+    const requestId = newId('req');
     let result: Awaited<ReturnType<LanguageModel['generateText']>>;
     try {
       result = await deps.providers.languageModel(model.vendor).generateText({
