@@ -19,6 +19,7 @@ const environmentSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
     .optional(),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  DATABASE_PREPARED_STATEMENTS: booleanString.default(true),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   KEY_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   KEY_ISSUER: z.string().min(1).default('switchyard'),
@@ -40,7 +41,13 @@ export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
 export interface Config {
   readonly http: { readonly port: number; readonly host: string; readonly bodyLimitBytes: number };
   readonly dataDir: string;
-  readonly database: { readonly url?: string; readonly poolSize: number; readonly dataDir: string };
+  readonly database: {
+    readonly url?: string;
+    readonly poolSize: number;
+    /** Postgres: run parameterised queries as named prepared statements (off behind a transaction-pooling proxy). */
+    readonly preparedStatements: boolean;
+    readonly dataDir: string;
+  };
   readonly auth: { readonly signingSecret?: string; readonly issuer: string; readonly dataDir: string };
   readonly admin: { readonly token?: string; readonly dataDir: string; readonly starterBalance: number };
   readonly logLevel: LogLevel;
@@ -84,7 +91,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config: Config = {
     http: { port: value.PORT, host: value.HOST, bodyLimitBytes: 10 * 1024 * 1024 },
     dataDir,
-    database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, dataDir },
+    database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },
     auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },
     admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
     logLevel: value.LOG_LEVEL,

@@ -44,7 +44,7 @@ export async function openDatabase(
       stream: () => new CoalescingSocket(),
       types: { getTypeParser: ((oid: number, format?: any) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format))) as any },
     });
-    prepareStatementsOn(pool);
+    if (settings.preparedStatements) prepareStatementsOn(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return {
       db,

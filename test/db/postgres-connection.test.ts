@@ -1,6 +1,8 @@
 import net from 'node:net';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { CoalescingSocket } from '../../src/db/coalescing-socket';
+import { openDatabase } from '../../src/db/database';
 import { prepareStatementsOn } from '../../src/db/prepared-statements';
 import { postgresUrl } from '../support/harness';
 
@@ -58,6 +60,38 @@ describe('CoalescingSocket', () => {
       expect(prepared.rows.map((row) => row.statement)).toEqual(['select $1::int + 1 as value', 'select $1::text || $2::text as value']);
     } finally {
       await pool.end();
+    }
+  });
+
+  it('prepares a statement afresh after a migration changed the columns it returns', async () => {
+    const table = `prep_${Date.now().toString(36)}`;
+    const pool = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+    prepareStatementsOn(pool);
+    try {
+      await pool.query(`create table ${table} (id int primary key)`);
+      await pool.query(`insert into ${table} values (1)`);
+      const select = `select * from ${table} where id = $1`;
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1 }]);
+      await pool.query(`alter table ${table} add column label text default 'added'`);
+      // Postgres refuses the prepared plan once (its result type changed); the next execution prepares anew.
+      await expect(pool.query(select, [1])).rejects.toMatchObject({ code: '0A000' });
+      expect((await pool.query(select, [1])).rows).toEqual([{ id: 1, label: 'added' }]);
+    } finally {
+      await pool.query(`drop table if exists ${table}`);
+      await pool.end();
+    }
+  });
+
+  it('is what openDatabase does unless DATABASE_PREPARED_STATEMENTS is off', async () => {
+    for (const preparedStatements of [true, false]) {
+      const database = await openDatabase({ url: postgresUrl, poolSize: 1, preparedStatements, dataDir: '/nonexistent' });
+      try {
+        await sql`select ${'x'}::text as value`.execute(database.db);
+        const prepared = await sql<{ count: number }>`select count(*)::int as count from pg_prepared_statements where name like 'sy%'`.execute(database.db);
+        expect(prepared.rows[0].count).toBe(preparedStatements ? 1 : 0);
+      } finally {
+        await database.close();
+      }
     }
   });
 });
