@@ -1,4 +1,4 @@
-import { balance, compareLoads, environmentFacts, measureCpu, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -47,6 +47,7 @@ const LADDER_RATES = [100, 200, 300, 400, 600, 800];
 const LADDER_SECONDS = 5;
 
 export async function runChatBench(options: ChatBenchOptions) {
+  const steal = stealMeter();
   const stack = await startBenchStack({
     pin: options.pin,
     pglite: options.pglite,
@@ -138,6 +139,7 @@ export async function runChatBench(options: ChatBenchOptions) {
       ...regimes,
       fixed_rates: ladder,
       billing,
+      cpu_steal_seconds: steal(),
       environment: environmentFacts(),
     };
     writeReport(options.output, report);

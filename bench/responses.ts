@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import { balance, compareLoads, environmentFacts, measureCpu, percentile, round, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -30,6 +30,7 @@ const LADDER_RATES = [50, 100, 150, 200, 300, 400];
 const LADDER_SECONDS = 5;
 
 export async function runResponsesBench(options: ResponsesBenchOptions) {
+  const steal = stealMeter();
   const stack = await startBenchStack({
     pin: options.pin,
     pglite: options.pglite,
@@ -164,6 +165,7 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
       time_to_first_delta: { samples: ours.length - 20, ...ttft, added_ms: ttftAdded, meets_target: ttftAdded.p50 <= TARGET.ttftAddedP50Ms },
       background: { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond },
       memory: { ...memory, meets_target: rssOpen <= TARGET.streamsRssMb },
+      cpu_steal_seconds: steal(),
       environment: environmentFacts(),
     };
     writeReport(options.output, report);

@@ -232,6 +232,27 @@ export function environmentFacts() {
   };
 }
 
+/**
+ * CPU time the hypervisor took from this VM (the `steal` column of /proc/stat), in seconds across all CPUs,
+ * since the meter was made. Benchmarks report it: a run with seconds of steal was sharing the host. Null where
+ * /proc/stat is missing.
+ */
+export function stealMeter(): () => number | null {
+  const read = () => {
+    try {
+      const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+      return Number(fields[8]) / CLOCK_TICKS_PER_SECOND;
+    } catch {
+      return null;
+    }
+  };
+  const start = read();
+  return () => {
+    const end = read();
+    return start === null || end === null ? null : round(end - start, 2);
+  };
+}
+
 export function hasTaskset(): boolean {
   try {
     execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
@@ -313,6 +334,9 @@ function serviceEnvironment(options: { dataDir: string; upstream: string; postgr
   };
 }
 
+/** Node flags the service runs with in production (package.json `start` and `worker`): a larger young generation. */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=32'];
+
 /** What every benchmark runs against: the fake vendor and the service, each in its own process. */
 export interface BenchStack {
   /** Base URL of the fake vendor (the "direct" baseline). */
@@ -358,7 +382,7 @@ export async function startBenchStack(options: {
       args: schema ? ['--schema', schema] : [],
       env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: options.extraEnv }),
       cpus: pin ? '1' : undefined,
-      nodeFlags: options.nodeFlags,
+      nodeFlags: [...SERVICE_NODE_FLAGS, ...(options.nodeFlags ?? [])],
     });
   } catch (error) {
     await cleanUp();
