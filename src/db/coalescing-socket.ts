@@ -21,14 +21,13 @@ export class CoalescingSocket extends net.Socket {
 }
 
 function coalescingWrite(this: CoalescingSocket, ...args: unknown[]): boolean {
-  const socket = this;
-  if (!socket.uncorkScheduled && socket.writableCorked === 0) {
-    socket.uncorkScheduled = true;
-    socket.cork();
+  if (!this.uncorkScheduled && this.writableCorked === 0) {
+    this.uncorkScheduled = true;
+    this.cork();
     process.nextTick(() => {
-      socket.uncorkScheduled = false;
-      socket.uncork();
+      this.uncorkScheduled = false;
+      this.uncork();
     });
   }
-  return (net.Socket.prototype.write as (...rest: unknown[]) => boolean).apply(socket, args);
+  return (net.Socket.prototype.write as (...rest: unknown[]) => boolean).apply(this, args);
 }

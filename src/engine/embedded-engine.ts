@@ -170,16 +170,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // Records of quick results wait a little: when the flow's next replay-safe step completes first, it has
       // stored what a re-run needs and the record is dropped (see RECORD_DELAY_MS).
       let deferred: { timer: NodeJS.Timeout; write: () => void }[] = [];
-      const writeDeferred = () => {
-        for (const record of deferred) {
-          clearTimeout(record.timer);
-          record.write();
-        }
-        deferred = [];
-      };
       const dropDeferred = () => {
         for (const record of deferred) clearTimeout(record.timer);
         deferred = [];
+      };
+      const writeDeferred = () => {
+        for (const record of deferred) record.write();
+        dropDeferred();
       };
       const never = new AbortController().signal;
       let shielded = 0;

@@ -38,22 +38,19 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
 
   type Batch = { responseId: string; events: StreamEvent[] };
-  const rowOf = ({ responseId, events }: Batch) => ({
-    response_id: responseId,
-    first_seq: events[0].sequence_number,
-    last_seq: events[events.length - 1].sequence_number,
-    events: JSON.stringify(events),
-  });
-  // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts),
-  // as one jsonb parameter: one statement text whatever the batch size (a prepared statement, parsed once).
+  // Batches travel as one jsonb parameter: one statement text whatever their number (a prepared statement).
+  const insertBatches = async (executor: Db, batches: Batch[]) => {
+    const rows = batches.map(({ responseId, events }) => ({ response_id: responseId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
+    await sql`
+      insert into response_events (response_id, first_seq, last_seq, events)
+      select response_id, first_seq, last_seq, events
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (response_id text, first_seq integer, last_seq integer, events jsonb)`.execute(executor);
+  };
+  // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
   const groupedWrite = createGroupCommit<Batch, void>({
     maxBatch: 200,
     write: async (batches) => {
-      const rows = batches.map(({ responseId, events }) => ({ response_id: responseId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
-      await sql`
-        insert into response_events (response_id, first_seq, last_seq, events)
-        select response_id, first_seq, last_seq, events
-        from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (response_id text, first_seq integer, last_seq integer, events jsonb)`.execute(db);
+      await insertBatches(db, batches);
       return batches.map(() => undefined);
     },
   });
@@ -61,7 +58,7 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   async function write(responseId: string, events: StreamEvent[], executor: Db = db) {
     if (events.length === 0) return;
     if (executor === db) return groupedWrite({ responseId, events });
-    await executor.insertInto('response_events').values(rowOf({ responseId, events })).execute();
+    await insertBatches(executor, [{ responseId, events }]);
   }
 
   async function notify(responseId: string, events: StreamEvent[]) {
