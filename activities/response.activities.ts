@@ -179,6 +179,23 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       };
     } catch (error) {
       await writer.flush().catch(() => undefined);
+      if (writer.failed) {
+        // Readers in this process may have seen events that were never stored: end the Response with them
+        // (the finalisation stores them) instead of letting another attempt generate other text under the
+        // same sequence numbers.
+        logger.error({ responseId, err: error }, 'storing the event stream failed; ending the Response');
+        const unwrittenEvents = await writer.takeUnstored();
+        const usage = assembler.reportedUsage;
+        return {
+          kind: 'failed',
+          code: 'response.interrupted',
+          message: 'The generation was interrupted because its event stream could not be stored; create the Response again.',
+          inputTokens: usage?.inputTokens ?? 0,
+          outputTokens: usage?.outputTokens ?? 0,
+          nextSequence: writer.nextSequence,
+          ...(unwrittenEvents.length > 0 ? { unwrittenEvents } : {}),
+        };
+      }
       if (context.signal.aborted) throw abortError();
       if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
         const apiError = toApiError(error, 'response');
@@ -258,7 +275,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           })
         : undefined;
 
-    const unwritten = (outcome.kind === 'generated' ? outcome.unwrittenEvents ?? [] : []) as StreamEvent[];
+    const unwritten = (outcome.kind === 'cancelled' ? [] : outcome.unwrittenEvents ?? []) as StreamEvent[];
     const record: FinalRecord = {
       id: responseId,
       status,
@@ -377,7 +394,9 @@ async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise
       insert into response_events (response_id, first_seq, last_seq, events)
       select input.id, input.tail_first, input.tail_last, input.tail_events
       from updated join input on input.id = updated.id
-      where input.tail_events is not null),
+      where input.tail_events is not null
+      -- a batch whose failed write had in fact committed (the reply was lost) is stored already
+      on conflict do nothing),
     next_event as (
       select updated.id, greatest(
         coalesce((select max(last_seq) from response_events where response_events.response_id = updated.id), -1) + 1,
@@ -445,6 +464,11 @@ class OutputAssembler {
     } else {
       this.finishPart = part;
     }
+  }
+
+  /** The token counts the vendor reported, once it finished. */
+  get reportedUsage() {
+    return this.finishPart?.usage;
   }
 
   finish() {

@@ -22,7 +22,16 @@ export type GenerationOutcome =
        */
       unwrittenEvents?: unknown[];
     }
-  | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number; nextSequence?: number }
+  | {
+      kind: 'failed';
+      code: string;
+      message: string;
+      inputTokens: number;
+      outputTokens: number;
+      nextSequence?: number;
+      /** Events live readers may have seen that could not be stored then; finalizeResponse stores them. */
+      unwrittenEvents?: unknown[];
+    }
   | { kind: 'cancelled' };
 
 export interface FinalizeResult {

@@ -18,7 +18,13 @@ export interface BusMessage {
 }
 
 export interface EventBus {
+  /** To this process's subscribers (with the data) and to other processes' (through the database). */
   publish(message: BusMessage): Promise<void>;
+  /**
+   * To this process's subscribers only, at once: for data not stored yet, which other processes could not
+   * read. Its `publish` follows once the data is stored.
+   */
+  publishLocal(message: BusMessage): void;
   /** Listener for every message of `topic` about `id`. Returns an unsubscribe function. */
   subscribe(topic: string, id: string, listener: (message: BusMessage) => void): () => void;
   /** Listener for every message of a topic (e.g. cancel requests for any job). */
@@ -47,6 +53,7 @@ export function createInProcessBus(): EventBus {
     async publish(message) {
       local.dispatch(message);
     },
+    publishLocal: (message) => local.dispatch(message),
     subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
     subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),
     async close() {},
@@ -115,6 +122,7 @@ export async function createPostgresBus(options: { connectionString: string; sch
       queued.push(JSON.stringify({ topic: message.topic, id: message.id, value: message.value, final: message.final, origin }));
       if (!sending) void send();
     },
+    publishLocal: (message) => local.dispatch(message),
     subscribe: (topic, id, listener) => local.on(`${topic}:${id}`, listener),
     subscribeAll: (topic, listener) => local.on(`${topic}:*`, listener),
     async close() {

@@ -14,6 +14,12 @@ export interface EventLog {
   /** Stores one batch (one row). Inside a caller's transaction, call `notify` after commit. */
   write(responseId: string, events: StreamEvent[], executor?: Db): Promise<void>;
   notify(responseId: string, events: StreamEvent[]): Promise<void>;
+  /**
+   * Hands events to this process's live readers now, before they are stored (a generation's deltas: the
+   * first token reaches a client without waiting for a commit). The writer must `append` them next, and
+   * must not let another attempt of the generation reuse their sequence numbers if that fails.
+   */
+  deliver(responseId: string, events: StreamEvent[]): void;
   /** write + notify. */
   append(responseId: string, events: StreamEvent[]): Promise<void>;
   read(responseId: string, afterSequence: number): Promise<StreamEvent[]>;
@@ -61,9 +67,21 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     await insertBatches(executor, [{ responseId, events }]);
   }
 
+  const message = (responseId: string, events: StreamEvent[]) => ({
+    topic: EVENTS_TOPIC,
+    id: responseId,
+    value: events[events.length - 1].sequence_number,
+    data: events,
+    final: events.some(isTerminalEvent),
+  });
+
   async function notify(responseId: string, events: StreamEvent[]) {
     if (events.length === 0) return;
-    await bus.publish({ topic: EVENTS_TOPIC, id: responseId, value: events[events.length - 1].sequence_number, data: events, final: events.some(isTerminalEvent) });
+    await bus.publish(message(responseId, events));
+  }
+
+  function deliver(responseId: string, events: StreamEvent[]) {
+    if (events.length > 0) bus.publishLocal(message(responseId, events));
   }
 
   async function read(responseId: string, afterSequence: number): Promise<StreamEvent[]> {
@@ -87,10 +105,14 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     const pending: StreamEvent[][] = stored && stored.length > 0 ? [stored] : [];
     let wake: (() => void) | undefined;
     let notified = false;
+    // A notification without the events (from another process): they are read from the table. Events
+    // delivered again once stored (see `deliver`) are skipped by their sequence numbers, without a read.
+    let announced = false;
     // A reader that asked to start after the terminal event's sequence number would otherwise wait forever.
     let endedBefore = false;
     const unsubscribe = bus.subscribe(EVENTS_TOPIC, responseId, (message) => {
       if (Array.isArray(message.data)) pending.push(message.data as StreamEvent[]);
+      else announced = true;
       if (message.final && message.value !== undefined && message.value <= last) endedBefore = true;
       notified = true;
       wake?.();
@@ -140,7 +162,8 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
             });
             wake = undefined;
           }
-          if (notified && pending.length === 0) needRead = true;
+          if (announced) needRead = true;
+          announced = false;
           notified = false;
         }
       } finally {
@@ -159,6 +182,7 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   return {
     write,
     notify,
+    deliver,
     append: async (responseId, events) => {
       await write(responseId, events);
       await notify(responseId, events);

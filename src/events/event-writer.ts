@@ -6,6 +6,11 @@ import type { StreamEvent, UnsequencedEvent } from './stream-event';
  * buffered before it (time to first token); everything else is coalesced (deltas per item) and flushed at
  * most every `intervalMs` or by `flush()`, so a fast stream writes a row per interval, not per token. Sequence numbers are assigned at
  * flush time, after coalescing, so they stay gap-free.
+ *
+ * A flushed batch reaches this process's live readers at once (`EventLog.deliver`) and is then stored: the
+ * first token does not wait for a commit. So a batch that fails to store may already have been seen: from
+ * then on nothing more is written or delivered, and `takeUnstored` hands every event not stored (sequenced
+ * as readers saw them) to the caller, who must end the generation with them rather than generate again.
  */
 export class EventWriter {
   private buffer: UnsequencedEvent[] = [];
@@ -13,6 +18,8 @@ export class EventWriter {
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
   private failure: unknown;
+  /** After a failed write: the failed batch and every later one, in order (none of them stored). */
+  private readonly unstored: StreamEvent[] = [];
   // Counting from creation: events before the first delta (the item it belongs to) wait for that delta
   // and go out with it, instead of taking a write of their own.
   private lastFlushAt = Date.now();
@@ -80,12 +87,44 @@ export class EventWriter {
     this.next += events.length;
     this.buffer = [];
     this.lastFlushAt = Date.now();
+    if (this.failure) {
+      this.unstored.push(...events);
+      return;
+    }
+    this.log.deliver(this.responseId, events);
     // After a failed write nothing more is written: a later batch would leave a gap in the stored sequence.
-    this.chain = this.chain
-      .then(() => (this.failure ? undefined : this.log.append(this.responseId, events)))
-      .catch((error) => {
-        this.failure ??= error;
-      });
+    this.chain = this.chain.then(async () => {
+      if (this.failure) {
+        this.unstored.push(...events);
+        return;
+      }
+      try {
+        await this.log.append(this.responseId, events);
+      } catch (error) {
+        this.failure = error ?? new Error('The event log rejected a batch.');
+        this.unstored.push(...events);
+      }
+    });
+  }
+
+  /** Whether a write failed (`emit` then throws, and `takeUnstored` has what was not stored). */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
+  /**
+   * After a failed write: waits for the batches handed to the log and returns every event not stored, the
+   * buffered ones included, sequenced as live readers saw (or would have seen) them. Empty when none failed.
+   */
+  async takeUnstored(): Promise<StreamEvent[]> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.chain;
+    if (!this.failure) return [];
+    const buffered = this.sequenced();
+    this.next += buffered.length;
+    this.buffer = [];
+    return [...this.unstored.splice(0), ...buffered];
   }
 
   /**
@@ -105,7 +144,10 @@ export class EventWriter {
     this.next += events.length;
     this.buffer = [];
     await this.chain;
-    if (this.failure) throw this.failure;
+    if (this.failure) {
+      this.unstored.push(...events);
+      throw this.failure;
+    }
     return events;
   }
 

@@ -1,0 +1,63 @@
+import { sql } from 'kysely';
+import { TestApp } from '../support/harness';
+import { isTerminal } from '../support/sse';
+import { openCreateStream, openResumeStream, pollUntil } from './helpers';
+
+/**
+ * Deltas reach the readers in this process before they are stored (EventWriter, EventLog.deliver). When
+ * storing a batch fails after its readers saw it, the Response must end with those events stored as they
+ * were seen, and never be generated again under the same sequence numbers.
+ */
+describe('responses: a stream batch that cannot be stored', () => {
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ key } = await app.createAccount());
+    // A real database fault: the first stored batch holding a delta with the marker fails (a sequence is
+    // not rolled back with the failed statement, so later writes of the same events succeed).
+    await sql`create sequence marked_batch_writes`.execute(app.db);
+    await sql`
+      create function fail_first_marked_batch() returns trigger language plpgsql as $$
+      begin
+        if exists (select 1 from jsonb_array_elements(new.events) as event
+                   where event->>'type' = 'response.output_text.delta' and event->>'delta' like '%FAILWRITE%')
+           and nextval('marked_batch_writes') = 1 then
+          raise exception 'injected: the event batch cannot be stored';
+        end if;
+        return new;
+      end $$`.execute(app.db);
+    await sql`create trigger fail_first_marked_batch before insert on response_events for each row execute function fail_first_marked_batch()`.execute(app.db);
+  });
+  afterAll(() => app.close());
+
+  it('ends failed (response.interrupted) with the events its live reader saw, stored gap-free, and runs once', async () => {
+    const stream = await openCreateStream(app, key, { input: '/delay 20 one two FAILWRITE four five six seven' });
+    expect(stream.status).toBe(200);
+    const live = await stream.readAll();
+    const terminal = live.at(-1)!;
+    expect(isTerminal(terminal)).toBe(true);
+    expect(terminal.event).toBe('response.failed');
+    expect(terminal.data.response.error).toEqual({ code: 'response.interrupted', message: expect.stringContaining('could not be stored') });
+    expect(terminal.data.response.output).toEqual([]);
+    live.forEach((event, index) => expect(event.data.sequence_number).toBe(index));
+    // The reader saw the text up to the batch that failed (delivered before its write), and nothing after it.
+    const text = live.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta).join('');
+    expect(text).toContain('FAILWRITE');
+    expect(text).not.toContain('seven');
+
+    // Stored: exactly what the live reader saw.
+    const id = terminal.data.response.id as string;
+    const replay = await (await openResumeStream(app, key, id)).readAll();
+    expect(replay.map((event) => event.data)).toEqual(live.map((event) => event.data));
+
+    // Final, and its job is not run again (no second generation under the same numbers).
+    const job = await pollUntil(
+      () => app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
+      (row) => row.status !== 'running' && row.status !== 'pending',
+    );
+    expect(job.status).toBe('completed');
+    const stored = await app.request('GET', `/v2/responses/${id}`, { key });
+    expect(stored.body).toMatchObject({ status: 'failed', error: { code: 'response.interrupted' } });
+  });
+});
