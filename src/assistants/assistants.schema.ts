@@ -41,9 +41,7 @@ export const assistantBodySchema = z
       .nullish(),
     tool_resources: z.record(z.string(), z.unknown()).nullish(),
     metadata: metadataSchema.nullish(),
-  })
-  // Postgres cannot store U+0000 in text or jsonb: a 400 here instead of a failed insert.
-  .refine((body) => !containsNul(body), 'values must not contain NUL (\\u0000) characters');
+  });
 
 export type AssistantBody = z.infer<typeof assistantBodySchema>;
 
@@ -61,17 +59,4 @@ export type ListAssistantsQuery = z.infer<typeof listAssistantsQuerySchema>;
 function uniqueFunctionNames(tools: AssistantTool[]): boolean {
   const names = tools.flatMap((tool) => (tool.type === 'function' ? [tool.function.name] : []));
   return new Set(names).size === names.length;
-}
-
-/**
- * A NUL in any string or key, however deeply nested. (Searching the JSON text for the escape `\\u0000`
- * would also match the harmless six characters backslash-u-0-0-0-0 that a client may legitimately send.)
- */
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (Array.isArray(value)) return value.some(containsNul);
-  if (value && typeof value === 'object') {
-    return Object.entries(value).some(([key, inner]) => key.includes('\u0000') || containsNul(inner));
-  }
-  return false;
 }

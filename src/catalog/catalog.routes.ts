@@ -7,12 +7,13 @@ import { modelTypeSchema } from './catalog.schema';
 import type { Catalog } from './catalog.service';
 import { modelToWire, priceToWire, vendorToWire, type ModelWire } from './catalog.wire';
 
-const typeError = { error: () => `must be one of ${modelTypeSchema.options.join(', ')}` };
-export const modelFilterSchema = z.object({ type: z.enum(modelTypeSchema.options, typeError).optional() });
-/** DECISIONS.md 1: the vendor listing does not support type=ttv. */
+const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of ${types.join(', ')}` });
+export const modelFilterSchema = z.object({ type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional() });
+/** DECISIONS.md 1: the vendor listing does not support type=ttv (and its error does not offer it). */
+const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
 const vendorFilterSchema = z.object({
   type: z
-    .enum(modelTypeSchema.options, typeError)
+    .enum(modelTypeSchema.options, typeFilter(vendorTypes))
     .refine((type) => type !== 'ttv', 'the vendor listing does not support type ttv')
     .optional(),
 });

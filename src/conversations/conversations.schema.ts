@@ -1,39 +1,26 @@
 import { z } from 'zod';
 import { metadataSchema, queryInteger } from '../http/validation';
 
-/**
- * Postgres cannot store U+0000 in text or jsonb; rejecting it here makes it a 400 instead of a failed insert.
- * Every client string that reaches a column goes through this.
- */
-const storableText = (schema: z.ZodString = z.string()) =>
-  schema.refine((value) => !value.includes('\u0000'), 'must not contain NUL (\\u0000) characters');
-
-/** DECISIONS.md 18 plus the NUL rule, since metadata lands in a jsonb column. */
-export const conversationMetadataSchema = metadataSchema.refine(
-  (value) => Object.entries(value).every(([key, text]) => !key.includes('\u0000') && !text.includes('\u0000')),
-  'metadata must not contain NUL (\\u0000) characters',
-);
-
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
 const messageItemSchema = z.strictObject({
   type: z.literal('message'),
   role: z.enum(MESSAGE_ROLES),
-  content: storableText(),
+  content: z.string(),
 });
 
 const functionCallItemSchema = z.strictObject({
   type: z.literal('function_call'),
-  call_id: storableText(z.string().min(1).max(512)),
-  name: storableText(z.string().min(1).max(256)),
+  call_id: z.string().min(1).max(512),
+  name: z.string().min(1).max(256),
   // Accepted so a client can rebuild a tool-calling history; vendors need the arguments to be JSON.
-  arguments: storableText().refine(isJson, 'must be a string holding JSON'),
+  arguments: z.string().refine(isJson, 'must be a string holding JSON'),
 });
 
 const functionCallOutputItemSchema = z.strictObject({
   type: z.literal('function_call_output'),
-  call_id: storableText(z.string().min(1).max(512)),
-  output: storableText(),
+  call_id: z.string().min(1).max(512),
+  output: z.string(),
 });
 
 /** An item as a client sends it (spec: Conversation item, "Items sent in a request"). */
@@ -48,12 +35,12 @@ export type InputItem = z.infer<typeof inputItemSchema>;
 export const MAX_ITEMS_PER_REQUEST = 20;
 
 export const createConversationSchema = z.strictObject({
-  metadata: conversationMetadataSchema.optional(),
+  metadata: metadataSchema.optional(),
   items: z.array(inputItemSchema).max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`).optional(),
 });
 
 export const updateConversationSchema = z.strictObject({
-  metadata: conversationMetadataSchema,
+  metadata: metadataSchema,
 });
 
 export const addItemsSchema = z.strictObject({

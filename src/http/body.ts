@@ -1,8 +1,11 @@
 import type { Context, Next } from 'koa';
 import { ApiError, invalidRequest } from '../errors';
+import { findUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, refusedBody } from './json-limits';
 
 /**
  * Reads a JSON body with a hard size limit. Over the limit is 413, bad syntax is 400; both in the envelope.
+ * A body nested deeper than MAX_JSON_DEPTH (not parsed at all) or holding strings Postgres cannot store
+ * (json-limits.ts) is marked refused: the route's parseInput answers it with a 400 in the route's area.
  * Multipart bodies are left to the route that accepts them.
  */
 export function jsonBody(limitBytes: number) {
@@ -21,11 +24,18 @@ export function jsonBody(limitBytes: number) {
     if (text.trim() === '') {
       ctx.request.body = undefined;
     } else {
+      if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+        ctx.request.body = refusedBody(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
+        return next();
+      }
+      let body: unknown;
       try {
-        ctx.request.body = JSON.parse(text);
+        body = JSON.parse(text);
       } catch {
         throw invalidRequest('request', 'The request body is not valid JSON.', 'invalid_json');
       }
+      const unstorable = findUnstorableText(text, body);
+      ctx.request.body = unstorable ? refusedBody(`${unstorable.path}: ${unstorable.reason}`, body) : body;
     }
     return next();
   };

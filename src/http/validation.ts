@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidRequest, type ErrorArea } from '../errors';
+import { refusalOf } from './json-limits';
 
 /** Formats zod issues as one readable sentence: "items[3].content: expected string, received number". */
 export function describeIssues(error: z.ZodError): string {
@@ -15,8 +16,13 @@ export function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Validates untrusted input against a schema; a failure is a 400 `<area>.invalid_request`. */
+/**
+ * Validates untrusted input against a schema; a failure, or a body the body reader refused (too deep,
+ * unstorable text), is a 400 `<area>.invalid_request`.
+ */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, area: ErrorArea): z.output<S> {
+  const refusal = refusalOf(value);
+  if (refusal) throw invalidRequest(area, refusal);
   const result = schema.safeParse(value);
   if (!result.success) throw invalidRequest(area, describeIssues(result.error));
   return result.data;

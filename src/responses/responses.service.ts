@@ -97,6 +97,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (functionTools.length > 0 && !model.functionCalling) {
       throw invalidRequest('response', `Model ${model.code} does not support function calling.`);
     }
+    assertToolChoiceMatches(body.tool_choice, functionTools);
     if (body.stream && !model.streaming) throw invalidRequest('response', `Model ${model.code} does not support streaming.`);
     if (body.metadata?.webhook_url !== undefined) {
       validateOutboundUrl(body.metadata.webhook_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'response');
@@ -305,6 +306,19 @@ function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
       ? { type: 'function_call_output', call_id: item.call_id, output: item.output }
       : { type: 'message', role: item.role, content: item.content },
   );
+}
+
+/**
+ * A tool choice must be satisfiable by the Response's function tools (its own or its Assistant's): vendors
+ * refuse `required` without tools or a named function that is not offered, after we would have started.
+ */
+function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], functionTools: FunctionToolSpec[]) {
+  if (choice === 'required' && functionTools.length === 0) {
+    throw invalidRequest('response', 'tool_choice "required" needs at least one function tool.');
+  }
+  if (typeof choice === 'object' && choice.type === 'function' && !functionTools.some((tool) => tool.name === choice.name)) {
+    throw invalidRequest('response', `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`);
+  }
 }
 
 /** Assistants keep tools in the nested form {type, function: {...}}; Responses use the flat one. */

@@ -160,7 +160,10 @@ describe('catalog endpoints (no vendor keys)', () => {
     const ttv = await get('/v2/vendors?type=ttv');
     expect(ttv.status).toBe(400);
     expect(ttv.body.error).toEqual({ code: 'vendor.invalid_request', message: expect.stringContaining('ttv') });
-    expect((await get('/v2/vendors?type=nope')).status).toBe(400);
+    const nope = await get('/v2/vendors?type=nope');
+    expect(nope.status).toBe(400);
+    // The error lists what this listing takes: not ttv.
+    expect(nope.body.error).toEqual({ code: 'vendor.invalid_request', message: 'type: must be one of llm, tts, stt, tti, embed' });
   });
 
   it('GET /v2/vendors/{code} and /v2/vendors/{code}/models; unknown vendor is 404 vendor.not_found', async () => {

@@ -63,6 +63,76 @@ describe('input hardening: NUL characters never reach a query', () => {
       body: { model: 'dev-echo', name: 'nul', tool_resources: { deep: [{ 'k\u0000': 1 }] } },
     });
     expect(refusedNul.status).toBe(400);
-    expect(refusedNul.body.error.code).toBe('assistant.invalid_request');
+    expect(refusedNul.body).toEqual({ error: { code: 'assistant.invalid_request', message: 'tool_resources.deep[0].k\u0000 (a key): must not contain NUL (\\u0000) characters' } });
+  });
+
+  it('refuses NUL and unpaired surrogates anywhere in a Response body with a 400 naming the field, and creates nothing', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ input: 'a\u0000b' }, /^input: must not contain NUL/],
+      [{ input: 'a\ud800b' }, /^input: must not contain unpaired UTF-16 surrogates/],
+      [{ input: 'x', instructions: '\udc00' }, /^instructions: .*surrogates/],
+      [{ input: 'x', metadata: { note: 'n\u0000' } }, /^metadata\.note: .*NUL/],
+      [{ input: [{ type: 'function_call_output', call_id: 'c1', output: 'o\u0000' }] }, /^input\[0\]\.output: .*NUL/],
+    ];
+    for (const [body, message] of cases) {
+      for (const headers of [{}, { 'Idempotency-Key': `nul-${Math.random()}` }] as Array<Record<string, string>>) {
+        const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', background: false, ...body }, headers });
+        expect({ body, status: reply.status, code: reply.body.error?.code }).toEqual({ body, status: 400, code: 'response.invalid_request' });
+        expect(reply.body.error.message).toMatch(message);
+      }
+    }
+    const conversation = await app.request('POST', '/v2/conversations', { key, body: { items: [{ type: 'message', role: 'user', content: 'a\u0000' }] } });
+    expect([conversation.status, conversation.body.error.code]).toEqual([400, 'conversation.invalid_request']);
+    expect(conversation.body.error.message).toBe('items[0].content: must not contain NUL (\\u0000) characters');
+    const created = await app.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    expect(Number(created.n)).toBe(0);
+    // An escaped emoji (a surrogate pair) is ordinary text.
+    const emoji = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', background: false, input: 'smile \ud83d\ude00' } });
+    expect(emoji.status).toBe(200);
+    expect(emoji.body.output[0].content[0].text).toBe('smile \ud83d\ude00');
+  });
+});
+
+describe('input hardening: nesting depth of JSON bodies', () => {
+  let app: TestApp;
+  let key: string;
+  let accountId: string;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ key, accountId } = await app.createAccount({ balance: 1000 }));
+  });
+  afterAll(() => app.close());
+
+  /** A function tool whose parameters nest `depth` levels of arrays below the body's own two levels. */
+  const toolBody = (depth: number) =>
+    `{"model":"dev-echo","input":"x","background":false,"tools":[{"type":"function","name":"f","parameters":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}]}`;
+
+  it('refuses a body nested deeper than 64 levels with a 400 before it is parsed or stored, and keeps serving', async () => {
+    for (const depth of [62, 1000, 200_000]) {
+      const reply = await app.request('POST', '/v2/responses', { key, rawBody: toolBody(depth), headers: { 'content-type': 'application/json' } });
+      expect({ depth, status: reply.status, body: reply.body }).toEqual({
+        depth,
+        status: 400,
+        body: { error: { code: 'response.invalid_request', message: 'The request body nests arrays and objects deeper than 64 levels.' } },
+      });
+    }
+    // Every route answers it in its own area.
+    const deepItems = `{"items":[{"type":"message","role":"user","content":${'['.repeat(100)}${']'.repeat(100)}}]}`;
+    const conversation = await app.request('POST', '/v2/conversations', { key, rawBody: deepItems, headers: { 'content-type': 'application/json' } });
+    expect([conversation.status, conversation.body.error.code]).toEqual([400, 'conversation.invalid_request']);
+    const created = await app.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    expect(Number(created.n)).toBe(0);
+    const balance = await app.request('GET', '/v2/organization/balance', { key });
+    expect(balance.status).toBe(200);
+  });
+
+  it('accepts nesting up to the limit, stored and served like any other', async () => {
+    // body { tools [ { parameters { a [ ... ] } } ] }: four levels before the arrays.
+    const reply = await app.request('POST', '/v2/responses', { key, rawBody: toolBody(60), headers: { 'content-type': 'application/json' } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.status).toBe('completed');
+    const stored = await app.db.selectFrom('responses').select('request').where('id', '=', reply.body.id).executeTakeFirstOrThrow();
+    expect(JSON.stringify(stored.request)).toContain('['.repeat(60));
   });
 });

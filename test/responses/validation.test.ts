@@ -175,6 +175,30 @@ describe('responses: request validation and access', () => {
     expect(rows).toEqual([]);
   });
 
+  it('tool_choice must be satisfiable by the function tools: required needs one, a named function must be offered', async () => {
+    const before = await rowCounts();
+    const tool = { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } };
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [{ tool_choice: 'required' }, /"required" needs at least one function tool/],
+      [{ tool_choice: { type: 'function', name: 'lookup' } }, /names the function lookup, which is not among/],
+      [{ tools: [tool], tool_choice: { type: 'function', name: 'other' } }, /names the function other/],
+    ];
+    for (const [body, message] of cases) {
+      const reply = await createResponse(app, key, { input: 'hi', ...body });
+      expect({ body, status: reply.status, code: reply.body.error?.code }).toEqual({ body, status: 400, code: 'response.invalid_request' });
+      expect(reply.body.error.message).toMatch(message);
+    }
+    expect(await rowCounts()).toEqual(before);
+    // Satisfiable choices are accepted, the Assistant's tools included.
+    const named = await createResponse(app, key, { input: '/call lookup {}', background: false, tools: [tool], tool_choice: { type: 'function', name: 'lookup' } });
+    expect(named.status).toBe(200);
+    expect(named.body.output[0]).toMatchObject({ type: 'function_call', name: 'lookup' });
+    const assistant = await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'tools', tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }] } });
+    expect(assistant.status).toBe(200);
+    const viaAssistant = await app.request('POST', '/v2/responses', { key, body: { assistant_id: assistant.body.id, input: 'hi', background: false, tool_choice: 'required' } });
+    expect(viaAssistant.status).toBe(200);
+  });
+
   it('mcp tools: 403 mcp.forbidden without MCP on the account, 400 mcp.not_supported with it', async () => {
     const before = await rowCounts();
     const withoutMcp = await createResponse(app, key, { input: 'hi', tools: [mcpTool] });

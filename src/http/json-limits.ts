@@ -1,0 +1,113 @@
+/**
+ * What a JSON request body may hold beyond being valid JSON, checked once for every route before any
+ * handler sees it. Bodies end up in Postgres jsonb and text columns and in JSON.stringify calls, so:
+ *
+ * - nesting is bounded: 10 MB of brackets takes JSON.parse seconds, overflows the stack of a later
+ *   JSON.stringify, and a few hundred levels crash the embedded database's jsonb parser (WebAssembly has a
+ *   small stack), over and over once such a Response is stored and its job resumed;
+ * - strings and keys must be storable: Postgres refuses U+0000 and unpaired UTF-16 surrogates in text
+ *   and jsonb, which would otherwise surface as a 500 at insert time.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Bodies the reader refused, with the reason. The refusal is raised by `parseInput`, which every route
+ * that takes a body runs on it, so it carries that route's error area like any other invalid field.
+ */
+const refusals = new WeakMap<object, string>();
+
+/** A body refused with `message`: the parsed value itself, or a stand-in when it was not parsed or not an object. */
+export function refusedBody(message: string, body?: unknown): object {
+  const target = body !== null && typeof body === 'object' ? body : {};
+  refusals.set(target, message);
+  return target;
+}
+
+/** Why this body was refused by the reader, if it was. */
+export function refusalOf(value: unknown): string | undefined {
+  return value !== null && typeof value === 'object' ? refusals.get(value) : undefined;
+}
+
+/**
+ * Whether the arrays and objects of JSON text nest deeper than `limit`. Scans the text (strings skipped
+ * with indexOf), stopping at the first level past the limit, so a bracket bomb is refused before parsing.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) {
+      index = closingQuote(text, index);
+      if (index === -1) return false; // unterminated string: JSON.parse reports it
+    } else if (code === OPEN_BRACKET || code === OPEN_BRACE) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACKET || code === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * The path (`input`, `tools[0].parameters.x`) of the first string or key of a parsed body that Postgres
+ * could not store, with the reason; undefined when there is none. `text` is the body's JSON text: both
+ * characters can only arrive as `\u` escapes (a raw NUL is invalid JSON, and UTF-8 decoding never yields
+ * a lone surrogate), so a body without such an escape is not walked at all.
+ */
+export function findUnstorableText(text: string, value: unknown): { path: string; reason: string } | undefined {
+  if (!SUSPICIOUS_ESCAPE.test(text)) return undefined;
+  return walk(value, '');
+}
+
+function walk(value: unknown, path: string): { path: string; reason: string } | undefined {
+  if (typeof value === 'string') {
+    const reason = unstorable(value);
+    return reason ? { path: path || 'body', reason } : undefined;
+  }
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = walk(value[index], `${path}[${index}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, inner] of Object.entries(value)) {
+      const keyPath = path ? `${path}.${key}` : key;
+      const keyReason = unstorable(key);
+      if (keyReason) return { path: `${keyPath} (a key)`, reason: keyReason };
+      const found = walk(inner, keyPath);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain NUL (\\u0000) characters';
+  if (LONE_SURROGATE.test(text)) return 'must not contain unpaired UTF-16 surrogates (\\ud800-\\udfff)';
+  return undefined;
+}
+
+/** Index of the quote closing the string opened at `open`, or -1. */
+function closingQuote(text: string, open: number): number {
+  let end = open;
+  for (;;) {
+    end = text.indexOf('"', end + 1);
+    if (end === -1) return -1;
+    let backslashes = 0;
+    for (let back = end - 1; text.charCodeAt(back) === BACKSLASH; back--) backslashes++;
+    if (backslashes % 2 === 0) return end;
+  }
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** `\u0000` or any surrogate escape (paired ones too; the walk then tells them apart). */
+const SUSPICIOUS_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
