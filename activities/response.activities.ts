@@ -390,18 +390,23 @@ async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise
       from input
       where responses.id = input.id and responses.status in ('queued', 'in_progress')
       returning responses.id, responses.account_id),
+    stored as (
+      select updated.id, coalesce((select max(last_seq) from response_events where response_events.response_id = updated.id), -1) as last_seq
+      from updated),
     tail_events as (
+      -- Only the tail's events after what is stored: a batch whose write failed may in fact have committed
+      -- (its reply lost), and the batches after it must still be stored.
       insert into response_events (response_id, first_seq, last_seq, events)
-      select input.id, input.tail_first, input.tail_last, input.tail_events
-      from updated join input on input.id = updated.id
-      where input.tail_events is not null
-      -- a batch whose failed write had in fact committed (the reply was lost) is stored already
-      on conflict do nothing),
+      select input.id, (tail.events -> 0 ->> 'sequence_number')::int, input.tail_last, tail.events
+      from stored join input on input.id = stored.id
+      cross join lateral (
+        select jsonb_agg(event order by position) as events
+        from jsonb_array_elements(input.tail_events) with ordinality as element (event, position)
+        where (event ->> 'sequence_number')::int > stored.last_seq) as tail
+      where input.tail_events is not null and tail.events is not null),
     next_event as (
-      select updated.id, greatest(
-        coalesce((select max(last_seq) from response_events where response_events.response_id = updated.id), -1) + 1,
-        coalesce(input.tail_last + 1, 0)) as sequence
-      from updated join input on input.id = updated.id),
+      select stored.id, greatest(stored.last_seq + 1, coalesce(input.tail_last + 1, 0)) as sequence
+      from stored join input on input.id = stored.id),
     final_event as (
       insert into response_events (response_id, first_seq, last_seq, events)
       select next_event.id, next_event.sequence, next_event.sequence,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidRequest } from '../errors';
-import { describeIssues } from '../http/validation';
+import { parseInput } from '../http/validation';
 
 /** POST /v2/embeddings (spec, Embeddings): exactly one string; arrays are not supported. */
 export const embeddingsBodySchema = z.strictObject({
@@ -22,9 +22,7 @@ export function parseEmbeddingsBody(body: unknown): EmbeddingsBody {
       `input must be exactly one string; ${Array.isArray(input) ? 'arrays are' : `${kindOf(input)} is`} not supported.`,
     );
   }
-  const result = embeddingsBodySchema.safeParse(body ?? {});
-  if (!result.success) throw invalidRequest('embedding', describeIssues(result.error));
-  return result.data;
+  return parseInput(embeddingsBodySchema, body ?? {}, 'embedding');
 }
 
 const kindOf = (value: unknown) => (value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);

@@ -87,12 +87,9 @@ export class EventWriter {
     this.next += events.length;
     this.buffer = [];
     this.lastFlushAt = Date.now();
-    if (this.failure) {
-      this.unstored.push(...events);
-      return;
-    }
-    this.log.deliver(this.responseId, events);
-    // After a failed write nothing more is written: a later batch would leave a gap in the stored sequence.
+    if (!this.failure) this.log.deliver(this.responseId, events);
+    // After a failed write nothing more is written (a later batch would leave a gap in the stored sequence) or
+    // delivered; batches are kept in sequence order, through the chain, for takeUnstored.
     this.chain = this.chain.then(async () => {
       if (this.failure) {
         this.unstored.push(...events);
@@ -119,12 +116,21 @@ export class EventWriter {
   async takeUnstored(): Promise<StreamEvent[]> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    await this.chain;
+    await this.settled();
     if (!this.failure) return [];
     const buffered = this.sequenced();
     this.next += buffered.length;
     this.buffer = [];
     return [...this.unstored.splice(0), ...buffered];
+  }
+
+  /** Waits for every batch handed to the log, those handed over while waiting included. */
+  private async settled(): Promise<void> {
+    let chain: Promise<void>;
+    do {
+      chain = this.chain;
+      await chain;
+    } while (chain !== this.chain);
   }
 
   /**
@@ -143,11 +149,11 @@ export class EventWriter {
     }
     this.next += events.length;
     this.buffer = [];
+    this.chain = this.chain.then(() => {
+      if (this.failure) this.unstored.push(...events);
+    });
     await this.chain;
-    if (this.failure) {
-      this.unstored.push(...events);
-      throw this.failure;
-    }
+    if (this.failure) throw this.failure;
     return events;
   }
 

@@ -1,11 +1,12 @@
 import type { Context, Next } from 'koa';
 import { ApiError, invalidRequest } from '../errors';
-import { findUnstorableText, MAX_JSON_DEPTH, nestsDeeperThan, refusedBody } from './json-limits';
+import { inspectedBody, MAX_JSON_DEPTH, nestsDeeperThan, refusedBody } from './json-limits';
 
 /**
  * Reads a JSON body with a hard size limit. Over the limit is 413, bad syntax is 400; both in the envelope.
- * A body nested deeper than MAX_JSON_DEPTH (not parsed at all) or holding strings Postgres cannot store
- * (json-limits.ts) is marked refused: the route's parseInput answers it with a 400 in the route's area.
+ * A body nested deeper than MAX_JSON_DEPTH is not parsed and is marked refused, and one that may hold strings
+ * Postgres cannot store is marked for a check (json-limits.ts): the route's parseInput answers either with a
+ * 400 in the route's area.
  * Multipart bodies are left to the route that accepts them.
  */
 export function jsonBody(limitBytes: number) {
@@ -34,8 +35,7 @@ export function jsonBody(limitBytes: number) {
       } catch {
         throw invalidRequest('request', 'The request body is not valid JSON.', 'invalid_json');
       }
-      const unstorable = findUnstorableText(text, body);
-      ctx.request.body = unstorable ? refusedBody(`${unstorable.path}: ${unstorable.reason}`, body) : body;
+      ctx.request.body = inspectedBody(text, body);
     }
     return next();
   };

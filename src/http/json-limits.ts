@@ -11,21 +11,35 @@
 export const MAX_JSON_DEPTH = 64;
 
 /**
- * Bodies the reader refused, with the reason. The refusal is raised by `parseInput`, which every route
- * that takes a body runs on it, so it carries that route's error area like any other invalid field.
+ * Bodies the reader refused, with the reason, and parsed bodies whose text holds an escape that may decode to
+ * unstorable text (walked on first use). Both are raised by `parseInput`, which every route that takes a body
+ * runs on it: so the 400 carries that route's error area like any other invalid field, and the walk happens
+ * only after authentication.
  */
 const refusals = new WeakMap<object, string>();
+const unchecked = new WeakSet<object>();
 
-/** A body refused with `message`: the parsed value itself, or a stand-in when it was not parsed or not an object. */
-export function refusedBody(message: string, body?: unknown): object {
-  const target = body !== null && typeof body === 'object' ? body : {};
-  refusals.set(target, message);
-  return target;
+/** A stand-in for a body refused unparsed (too deep), refused with `message`. */
+export function refusedBody(message: string): object {
+  const standIn = {};
+  refusals.set(standIn, message);
+  return standIn;
 }
 
-/** Why this body was refused by the reader, if it was. */
+/** The parsed body, marked for the text check when its JSON text holds a `\u` escape of NUL or a surrogate. */
+export function inspectedBody(text: string, body: unknown): unknown {
+  if (body !== null && typeof body === 'object' && SUSPICIOUS_ESCAPE.test(text)) unchecked.add(body);
+  return body;
+}
+
+/** Why this body cannot be accepted whatever the schema, if so. */
 export function refusalOf(value: unknown): string | undefined {
-  return value !== null && typeof value === 'object' ? refusals.get(value) : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  if (unchecked.delete(value)) {
+    const found = walk(value, '');
+    if (found) refusals.set(value, `${found.path}: ${found.reason}`);
+  }
+  return refusals.get(value);
 }
 
 /**
@@ -49,16 +63,10 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 }
 
 /**
- * The path (`input`, `tools[0].parameters.x`) of the first string or key of a parsed body that Postgres
- * could not store, with the reason; undefined when there is none. `text` is the body's JSON text: both
- * characters can only arrive as `\u` escapes (a raw NUL is invalid JSON, and UTF-8 decoding never yields
- * a lone surrogate), so a body without such an escape is not walked at all.
+ * The path (`input`, `tools[0].parameters.x`) of the first string or key Postgres could not store, with the
+ * reason. Both characters can only arrive as `\u` escapes in the JSON text (a raw NUL is invalid JSON, and
+ * UTF-8 decoding never yields a lone surrogate), which is why only bodies marked by `inspectedBody` are walked.
  */
-export function findUnstorableText(text: string, value: unknown): { path: string; reason: string } | undefined {
-  if (!SUSPICIOUS_ESCAPE.test(text)) return undefined;
-  return walk(value, '');
-}
-
 function walk(value: unknown, path: string): { path: string; reason: string } | undefined {
   if (typeof value === 'string') {
     const reason = unstorable(value);
@@ -109,5 +117,8 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-/** `\u0000` or any surrogate escape (paired ones too; the walk then tells them apart). */
-const SUSPICIOUS_ESCAPE = /\\u(?:0000|d[89a-f][0-9a-f]{2})/i;
+/**
+ * An escape (an odd run of backslashes before `u`) of NUL or of any surrogate, paired ones too: the walk tells
+ * them apart. An escaped backslash followed by the letters `u0000` is not one.
+ */
+const SUSPICIOUS_ESCAPE = /(?<!\\)(?:\\\\)*\\u(?:0000|d[89a-f][0-9a-f]{2})/i;

@@ -122,6 +122,22 @@ describe('EventWriter', () => {
     ]);
   });
 
+  it('keeps unstored batches in sequence order when a flush lands between a failure and the next queued batch', async () => {
+    let rejectFirst!: (error: Error) => void;
+    const first = new Promise<void>((_, reject) => (rejectFirst = reject));
+    let calls = 0;
+    const log = { deliver: () => undefined, append: () => (calls++ === 0 ? first : Promise.resolve()) } as unknown as EventLog;
+    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    writer.emit(delta('x')); // sequence 0: its write in flight
+    writer.emit({ ...delta('y'), item_id: 'msg_2' }); // 1: a first delta too, queued behind it
+    writer.emit(itemDone); // 2: buffered
+    while (calls === 0) await Promise.resolve();
+    first.catch(() => writer.flush().catch(() => undefined)); // flushes 2 in the microtask right after the failure
+    rejectFirst(new Error('reset'));
+    expect((await writer.takeUnstored()).map((event) => event.sequence_number)).toEqual([0, 1, 2]);
+    expect(writer.nextSequence).toBe(3);
+  });
+
   it('has nothing unstored when every write succeeded', async () => {
     const { log } = memoryLog();
     const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });

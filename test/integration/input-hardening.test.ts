@@ -82,6 +82,8 @@ describe('input hardening: NUL characters never reach a query', () => {
         expect(reply.body.error.message).toMatch(message);
       }
     }
+    const embedding = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'a\u0000b' } });
+    expect([embedding.status, embedding.body.error.code, embedding.body.error.message]).toEqual([400, 'embedding.invalid_request', 'input: must not contain NUL (\\u0000) characters']);
     const conversation = await app.request('POST', '/v2/conversations', { key, body: { items: [{ type: 'message', role: 'user', content: 'a\u0000' }] } });
     expect([conversation.status, conversation.body.error.code]).toEqual([400, 'conversation.invalid_request']);
     expect(conversation.body.error.message).toBe('items[0].content: must not contain NUL (\\u0000) characters');
@@ -121,6 +123,8 @@ describe('input hardening: nesting depth of JSON bodies', () => {
     const deepItems = `{"items":[{"type":"message","role":"user","content":${'['.repeat(100)}${']'.repeat(100)}}]}`;
     const conversation = await app.request('POST', '/v2/conversations', { key, rawBody: deepItems, headers: { 'content-type': 'application/json' } });
     expect([conversation.status, conversation.body.error.code]).toEqual([400, 'conversation.invalid_request']);
+    const deepEmbedding = await app.request('POST', '/v2/embeddings', { key, rawBody: `{"model":"dev-embed","input":"x","extra":${'['.repeat(70)}${']'.repeat(70)}}`, headers: { 'content-type': 'application/json' } });
+    expect([deepEmbedding.status, deepEmbedding.body.error]).toEqual([400, { code: 'embedding.invalid_request', message: 'The request body nests arrays and objects deeper than 64 levels.' }]);
     const created = await app.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
     expect(Number(created.n)).toBe(0);
     const balance = await app.request('GET', '/v2/organization/balance', { key });

@@ -61,3 +61,42 @@ describe('responses: a stream batch that cannot be stored', () => {
     expect(stored.body).toMatchObject({ status: 'failed', error: { code: 'response.interrupted' } });
   });
 });
+
+describe('responses: a stream batch whose write committed but was reported failed', () => {
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    ({ key } = await app.createAccount());
+    // The reply of a committed write is lost (a connection reset after COMMIT): the batch is stored, its
+    // writer sees a failure, and the batches delivered after it are not.
+    const events = app.runtime.deps.events;
+    const append = events.append.bind(events);
+    let failed = false;
+    events.append = async (responseId, batch) => {
+      await append(responseId, batch);
+      if (!failed && batch.some((event) => event.type === 'response.output_text.delta' && String(event.delta).includes('LOSTREPLY'))) {
+        failed = true;
+        await new Promise((resolve) => setTimeout(resolve, 150)); // later batches are delivered meanwhile
+        throw new Error('connection reset after commit');
+      }
+    };
+  });
+  afterAll(() => app.close());
+
+  it('stores every event the live reader saw, once and gap-free, after the batch that is already stored', async () => {
+    const stream = await openCreateStream(app, key, { input: '/delay 20 one two LOSTREPLY four five six seven eight nine ten' });
+    const live = await stream.readAll();
+    const terminal = live.at(-1)!;
+    expect(terminal.event).toBe('response.failed');
+    live.forEach((event, index) => expect(event.data.sequence_number).toBe(index));
+    const text = live.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta).join('');
+    expect(text).toMatch(/LOSTREPLY four/); // batches after the failed one were delivered live
+
+    const id = terminal.data.response.id as string;
+    const replay = await (await openResumeStream(app, key, id)).readAll();
+    expect(replay.map((event) => event.data)).toEqual(live.map((event) => event.data));
+    const rows = await app.db.selectFrom('response_events').select(['first_seq', 'last_seq']).where('response_id', '=', id).orderBy('first_seq').execute();
+    rows.forEach((row, index) => expect(row.first_seq).toBe(index === 0 ? 0 : rows[index - 1].last_seq + 1));
+  });
+});
