@@ -142,6 +142,16 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const assembler = new OutputAssembler(writer);
     try {
       const prompt = await buildPrompt(db, row, model.contextWindow);
+      if (!prompt.fits) {
+        // The conversation grew after the Response was accepted, and truncation is disabled.
+        return {
+          kind: 'failed',
+          code: 'response.context_length_exceeded',
+          message: `The input (at least ${prompt.estimatedTokens} tokens with history) no longer fits the context window of ${model.code} (${model.contextWindow}); use truncation: "auto" or message_limit.`,
+          inputTokens: 0,
+          outputTokens: 0,
+        };
+      }
       const languageModel = deps.providers.languageModel(model.vendor);
       const functionTools = request.tools.filter((tool) => tool.type === 'function');
       const call: GenerateTextRequest = {

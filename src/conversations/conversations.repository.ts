@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Db } from '../db/database';
 import type { Database } from '../db/schema';
 import { notFound } from '../errors';
@@ -124,13 +124,75 @@ export async function appendItems(
 }
 
 /** The history the engine sends to a model: oldest → newest; with `limit`, only the latest `limit` items. */
-export async function listRecentItems(executor: Db, conversationId: string, limit?: number): Promise<ConversationItemRow[]> {
-  const query = executor.selectFrom('conversation_items').selectAll().where('conversation_id', '=', conversationId);
-  if (limit === undefined) return query.orderBy('seq', 'asc').execute();
-  if (limit <= 0) return [];
-  const newestFirst = await query.orderBy('seq', 'desc').limit(limit).execute();
-  return newestFirst.reverse();
+/** The latest items of a conversation that fit a token budget (see listLatestItemsWithin). */
+export interface LatestItems {
+  /** Oldest first. */
+  rows: ConversationItemRow[];
+  /** False when an older item (within `limit`) did not fit and was left out. */
+  complete: boolean;
+  /** Estimated tokens of the items examined, the first one that did not fit included. */
+  tokensSeen: number;
 }
+
+/** Item sizes read per page, newest first, before any item itself is loaded. */
+const SIZE_PAGE = 200;
+
+/**
+ * The latest items of a conversation (at most `limit`), oldest first, as many as fit `tokenBudget` by the
+ * estimate of ITEM_TOKENS. Their sizes are read first, newest first and in pages, and only the items that fit
+ * are loaded: a conversation may hold gigabytes, and a prompt never needs more than a context window of it.
+ * The estimate counts characters as Postgres does (an astral character is one), so it never exceeds the
+ * prompt builder's estimate of the same item.
+ */
+export async function listLatestItemsWithin(executor: Db, conversationId: string, options: { limit?: number; tokenBudget: number }): Promise<LatestItems> {
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  let newest: number | undefined;
+  let oldest: number | undefined;
+  let count = 0;
+  let tokens = 0;
+  let complete = true;
+  let before: number | undefined;
+  scan: while (count < limit) {
+    const page = await executor
+      .selectFrom('conversation_items')
+      .select(['seq', ITEM_TOKENS.as('tokens')])
+      .where('conversation_id', '=', conversationId)
+      .$if(before !== undefined, (query) => query.where('seq', '<', before!))
+      .orderBy('seq', 'desc')
+      .limit(Math.min(SIZE_PAGE, limit - count))
+      .execute();
+    for (const { seq, tokens: itemTokens } of page) {
+      tokens += Number(itemTokens);
+      if (tokens > options.tokenBudget) {
+        complete = false;
+        break scan;
+      }
+      newest ??= seq;
+      oldest = seq;
+      count++;
+    }
+    if (page.length < SIZE_PAGE) break;
+    before = page[page.length - 1].seq;
+  }
+  const rows =
+    oldest === undefined
+      ? []
+      : await executor
+          .selectFrom('conversation_items')
+          .selectAll()
+          .where('conversation_id', '=', conversationId)
+          .where('seq', '>=', oldest)
+          .where('seq', '<=', newest!)
+          .orderBy('seq', 'asc')
+          .execute();
+  return { rows, complete, tokensSeen: tokens };
+}
+
+/** ≈4 characters per token plus 4 per item, over the text a model sees of the item (prompt.ts does the same in JS). */
+const ITEM_TOKENS = sql<number>`ceil((case type
+  when 'message' then (select coalesce(sum(length(part ->> 'text')), 0) from jsonb_array_elements(coalesce(content, '[]'::jsonb)) as part)
+  when 'function_call' then length(coalesce(name, '')) + length(coalesce(arguments, ''))
+  else length(coalesce(output, '')) end) / 4.0) + 4`;
 
 export async function findItem(
   executor: Db,

@@ -51,7 +51,10 @@ const flows: Record<JobKind, FlowDefinition> = {
   },
 };
 
-/** Attempts of a job (a crash-free failure such as a database error) before it is abandoned. */
+/**
+ * Attempts of a job before it is abandoned: failed ones (a database error, say), and attempts that ended with
+ * the process (a crash or an out-of-memory kill during the job), which count when the job is claimed again.
+ */
 const MAX_ATTEMPTS = 5;
 
 /**
@@ -160,6 +163,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     const controller = new AbortController();
     running.set(job.id, controller);
     try {
+      if (job.attempts > MAX_ATTEMPTS) {
+        // Its earlier attempts ended with the process, not with an error (the job never reached the catch
+        // below): one that kills the process would otherwise do so at every start, for every account.
+        throw new Error(`${MAX_ATTEMPTS} attempts of this job ended with the process that ran it; it is not run again.`);
+      }
       if (job.cancel_requested_at) controller.abort();
       const definition = flows[job.kind];
       // Only a re-run (attempt > 1) can have recorded steps.

@@ -4,7 +4,9 @@ import type { Logger } from '../logger';
 
 /**
  * First in the chain: every error becomes `{error: {code, message}}`. Unexpected errors are a 500 whose
- * message is hidden behind the request id; the stack goes to the log only.
+ * message is hidden behind the request id; the stack goes to the log only. JSON replies are serialised
+ * here rather than by Koa after the chain, so one that cannot be (longer than the longest string V8 can
+ * build, say) is such an error too instead of Koa's plain-text 500.
  */
 export function errorMiddleware(logger: Logger) {
   return async function handleErrors(ctx: Context, next: Next) {
@@ -12,6 +14,12 @@ export function errorMiddleware(logger: Logger) {
       await next();
       if (ctx.status === 404 && ctx.body === undefined && !ctx.headerSent) {
         throw new ApiError(404, 'request.not_found', `No route for ${ctx.method} ${ctx.path}.`);
+      }
+      if (isJsonValue(ctx.body) && !ctx.headerSent) {
+        const status = ctx.status;
+        ctx.body = JSON.stringify(ctx.body);
+        ctx.type = 'application/json';
+        ctx.status = status;
       }
     } catch (error) {
       if (ctx.headerSent || !ctx.writable) {
@@ -26,6 +34,11 @@ export function errorMiddleware(logger: Logger) {
       ctx.body = { error: { code: apiError.code, message: apiError.message } };
     }
   };
+}
+
+/** A reply Koa would serialise as JSON (not a string, buffer or stream). */
+function isJsonValue(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && typeof (body as { pipe?: unknown }).pipe !== 'function';
 }
 
 export function toApiError(error: unknown): ApiError {

@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import type { ConversationItemRow } from '../conversations/conversations.table';
-import { listRecentItems } from '../conversations/conversations.repository';
+import { listLatestItemsWithin } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
 import type { PromptItem } from '../providers/provider';
 import type { InputItem, OutputItem } from './response-types';
@@ -19,51 +20,81 @@ export interface Prompt {
 
 const MAX_CHAIN = 200;
 
+/**
+ * History is read only as far as it can matter: up to the context window (newest first), and for a model whose
+ * window is unknown up to this many tokens. A conversation or chain may hold far more than fits in memory.
+ */
+const MAX_HISTORY_TOKENS = 2_000_000;
+
 export async function buildPrompt(
   db: Db,
   response: Pick<ResponseRow, 'account_id' | 'conversation_id' | 'previous_response_id' | 'request'>,
   contextWindow: number,
 ): Promise<Prompt> {
   const request = response.request;
-  let history: PromptItem[] = [];
-  if (response.conversation_id) {
-    const rows = await listRecentItems(db, response.conversation_id, request.message_limit ?? undefined);
-    history = rows.map(conversationItemToPrompt);
-  } else if (response.previous_response_id) {
-    history = await chainHistory(db, response.account_id, response.previous_response_id);
-    if (request.message_limit !== null) history = request.message_limit > 0 ? history.slice(-request.message_limit) : [];
-  }
   const input = request.input.map(inputItemToPrompt);
   const instructions = request.instructions ?? undefined;
   const fixed = estimateTokens(instructions ?? '') + input.reduce((sum, item) => sum + itemTokens(item), 0);
-  let historyTokens = history.reduce((sum, item) => sum + itemTokens(item), 0);
   const budget = contextWindow > 0 ? contextWindow : Number.POSITIVE_INFINITY;
+  const historyBudget = Math.max(0, Math.min(budget, MAX_HISTORY_TOKENS) - fixed);
+  const limit = request.message_limit ?? undefined;
+  // Read as far as the budget; what did not fit is left out (truncation: auto) or makes the prompt too long.
+  let history: PromptItem[] = [];
+  let left = { complete: true, tokensSeen: 0 };
+  if (response.conversation_id) {
+    const latest = await listLatestItemsWithin(db, response.conversation_id, { limit, tokenBudget: historyBudget });
+    history = latest.rows.map(conversationItemToPrompt);
+    left = latest;
+  } else if (response.previous_response_id) {
+    const chain = await chainHistory(db, response.account_id, response.previous_response_id, { limit, tokenBudget: historyBudget });
+    history = chain.items;
+    left = chain;
+  }
+  let historyTokens = history.reduce((sum, item) => sum + itemTokens(item), 0);
   if (request.truncation === 'auto') {
     while (history.length > 0 && fixed + historyTokens > budget) historyTokens -= itemTokens(history.shift()!);
+  } else if (!left.complete) {
+    // Disabled truncation and history beyond the budget: it does not fit, however much more there is.
+    return { instructions, items: [...history, ...input], estimatedTokens: fixed + left.tokensSeen, fits: false };
   }
   const estimatedTokens = fixed + historyTokens;
   return { instructions, items: [...history, ...input], estimatedTokens, fits: estimatedTokens <= budget };
 }
 
-/** Input and output of each earlier Response in the chain, oldest first. */
-async function chainHistory(db: Db, accountId: string, previousId: string): Promise<PromptItem[]> {
-  const chain: Array<Pick<ResponseRow, 'request' | 'output' | 'previous_response_id' | 'deleted_at'>> = [];
+/**
+ * Input and output of the earlier Responses in the chain, oldest first: the latest `limit` items that fit
+ * `tokenBudget`, read newest first and only their input and output (not, say, their tools).
+ */
+async function chainHistory(
+  db: Db,
+  accountId: string,
+  previousId: string,
+  options: { limit?: number; tokenBudget: number },
+): Promise<{ items: PromptItem[]; complete: boolean; tokensSeen: number }> {
+  const limit = options.limit ?? Number.POSITIVE_INFINITY;
+  const newestFirst: PromptItem[] = [];
+  let tokensSeen = 0;
   let id: string | null = previousId;
-  while (id && chain.length < MAX_CHAIN) {
-    const row: Pick<ResponseRow, 'request' | 'output' | 'previous_response_id' | 'deleted_at'> | undefined = await db
+  for (let links = 0; id && links < MAX_CHAIN && newestFirst.length < limit; links++) {
+    const row: { input: InputItem[]; output: OutputItem[]; previous_response_id: string | null; deleted_at: Date | null } | undefined = await db
       .selectFrom('responses')
-      .select(['request', 'output', 'previous_response_id', 'deleted_at'])
+      .select([sql<InputItem[]>`request -> 'input'`.as('input'), 'output', 'previous_response_id', 'deleted_at'])
       .where('id', '=', id)
       .where('account_id', '=', accountId)
       .executeTakeFirst();
     if (!row) break;
-    chain.unshift(row);
     id = row.previous_response_id;
+    // A deleted Response keeps the chain linked but its content no longer reaches a model.
+    if (row.deleted_at !== null) continue;
+    const items = [...row.input.map(inputItemToPrompt), ...row.output.flatMap(outputItemToPrompt)];
+    for (const item of items.reverse()) {
+      if (newestFirst.length >= limit) break;
+      tokensSeen += itemTokens(item);
+      if (tokensSeen > options.tokenBudget) return { items: newestFirst.reverse(), complete: false, tokensSeen };
+      newestFirst.push(item);
+    }
   }
-  // A deleted Response keeps the chain linked but its content no longer reaches a model.
-  return chain
-    .filter((row) => row.deleted_at === null)
-    .flatMap((row) => [...row.request.input.map(inputItemToPrompt), ...row.output.flatMap(outputItemToPrompt)]);
+  return { items: newestFirst.reverse(), complete: true, tokensSeen };
 }
 
 export function inputItemToPrompt(item: InputItem): PromptItem {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { metadataSchema } from '../http/validation';
+import { metadataSchema, queryInteger } from '../http/validation';
 
 /** POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19). */
 const messageInput = z.strictObject({
@@ -84,7 +84,8 @@ export type CreateResponseBody = z.infer<typeof createResponseSchema>;
 
 export const getResponseQuerySchema = z.strictObject({
   stream: z.enum(['true', 'false']).optional(),
-  starting_after: z.string().regex(/^-?\d+$/, 'starting_after must be an integer').transform(Number).optional(),
+  // Sequence numbers are stored as 32-bit integers (any negative value means "from the first event").
+  starting_after: queryInteger(-2_147_483_648, 2_147_483_647).optional(),
 });
 
 export const idempotencyKeySchema = z.string().min(1).max(255, 'Idempotency-Key is at most 255 characters');

@@ -133,7 +133,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (!prompt.fits) {
       throw invalidRequest(
         'response',
-        `The input (about ${prompt.estimatedTokens} tokens with history) does not fit the context window of ${model.code} (${model.contextWindow}); use truncation: "auto", message_limit, or a shorter input.`,
+        `The input (${prompt.estimatedTokens} tokens or more with history, by estimate) does not fit the context window of ${model.code} (${model.contextWindow}); use truncation: "auto", message_limit, or a shorter input.`,
         'context_length_exceeded',
       );
     }

@@ -46,6 +46,19 @@ describe('embedded engine: failed jobs', () => {
     expect(await jobSettled(created.body.id)).toMatchObject({ status: 'completed', attempts: 3 });
   });
 
+  it('does not run again a job whose attempts all ended with the process: the Response fails instead', async () => {
+    // As a restart finds it after five attempts that each killed the process (say, out of memory): running,
+    // attempts 5, its lease expired.
+    const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'poison' } });
+    await app().db.updateTable('jobs').set({ status: 'running', attempts: 5, lease_owner: 'a-dead-process', lease_expires_at: new Date(Date.now() - 1000) }).where('id', '=', created.body.id).execute();
+    const { calls } = await startEngine(0);
+    const final = await finalOf(created.body.id);
+    expect(final.type).toBe('response.failed');
+    expect(final.response.error.code).toBe('response.execution_failed');
+    expect(calls()).toBe(0);
+    expect(await jobSettled(created.body.id)).toMatchObject({ status: 'failed', attempts: 6, last_error: expect.stringContaining('ended with the process') });
+  });
+
   it('abandons after the last attempt with a failed Response, not a stuck one', async () => {
     const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'never starts' } });
     const { calls } = await startEngine(Number.POSITIVE_INFINITY);

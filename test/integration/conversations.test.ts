@@ -6,7 +6,7 @@ import {
   appendItems,
   itemToWire,
   itemsPageQuery,
-  listRecentItems,
+  listLatestItemsWithin,
 } from '../../src/conversations/conversations.repository';
 import { createConversationsService } from '../../src/conversations/conversations.service';
 import { TestApp, dropSchema, postgresUrl } from '../support/harness';
@@ -415,7 +415,7 @@ describe(`conversations and items (${backend})`, () => {
     expect((await call('GET', `/v2/conversations/${id}`, undefined, owner.key)).body.metadata).toEqual({});
   });
 
-  it('exposes appendItems / listRecentItems / itemToWire for the Responses engine', async () => {
+  it('exposes appendItems / listLatestItemsWithin / itemToWire for the Responses engine', async () => {
     const id = await newConversation({ items: [{ type: 'message', role: 'user', content: 'question' }] });
     const rows = await app.db.transaction().execute((trx) =>
       appendItems(trx, {
@@ -440,10 +440,15 @@ describe(`conversations and items (${backend})`, () => {
     const again = await appendItems(app.db, { conversationId: id, accountId, responseId: 'resp_test1', items: [{ type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' }] });
     expect(again.map((row) => row.seq)).toEqual([rows[0].seq]);
 
-    const history = await listRecentItems(app.db, id);
-    expect(history.map((row) => row.type)).toEqual(['message', 'function_call', 'message']);
-    expect((await listRecentItems(app.db, id, 2)).map((row) => row.id)).toEqual([rows[0].id, rows[1].id]);
-    expect(await listRecentItems(app.db, id, 0)).toEqual([]);
+    const all = await listLatestItemsWithin(app.db, id, { tokenBudget: 1_000 });
+    expect(all.rows.map((row) => row.type)).toEqual(['message', 'function_call', 'message']);
+    // question (8 characters: 2 + 4), lookup{} (8: 2 + 4), answer (6: 2 + 4)
+    expect([all.complete, all.tokensSeen]).toEqual([true, 18]);
+    expect((await listLatestItemsWithin(app.db, id, { limit: 2, tokenBudget: 1_000 })).rows.map((row) => row.id)).toEqual([rows[0].id, rows[1].id]);
+    expect((await listLatestItemsWithin(app.db, id, { limit: 0, tokenBudget: 1_000 })).rows).toEqual([]);
+    // Only the newest items that fit the budget are loaded; the first that does not ends the scan.
+    expect(await listLatestItemsWithin(app.db, id, { tokenBudget: 12 })).toMatchObject({ rows: [{ id: rows[0].id }, { id: rows[1].id }], complete: false, tokensSeen: 18 });
+    expect(await listLatestItemsWithin(app.db, id, { tokenBudget: 5 })).toMatchObject({ rows: [], complete: false, tokensSeen: 6 });
 
     const stranger = await app.createAccount();
     await expect(appendItems(app.db, { conversationId: id, accountId: stranger.accountId, items: [{ type: 'message', role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'conversation.not_found' });

@@ -86,7 +86,7 @@ describe('responses: request validation and access', () => {
 
   it('400 for a bad stream query on GET', async () => {
     const created = await createResponse(app, key, { input: 'query me', background: false });
-    for (const query of ['stream=maybe', 'stream=true&starting_after=abc', 'stream=true&starting_after=1.5']) {
+    for (const query of ['stream=maybe', 'stream=true&starting_after=abc', 'stream=true&starting_after=1.5', 'stream=true&starting_after=2147483648', 'stream=true&starting_after=-99999999999', 'stream=true&starting_after=1e24']) {
       const reply = await app.request('GET', `/v2/responses/${created.body.id}?${query}`, { key });
       expect([query, reply.status, reply.body.error?.code]).toEqual([query, 400, 'response.invalid_request']);
     }

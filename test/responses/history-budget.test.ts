@@ -1,0 +1,47 @@
+import { useEngineUnderTest } from '../engine/engine-under-test';
+import { pollUntil } from './helpers';
+
+/**
+ * A prompt reads history only as far as the context window (dev-echo: 16,384 tokens, about 65,000 characters):
+ * a conversation may hold far more than that, and far more than memory.
+ */
+describe('responses: history read within the context window', () => {
+  const under = useEngineUnderTest();
+  const app = () => under.app;
+
+  const newConversation = async (items: unknown[]) => {
+    const reply = await app().request('POST', '/v2/conversations', { key: under.key, body: { items } });
+    expect(reply.status).toBe(200);
+    return reply.body.id as string;
+  };
+  const big = (label: string) => ({ type: 'message', role: 'user', content: `${label} ${'x'.repeat(40_000)}` });
+
+  it('truncation auto keeps the newest items that fit; disabled is a 400 naming the estimate', async () => {
+    await under.start((real) => real);
+    const id = await newConversation([big('oldest'), big('older'), { type: 'message', role: 'user', content: 'recent' }]);
+    const auto = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'now', conversation: id, truncation: 'auto', background: false } });
+    expect(auto.status).toBe(200);
+    // older (10,000 + 2 + 4 tokens) + recent + now fit; oldest does not.
+    expect(auto.body.usage.input_tokens).toBe(4); // dev-echo counts words: "older x…", "recent", "now"
+    const disabled = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'now', conversation: id, background: false } });
+    expect(disabled.status).toBe(400);
+    expect(disabled.body.error).toEqual({ code: 'response.context_length_exceeded', message: expect.stringMatching(/^The input \(\d+ tokens or more with history, by estimate\) does not fit the context window of dev-echo \(16384\)/) });
+  });
+
+  it('fails a Response cleanly when its conversation outgrew the window before it ran (truncation disabled)', async () => {
+    const id = await newConversation([{ type: 'message', role: 'user', content: 'small' }]);
+    // No engine runs yet: the Response is accepted (it fits), then the conversation grows past the window.
+    const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'now', conversation: id } });
+    expect([created.status, created.body.status]).toEqual([200, 'queued']);
+    for (const label of ['a', 'b']) {
+      const added = await app().request('POST', `/v2/conversations/${id}/items`, { key: under.key, body: { items: [big(label)] } });
+      expect(added.status).toBe(200);
+    }
+    await under.start((real) => real);
+    const final = await pollUntil(
+      () => app().request('GET', `/v2/responses/${created.body.id}`, { key: under.key }),
+      (reply) => reply.body.status !== 'queued' && reply.body.status !== 'in_progress',
+    );
+    expect(final.body).toMatchObject({ status: 'failed', error: { code: 'response.context_length_exceeded' }, usage: { cost: 0 } });
+  });
+});
