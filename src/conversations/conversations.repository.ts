@@ -134,8 +134,12 @@ export interface LatestItems {
   tokensSeen: number;
 }
 
-/** Item sizes read per page, newest first, before any item itself is loaded. */
-const SIZE_PAGE = 200;
+/**
+ * Item sizes are read newest first in pages that start small and grow: working out a size reads the whole
+ * item (on PGlite, in this process), and a prompt's budget is often spent by the first few.
+ */
+const FIRST_SIZE_PAGE = 4;
+const MAX_SIZE_PAGE = 256;
 
 /**
  * The latest items of a conversation (at most `limit`), oldest first, as many as fit `tokenBudget` by the
@@ -152,14 +156,16 @@ export async function listLatestItemsWithin(executor: Db, conversationId: string
   let tokens = 0;
   let complete = true;
   let before: number | undefined;
+  let pageSize = FIRST_SIZE_PAGE;
   scan: while (count < limit) {
+    const requested = Math.min(pageSize, limit - count);
     const page = await executor
       .selectFrom('conversation_items')
       .select(['seq', ITEM_TOKENS.as('tokens')])
       .where('conversation_id', '=', conversationId)
       .$if(before !== undefined, (query) => query.where('seq', '<', before!))
       .orderBy('seq', 'desc')
-      .limit(Math.min(SIZE_PAGE, limit - count))
+      .limit(requested)
       .execute();
     for (const { seq, tokens: itemTokens } of page) {
       tokens += Number(itemTokens);
@@ -171,8 +177,9 @@ export async function listLatestItemsWithin(executor: Db, conversationId: string
       oldest = seq;
       count++;
     }
-    if (page.length < SIZE_PAGE) break;
+    if (page.length < requested) break;
     before = page[page.length - 1].seq;
+    pageSize = Math.min(pageSize * 4, MAX_SIZE_PAGE);
   }
   const rows =
     oldest === undefined

@@ -37,6 +37,6 @@ describe('error middleware', () => {
     const text = await fetch(`${base}/text`);
     expect([text.status, text.headers.get('content-type'), await text.text()]).toEqual([200, 'text/plain; charset=utf-8', 'plain']);
     const missing = await fetch(`${base}/nothing`);
-    expect([missing.status, (await missing.json()).error.code]).toEqual([404, 'request.not_found']);
+    expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([404, 'request.not_found']);
   });
 });

@@ -1,3 +1,4 @@
+import { listLatestItemsWithin } from '../../src/conversations/conversations.repository';
 import { useEngineUnderTest } from '../engine/engine-under-test';
 import { pollUntil } from './helpers';
 
@@ -15,6 +16,21 @@ describe('responses: history read within the context window', () => {
     return reply.body.id as string;
   };
   const big = (label: string) => ({ type: 'message', role: 'user', content: `${label} ${'x'.repeat(40_000)}` });
+
+  it('reads item sizes newest first across growing pages and loads only the items that fit', async () => {
+    const items = (from: number, count: number) => Array.from({ length: count }, (_, index) => ({ type: 'message', role: 'user', content: `w${from + index}` }));
+    const id = await newConversation(items(10, 20)); // w10 … w29: 3 characters, 5 tokens each
+    const added = await app().request('POST', `/v2/conversations/${id}/items`, { key: under.key, body: { items: items(30, 15) } });
+    expect(added.status).toBe(200);
+    const texts = (rows: Array<{ content: unknown }>) => rows.map((row) => (row.content as Array<{ text: string }>)[0].text);
+
+    const all = await listLatestItemsWithin(app().db, id, { tokenBudget: 1_000 });
+    expect([all.rows.length, all.complete, all.tokensSeen, texts(all.rows)[0], texts(all.rows)[34]]).toEqual([35, true, 175, 'w10', 'w44']);
+    const fitting = await listLatestItemsWithin(app().db, id, { tokenBudget: 150 }); // 30 items, past the first two pages
+    expect([fitting.rows.length, fitting.complete, fitting.tokensSeen, texts(fitting.rows)[0]]).toEqual([30, false, 155, 'w15']);
+    const limited = await listLatestItemsWithin(app().db, id, { limit: 33, tokenBudget: 1_000 });
+    expect([limited.rows.length, limited.complete, texts(limited.rows)[0]]).toEqual([33, true, 'w12']);
+  });
 
   it('truncation auto keeps the newest items that fit; disabled is a 400 naming the estimate', async () => {
     await under.start((real) => real);
