@@ -246,7 +246,34 @@ export function itemsPageQuery(executor: Db, conversationId: string, page: PageR
   return pageQuery(query, page);
 }
 
+/**
+ * A page of items stops early (with has_more) once it holds this many bytes: one item may be megabytes (a
+ * whole 10 MiB request body), and a page of a hundred such is more than a reply can hold.
+ */
+const MAX_PAGE_BYTES = 16 * 1024 * 1024;
+
+/** Bytes of an item's stored text, as Postgres computes them without sending the item. */
+const ITEM_BYTES = sql<number>`coalesce(octet_length(content::text), 0) + coalesce(octet_length(arguments), 0) + coalesce(octet_length(output), 0)`;
+
 export async function listItems(executor: Db, conversationId: string, page: PageRequest): Promise<Page<ConversationItemRow>> {
+  if (page.limit > 1) {
+    // Sizes first, in the order the page is read (nearest the cursor first); at least one item always comes back.
+    const sizes = await pageQuery(executor.selectFrom('conversation_items').select(['seq', ITEM_BYTES.as('bytes')]).where('conversation_id', '=', conversationId), page).execute();
+    let bytes = 0;
+    let fitting = 0;
+    for (const size of sizes) {
+      bytes += Number(size.bytes);
+      if (fitting > 0 && bytes > MAX_PAGE_BYTES) break;
+      fitting++;
+    }
+    if (fitting < Math.min(page.limit, sizes.length)) {
+      const last = sizes[fitting - 1].seq;
+      const readAscending = (page.order === 'asc') !== (page.beforeSeq !== undefined);
+      const query = executor.selectFrom('conversation_items').selectAll().where('conversation_id', '=', conversationId).where('seq', readAscending ? '<=' : '>=', last);
+      const rows = await pageQuery(query, { ...page, limit: fitting }).execute();
+      return { rows: page.beforeSeq !== undefined ? rows.reverse() : rows, hasMore: true };
+    }
+  }
   return finishPage(await itemsPageQuery(executor, conversationId, page).execute(), page);
 }
 
