@@ -123,8 +123,7 @@ export async function appendItems(
   return rows;
 }
 
-/** The history the engine sends to a model: oldest → newest; with `limit`, only the latest `limit` items. */
-/** The latest items of a conversation that fit a token budget (see listLatestItemsWithin). */
+/** The history the engine sends to a model: the latest items that fit a token budget (see listLatestItemsWithin). */
 export interface LatestItems {
   /** Oldest first. */
   rows: ConversationItemRow[];

@@ -1,6 +1,7 @@
 /**
- * What a JSON request body may hold beyond being valid JSON, checked once for every route before any
- * handler sees it. Bodies end up in Postgres jsonb and text columns and in JSON.stringify calls, so:
+ * What a JSON request body may hold beyond being valid JSON, for every route: the body reader checks the
+ * nesting before parsing, and `parseInput` refuses what the reader marked. Bodies end up in Postgres jsonb
+ * and text columns and in JSON.stringify calls, so:
  *
  * - nesting is bounded: 10 MB of brackets takes JSON.parse seconds, overflows the stack of a later
  *   JSON.stringify, and a few hundred levels crash the embedded database's jsonb parser (WebAssembly has a
