@@ -13,7 +13,7 @@ import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
 import { ProviderError, type GenerateTextRequest, type GenerateTextResult, type LanguageModel, type TextStreamPart } from '../src/providers/provider';
 import { toApiError } from '../src/providers/provider-errors';
-import { buildPrompt } from '../src/responses/prompt';
+import { buildPrompt, promptTooLongMessage } from '../src/responses/prompt';
 import { isFinalStatus, type FunctionCallOutputItem, type MessageOutputItem, type OutputItem, type ResponseUsage } from '../src/responses/response-types';
 import { responseToWire } from '../src/responses/response-wire';
 import type { ResponseRow } from '../src/responses/responses.table';
@@ -147,7 +147,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         return {
           kind: 'failed',
           code: 'response.context_length_exceeded',
-          message: `The input (at least ${prompt.estimatedTokens} tokens with history) no longer fits the context window of ${model.code} (${model.contextWindow}); use truncation: "auto" or message_limit.`,
+          message: promptTooLongMessage(prompt, model),
           inputTokens: 0,
           outputTokens: 0,
         };

@@ -267,8 +267,7 @@ export async function listItems(executor: Db, conversationId: string, page: Page
     }
     if (fitting < Math.min(page.limit, sizes.length)) {
       const last = sizes[fitting - 1].seq;
-      const readAscending = (page.order === 'asc') !== (page.beforeSeq !== undefined);
-      const query = executor.selectFrom('conversation_items').selectAll().where('conversation_id', '=', conversationId).where('seq', readAscending ? '<=' : '>=', last);
+      const query = executor.selectFrom('conversation_items').selectAll().where('conversation_id', '=', conversationId).where('seq', readsAscending(page) ? '<=' : '>=', last);
       const rows = await pageQuery(query, { ...page, limit: fitting }).execute();
       return { rows: page.beforeSeq !== undefined ? rows.reverse() : rows, hasMore: true };
     }
@@ -285,13 +284,16 @@ type SeqTable = 'conversations' | 'conversation_items';
  * from the cursor (nearest rows first) and reversed afterwards, so they come back in the requested order.
  */
 function pageQuery<T extends SeqTable, O>(query: SelectQueryBuilder<Database, T, O>, page: PageRequest) {
-  const backwards = page.beforeSeq !== undefined;
   const cursor = page.beforeSeq ?? page.afterSeq;
-  // Direction the rows are read in: the requested order, or its opposite for `before`.
-  const readAscending = (page.order === 'asc') !== backwards;
+  const readAscending = readsAscending(page);
   let limited = query as unknown as SelectQueryBuilder<Database, SeqTable, O>;
   if (cursor !== undefined) limited = limited.where('seq', readAscending ? '>' : '<', cursor);
   return limited.orderBy('seq', readAscending ? 'asc' : 'desc').limit(page.limit + 1);
+}
+
+/** The direction a page's rows are read in: the requested order, or its opposite for `before`. */
+function readsAscending(page: PageRequest): boolean {
+  return (page.order === 'asc') !== (page.beforeSeq !== undefined);
 }
 
 function finishPage<Row>(rows: Row[], page: PageRequest): Page<Row> {

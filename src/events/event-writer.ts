@@ -65,8 +65,7 @@ export class EventWriter {
 
   private scheduleFlush(delay: number) {
     if (delay === 0) {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = undefined;
+      this.stopTimer();
       this.flushNow();
     } else if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -74,6 +73,11 @@ export class EventWriter {
         this.flushNow();
       }, delay);
     }
+  }
+
+  private stopTimer() {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   /** The buffered events, numbered from the next sequence number; the buffer is left as it is. */
@@ -114,8 +118,7 @@ export class EventWriter {
    * buffered ones included, sequenced as live readers saw (or would have seen) them. Empty when none failed.
    */
   async takeUnstored(): Promise<StreamEvent[]> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopTimer();
     await this.settled();
     if (!this.failure) return [];
     const buffered = this.sequenced();
@@ -140,8 +143,7 @@ export class EventWriter {
    * Rejects if any write failed.
    */
   async takeUnwritten(maxChars: number): Promise<StreamEvent[]> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopTimer();
     const events = this.sequenced();
     if (events.length === 0 || JSON.stringify(events).length > maxChars) {
       await this.flush();
@@ -159,8 +161,7 @@ export class EventWriter {
 
   /** Writes everything emitted so far; rejects if any write failed. */
   async flush(): Promise<number> {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.stopTimer();
     this.flushNow();
     await this.chain;
     if (this.failure) throw this.failure;

@@ -61,6 +61,11 @@ export async function buildPrompt(
   return { instructions, items: [...history, ...input], estimatedTokens, fits: estimatedTokens <= budget };
 }
 
+/** Why a prompt that does not fit is refused, at creation or (when its conversation grew meanwhile) at its run. */
+export function promptTooLongMessage(prompt: Prompt, model: { code: string; contextWindow: number }): string {
+  return `The input (${prompt.estimatedTokens} tokens or more with history, by estimate) does not fit the context window of ${model.code} (${model.contextWindow}); use truncation: "auto", message_limit, or a shorter input.`;
+}
+
 /**
  * Input and output of the earlier Responses in the chain, oldest first: the latest `limit` items that fit
  * `tokenBudget`, read newest first and only their input and output (not, say, their tools).

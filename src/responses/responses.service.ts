@@ -11,7 +11,7 @@ import { isTerminalEvent, type StreamEvent } from '../events/stream-event';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
-import { buildPrompt } from './prompt';
+import { buildPrompt, promptTooLongMessage } from './prompt';
 import type { CreateResponseBody } from './responses.schema';
 import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
 import { isFinalStatus } from './response-types';
@@ -133,7 +133,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (!prompt.fits) {
       throw invalidRequest(
         'response',
-        `The input (${prompt.estimatedTokens} tokens or more with history, by estimate) does not fit the context window of ${model.code} (${model.contextWindow}); use truncation: "auto", message_limit, or a shorter input.`,
+        promptTooLongMessage(prompt, model),
         'context_length_exceeded',
       );
     }
