@@ -63,6 +63,9 @@ export class TestApp {
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
     await runtime.startEngine();
     const server = runtime.app.listen(0, '127.0.0.1');
+    // Tests that write to PGlite directly block this process for seconds; with Node's 5 s default the server
+    // may close an idle keep-alive socket just as the test's next request goes out on it (ECONNRESET).
+    server.keepAliveTimeout = 60_000;
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema);
