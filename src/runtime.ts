@@ -1,13 +1,13 @@
 import type Koa from 'koa';
 import { createKeySigner } from './accounts/api-keys';
-import { createAccountsService, type AccountsService } from './accounts/accounts.service';
+import { createAccountsService } from './accounts/accounts.service';
 import { loadOrCreateSecretFile } from './accounts/secret-files';
-import { createLedger, type Ledger } from './billing/ledger';
+import { createLedger } from './billing/ledger';
 import { createCatalog, type Catalog } from './catalog/catalog.service';
 import type { Config } from './config';
-import { openDatabase, type DatabaseHandle, type DatabaseOptions, type Db } from './db/database';
+import { openDatabase, type DatabaseOptions, type Db } from './db/database';
 import { migrateToLatest } from './db/migrate';
-import { createApp } from './http/app';
+import { createApp, type AppDeps } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
 import { createActivities } from '../activities';
@@ -21,24 +21,18 @@ import { RowHandoff } from './responses/row-handoff';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
-export interface AppDeps {
-  config: Config;
-  logger: Logger;
-  database: DatabaseHandle;
+export interface RuntimeDeps extends AppDeps {
   db: Db;
-  adminToken: string;
-  ledger: Ledger;
-  accounts: AccountsService;
   /** The model catalog (catalog.yaml), loaded and synced to the database at start. */
   catalog: Catalog;
   /** Vendor adapters by vendor code, created on first use. */
   providers: ProviderRegistry;
   /** Notifications between processes (in-process when embedded, LISTEN/NOTIFY on Postgres). */
   bus: EventBus;
-  /** Stored, resumable event streams of Responses. */
+  /** Stored, resumable event streams (of Responses today), keyed by stream id. */
   events: EventLog;
   webhooks: WebhookSender;
-  /** Runs one durable workflow per Response: embedded, or Temporal when TEMPORAL_ADDRESS is set. */
+  /** Runs one durable workflow per job (a Response): embedded, or Temporal when TEMPORAL_ADDRESS is set. */
   engine: Engine;
   responses: ResponsesService;
 }
@@ -49,7 +43,7 @@ export interface RuntimeOptions {
 }
 
 export interface Runtime {
-  deps: AppDeps;
+  deps: RuntimeDeps;
   app: Koa;
   /** Where a generated admin token was written, when it was generated on this start. */
   adminTokenFile?: string;
@@ -89,7 +83,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });
     const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-    const deps: AppDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
     const app = createApp(deps);
     return {
       deps,

@@ -51,13 +51,6 @@ export interface ResponseActivities {
   sendWebhook(input: ResponseJobInput): Promise<void>;
 }
 
-/**
- * Activities that are safe to run again with the same input (they check the stored state first). The
- * embedded engine re-runs these after a crash instead of recording their results; everything else
- * (the vendor call) is recorded and replayed, as Temporal's history would.
- */
-export const RESPONSE_REPLAY_SAFE_ACTIVITIES: ReadonlyArray<keyof ResponseActivities> = ['startResponse', 'finalizeResponse', 'sendWebhook'];
-
 /** One durable run of a Response: start, generate (cancellable), finalise (not cancellable), notify. */
 export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput): Promise<string> {
   const { activities } = ctx;

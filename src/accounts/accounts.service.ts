@@ -3,6 +3,7 @@ import { inTransaction } from '../db/database';
 import { forbidden, notFound, unauthorized } from '../errors';
 import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
+import { findAccount } from './accounts.repository';
 import type { KeySigner } from './api-keys';
 import type { AccountRow, ApiKeyRow } from './accounts.table';
 import { toUnixSeconds } from '../time';
@@ -33,7 +34,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
   }
 
   async function getAccount(id: string): Promise<AccountRow> {
-    const account = await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
+    const account = await findAccount(db, id);
     if (!account) throw notFound('admin', `No account with id ${id}.`);
     return account;
   }

@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AppDeps } from '../runtime';
+import type { AccountsService } from '../accounts/accounts.service';
+import type { Config } from '../config';
+import type { DatabaseHandle, Db } from '../db/database';
 
 /**
  * First start of an empty embedded database: one default account with a starter balance and one API key,
  * so the README quickstart works with no extra step. The key is printed once and kept (mode 0600) in
  * DATA_DIR/default-api-key for scripts.
  */
-export async function bootstrapDefaultAccount(deps: AppDeps): Promise<{ key: string; file: string } | null> {
+export async function bootstrapDefaultAccount(deps: { config: Config; database: DatabaseHandle; db: Db; accounts: AccountsService }): Promise<{ key: string; file: string } | null> {
   if (deps.database.kind !== 'pglite') return null;
   const existing = await deps.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (existing) return null;

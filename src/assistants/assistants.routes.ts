@@ -1,13 +1,19 @@
 import Router from '@koa/router';
 import { invalidRequest, notFound } from '../errors';
 import { parseInput } from '../http/validation';
-import type { AppDeps } from '../runtime';
+import type { Catalog } from '../catalog/catalog.service';
+import type { Db } from '../db/database';
 import { assistantToListEntry, assistantToWire } from './assistants.repository';
 import { MAX_ASSISTANT_ID, assistantBodySchema, listAssistantsQuerySchema } from './assistants.schema';
 import { createAssistantsService } from './assistants.service';
 
+export interface AssistantsRoutesDeps {
+  db: Db;
+  catalog: Catalog;
+}
+
 /** /v2/assistants (spec: Endpoints, Assistants; DECISIONS.md 2 and 4). */
-export function assistantsRoutes(deps: Pick<AppDeps, 'db' | 'catalog'>): Router {
+export function assistantsRoutes(deps: AssistantsRoutesDeps): Router {
   const assistants = createAssistantsService({ db: deps.db, catalog: deps.catalog });
   const router = new Router({ prefix: '/v2/assistants' });
 

@@ -17,11 +17,7 @@ export interface DebitInput {
   usage?: TokenUsage | null;
 }
 
-/**
- * The ledger: every balance change is one transaction row plus an atomic `balance ± amount` update in the
- * same database transaction, so `balance = credits − debits` holds under any concurrency.
- */
-/** The ledger row of a debit, for statements that write one themselves (see finalizeResponse). */
+/** The ledger row of a debit, for statements that write one themselves (see debitsFrom). */
 export function debitRow(input: DebitInput) {
   return {
     id: newId('txn'),
@@ -38,10 +34,9 @@ export function debitRow(input: DebitInput) {
 /**
  * The balance side of debits written in the same statement: every ledger row that the CTE named `inserted`
  * actually inserted (an operation already billed inserts nothing, so charges nothing) comes off its
- * account. The one place `balance = credits − debits` is kept for debits: writeDebits and the statement
- * that finalises a Response both use it.
+ * account. The one place `balance = credits − debits` is kept for debits: writeDebits and debitsFrom use it.
  */
-export function chargeInserted(inserted: string) {
+function chargeInserted(inserted: string) {
   return sql<{ id: string }>`
     update accounts set balance = accounts.balance - totals.total
     from (select account_id, sum(amount) as total from ${sql.table(inserted)} group by account_id) as totals
@@ -49,8 +44,30 @@ export function chargeInserted(inserted: string) {
     returning accounts.id`;
 }
 
+/**
+ * The whole of a debit, as two CTEs (`debit`, `charged`) for a caller's own statement that decides in the same
+ * statement what is billed (a Response's finalisation: one statement, one commit). `billable` names a relation
+ * with the columns of debitRow (metadata and usage as JSON text); each of its rows becomes a ledger row and
+ * comes off its account's balance, except an operation already billed, which writes and charges nothing.
+ */
+export function debitsFrom(billable: string) {
+  return sql`
+    debit as (
+      insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
+      select id, account_id, 'debit', amount, currency, metadata::jsonb, usage::jsonb, operation_key
+      from ${sql.table(billable)}
+      on conflict (account_id, operation_key) do nothing
+      returning account_id, amount),
+    charged as (${chargeInserted('debit')})`;
+}
+
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
 
+/**
+ * The ledger: every balance change is one transaction row plus an atomic `balance ± amount` update in the
+ * same database transaction (or statement), so `balance = credits − debits` holds under any concurrency.
+ * Nothing else writes ledger rows or balances.
+ */
 export function createLedger(db: Db) {
   async function credit(
     executor: Db,
@@ -79,9 +96,9 @@ export function createLedger(db: Db) {
    * Idempotent debit; returns the transaction (the existing one when the operation was already billed).
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with
    * the debits of concurrent requests (db/group-commit.ts): every debit of one busy account used to
-   * queue on that account row's lock, each holding it through its own commit's fsync (p50 2.2 ms, p99
-   * 35 ms per debit at 283 chat requests/s on one account); a batch takes the lock and the fsync once.
-   * The caller still gets its answer only after its debit is committed.
+   * queue on that account row's lock, each holding it through its own commit's fsync (README,
+   * "Performance"); a batch takes the lock and the fsync once. The caller still gets its answer only
+   * after its debit is committed.
    */
   async function debit(executor: Db, input: DebitInput): Promise<LedgerTransactionRow | null> {
     if (input.amount <= 0) return null;

@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { parseInput } from '../http/validation';
-import type { AppDeps } from '../runtime';
 import type { CatalogModel } from './catalog-types';
 import { modelTypeSchema } from './catalog.schema';
 import type { Catalog } from './catalog.service';
@@ -19,7 +18,11 @@ const vendorFilterSchema = z.object({
 });
 
 /** GET /v2/models, /v2/models/prices, /v2/models/{code}, /v2/vendors, /v2/vendors/{code}, /v2/vendors/{code}/models. */
-export function catalogRoutes(deps: Pick<AppDeps, 'catalog'>): Router {
+export interface CatalogRoutesDeps {
+  catalog: Catalog;
+}
+
+export function catalogRoutes(deps: CatalogRoutesDeps): Router {
   const { catalog } = deps;
   const router = new Router({ prefix: '/v2' });
 

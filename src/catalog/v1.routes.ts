@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import { toUnixSeconds } from '../time';
-import { findAccountAndKey } from '../accounts/me.repository';
+import { findAccountAndKey } from '../accounts/accounts.repository';
 import { unauthorized } from '../errors';
-import type { AppDeps } from '../runtime';
+import type { Db } from '../db/database';
 import type { CatalogModel } from './catalog-types';
 import type { Catalog } from './catalog.service';
 import { modelToWire, vendorToWire } from './catalog.wire';
@@ -11,7 +11,12 @@ import { modelToWire, vendorToWire } from './catalog.wire';
  * Version 1 (DECISIONS.md 7): models in an OpenAI-style list, vendors as in v2, and getMe.
  * POST /v1/chat/completions lives with the chat slice.
  */
-export function v1Routes(deps: Pick<AppDeps, 'catalog' | 'db'>): Router {
+export interface V1RoutesDeps {
+  catalog: Catalog;
+  db: Db;
+}
+
+export function v1Routes(deps: V1RoutesDeps): Router {
   const { catalog, db } = deps;
   const router = new Router({ prefix: '/v1' });
 

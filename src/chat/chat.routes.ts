@@ -1,12 +1,11 @@
 import Router from '@koa/router';
 import { parseInput } from '../http/validation';
 import type { FinishReason } from '../providers/provider';
-import type { AppDeps } from '../runtime';
 import { legacyChatBodySchema, v1ChatBodySchema } from './chat.schema';
-import { createChatService, type ChatCompletion } from './chat.service';
+import { createChatService, type ChatCompletion, type ChatDeps } from './chat.service';
 
 /** Legacy POST /v2/chat/completions and v1 POST /v1/chat/completions. */
-export function chatRoutes(deps: AppDeps): Router {
+export function chatRoutes(deps: ChatDeps): Router {
   const service = createChatService(deps);
   const router = new Router();
 

@@ -4,7 +4,7 @@ import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
 import { newId } from '../ids';
 import type { FinishReason, FunctionTool, LanguageModel, PromptItem, ToolCall } from '../providers/provider';
-import { toApiError } from '../providers/provider-errors';
+import { vendorErrorToApiError } from '../providers/provider-errors';
 import type { ChatMessage, ChatTool } from './chat.schema';
 
 /** The slices of AppDeps this service uses (structural, so it does not care how they are built). */
@@ -70,7 +70,7 @@ export function createChatService(deps: ChatDeps) {
         maxOutputTokens: request.maxTokens,
       });
     } catch (error) {
-      throw toApiError(error, 'chat');
+      throw vendorErrorToApiError(error, 'chat');
     }
 
     const { inputTokens, outputTokens } = result.usage;

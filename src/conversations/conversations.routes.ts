@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { parseInput } from '../http/validation';
-import type { AppDeps } from '../runtime';
+import type { Db } from '../db/database';
 import { conversationToWire, itemToWire, type Page } from './conversations.repository';
 import {
   addItemsSchema,
@@ -11,7 +11,11 @@ import {
 import { createConversationsService, inputItemToNew } from './conversations.service';
 
 /** /v2/conversations and their items (spec: Endpoints, Conversations). */
-export function conversationsRoutes(deps: Pick<AppDeps, 'db'>): Router {
+export interface ConversationsRoutesDeps {
+  db: Db;
+}
+
+export function conversationsRoutes(deps: ConversationsRoutesDeps): Router {
   const conversations = createConversationsService({ db: deps.db });
   const router = new Router({ prefix: '/v2/conversations' });
 

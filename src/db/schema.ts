@@ -4,7 +4,7 @@ import type { LedgerTransactionsTable } from '../billing/ledger.table';
 import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from '../catalog/catalog.table';
 import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
 import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
-import type { ResponseEventsTable } from '../events/events.table';
+import type { StreamEventsTable } from '../events/events.table';
 import type { IdempotencyKeysTable, ResponsesTable } from '../responses/responses.table';
 import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
 
@@ -20,7 +20,7 @@ export interface Database {
   catalog_models: CatalogModelsTable;
   catalog_prices: CatalogPricesTable;
   responses: ResponsesTable;
-  response_events: ResponseEventsTable;
+  stream_events: StreamEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;
   job_steps: JobStepsTable;

@@ -1,10 +1,9 @@
 import Router from '@koa/router';
-import type { AppDeps } from '../runtime';
 import { parseEmbeddingsBody } from './embeddings.schema';
-import { createEmbeddingsService } from './embeddings.service';
+import { createEmbeddingsService, type EmbeddingsDeps } from './embeddings.service';
 
 /** POST /v2/embeddings. */
-export function embeddingsRoutes(deps: AppDeps): Router {
+export function embeddingsRoutes(deps: EmbeddingsDeps): Router {
   const service = createEmbeddingsService(deps);
   const router = new Router();
 

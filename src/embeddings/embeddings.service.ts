@@ -4,7 +4,7 @@ import { priceCall } from '../billing/pricing';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import type { ErrorArea } from '../errors';
 import type { EmbeddingModel } from '../providers/provider';
-import { toApiError } from '../providers/provider-errors';
+import { vendorErrorToApiError } from '../providers/provider-errors';
 
 /** The slices of AppDeps this service uses (kept structural so it does not depend on how they are built). */
 export interface EmbeddingsDeps {
@@ -35,7 +35,7 @@ export function createEmbeddingsService(deps: EmbeddingsDeps) {
     try {
       result = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });
     } catch (error) {
-      throw toApiError(error, 'embedding');
+      throw vendorErrorToApiError(error, 'embedding');
     }
 
     const promptTokens = result.usage.inputTokens;

@@ -6,63 +6,33 @@ import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
-import { RESPONSE_REPLAY_SAFE_ACTIVITIES, responseFlow } from '../../workflows/response.flow';
-import type { Activities } from '../../activities';
-import type { ActivityContext } from './activity-context';
 import type { Engine, JobRef, JobReservation } from './engine';
-import type { JobKind, JobRow } from './jobs.table';
+import type { JobKind } from './job-kind';
+import { jobKinds } from './job-kinds';
+import type { JobRow } from './jobs.table';
+import { createStepRecorder, type RecordedStep } from './step-recorder';
 
 const CANCEL_TOPIC = 'job-cancel';
+const KNOWN_KINDS = Object.keys(jobKinds) as JobKind[];
 
 export interface EmbeddedEngineOptions {
   db: Db;
   bus: EventBus;
   logger: Logger;
-  activities: Activities;
+  /** Every activity of every job kind, by durable name. */
+  activities: object;
   concurrency: number;
   /** Single-process storage (PGlite): every `running` job at start belongs to a dead process. */
   exclusiveStorage: boolean;
   leaseMs?: number;
   pollIntervalMs?: number;
-  /** First retry delay of a failed job; doubles per attempt, capped at 30 s. */
+  /** First retry delay of a failed job, instead of its kind's (tests); doubles per attempt up to the kind's cap. */
   retryBaseMs?: number;
-  /** How long a quick result's record waits for the flow's next replay-safe step (RECORD_DELAY_MS). */
+  /** How long a quick result's record waits for the flow's next rerun step (step-recorder.ts). */
   recordDelayMs?: number;
 }
 
-type Flow = (ctx: FlowContext<any>, input: { responseId: string }) => Promise<string>;
-interface FlowDefinition {
-  flow: Flow;
-  input: (id: string) => { responseId: string };
-  replaySafe: ReadonlyArray<string>;
-  /** After the last attempt failed: end the resource cleanly so nothing waits on it forever. */
-  abandon: (activities: Activities, id: string) => Promise<void>;
-}
-const flows: Record<JobKind, FlowDefinition> = {
-  response: {
-    flow: responseFlow,
-    input: (id) => ({ responseId: id }),
-    replaySafe: RESPONSE_REPLAY_SAFE_ACTIVITIES,
-    abandon: async (activities, id) => {
-      const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
-      const final = await activities.finalizeResponse({ responseId: id, outcome });
-      if (final.webhook) await activities.sendWebhook({ responseId: id });
-    },
-  },
-};
-
-/**
- * Attempts of a job before it is abandoned: failed ones (a database error, say), and attempts that ended with
- * the process (a crash or an out-of-memory kill during the job), which count when the job is claimed again.
- */
-const MAX_ATTEMPTS = 5;
-
-/**
- * A non-replay-safe result (the vendor call) that took less than RECORD_AT_ONCE_AFTER_MS is recorded only if the
- * flow's next replay-safe step has not completed within RECORD_DELAY_MS; it usually has (a finalisation takes
- * milliseconds), and then the record, a second copy of the whole output, is never written. The price: a crash
- * in that window repeats a quick vendor call instead of replaying it. A longer call is recorded at once.
- */
+/** A quick result's record waits this long for the flow's next rerun step (see step-recorder.ts). */
 const RECORD_AT_ONCE_AFTER_MS = 1000;
 const RECORD_DELAY_MS = 250;
 
@@ -76,7 +46,6 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const { db, bus, logger, activities } = options;
   const leaseMs = options.leaseMs ?? 30_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
-  const retryDelayMs = (attempt: number) => Math.min(30_000, (options.retryBaseMs ?? 500) * 2 ** (attempt - 1));
   const owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const running = new Map<string, AbortController>();
   // Slots promised to jobs being created by this process (see reserve), counted against the concurrency.
@@ -104,6 +73,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         eb
           .selectFrom('jobs')
           .select('id')
+          // Only kinds this process knows (a newer replica may write kinds that an older one cannot run).
+          .where('kind', 'in', KNOWN_KINDS)
           // A pending job's lease_expires_at, when set, is the time its retry may start.
           .where((w) =>
             w.or([
@@ -127,6 +98,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
       .where('id', '=', id)
       .where('status', '=', 'pending')
+      .where('kind', 'in', KNOWN_KINDS)
       .returningAll()
       .executeTakeFirst();
   }
@@ -162,68 +134,32 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   async function execute(job: RunnableJob): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
+    const definition = jobKinds[job.kind];
+    const { maxAttempts } = definition.retry;
     try {
-      if (job.attempts > MAX_ATTEMPTS) {
+      if (job.attempts > maxAttempts) {
         // Its earlier attempts ended with the process, not with an error (the job never reached the catch
         // below): one that kills the process would otherwise do so at every start, for every account.
-        throw new Error(`${MAX_ATTEMPTS} attempts of this job ended with the process that ran it; it is not run again.`);
+        throw new Error(`${maxAttempts} attempts of this job ended with the process that ran it; it is not run again.`);
       }
       if (job.cancel_requested_at) controller.abort();
-      const definition = flows[job.kind];
       // Only a re-run (attempt > 1) can have recorded steps.
       const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'activity', 'result']).where('job_id', '=', job.id).execute() : [];
-      const recorded = new Map(steps.map((row) => [row.step, row]));
-      let step = 0;
-      const recording: Promise<void>[] = [];
-      // Records of quick results wait a little: when the flow's next replay-safe step completes first, it has
-      // stored what a re-run needs and the record is dropped (see RECORD_DELAY_MS).
-      let deferred: { timer: NodeJS.Timeout; write: () => void }[] = [];
-      const dropDeferred = () => {
-        for (const record of deferred) clearTimeout(record.timer);
-        deferred = [];
-      };
-      const writeDeferred = () => {
-        for (const record of deferred) record.write();
-        dropDeferred();
-      };
       const never = new AbortController().signal;
       let shielded = 0;
-      const proxy = new Proxy({} as Activities, {
-        get: (_target, name: string) => async (input: unknown) => {
-          const index = step++;
-          // A re-run can take another path (a cancel recorded meanwhile skips startResponse), shifting the
-          // step numbers: a recorded result counts only for the activity that produced it.
-          const saved = recorded.get(index);
-          if (saved?.activity === name) return saved.result;
-          const activity = (activities as unknown as Record<string, (input: unknown, context: ActivityContext) => Promise<unknown>>)[name];
-          const signal = shielded > 0 ? never : controller.signal;
-          const startedAt = performance.now();
-          const result = await activity(input, { signal, heartbeat: () => undefined, attempt: job.attempts });
-          if (definition.replaySafe.includes(name)) {
-            dropDeferred();
-            return result;
-          }
-          // Recorded while the flow goes on: the record matters only if this process dies before the flow's
-          // next (replay-safe) step has stored the result itself, and a crash before the record commits is no
-          // different from a crash during the activity. The job completes only after its records.
-          const write = () => void recording.push(recordStep({ job_id: job.id, step: index, activity: name, result: result ?? null }));
-          if (performance.now() - startedAt >= RECORD_AT_ONCE_AFTER_MS) {
-            write();
-          } else {
-            const record = {
-              timer: setTimeout(() => {
-                deferred = deferred.filter((other) => other !== record);
-                write();
-              }, options.recordDelayMs ?? RECORD_DELAY_MS),
-              write,
-            };
-            deferred.push(record);
-          }
-          return result;
-        },
+      const recorder = createStepRecorder({
+        jobId: job.id,
+        attempt: job.attempts,
+        activities,
+        steps: definition.steps,
+        recorded: new Map(steps.map((row) => [row.step, row])),
+        signal: () => (shielded > 0 ? never : controller.signal),
+        write: recordStep,
+        recordAtOnceAfterMs: RECORD_AT_ONCE_AFTER_MS,
+        recordDelayMs: options.recordDelayMs ?? RECORD_DELAY_MS,
       });
-      const context: FlowContext<Activities> = {
-        activities: proxy,
+      const context: FlowContext<object> = {
+        activities: recorder.activities,
         cancellable: (fn) => fn(),
         nonCancellable: async (fn) => {
           shielded++;
@@ -237,26 +173,22 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,
       };
-      // Every record is awaited, even when the flow fails, so none is left rejecting unobserved. A failed flow
-      // runs again later: what it deferred is written now, for that run to replay.
       const outcome = await definition.flow(context, definition.input(job.id)).then(
         () => ({ failed: false as const }),
         (error: unknown) => ({ failed: true as const, error }),
       );
-      if (outcome.failed) writeDeferred();
-      else dropDeferred();
-      await Promise.all(recording);
+      await recorder.settle(outcome.failed);
       if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
     } catch (error) {
       if (stopping) return; // lease expires; another start picks the job up
       const message = error instanceof Error ? error.message : String(error);
-      if (job.attempts < MAX_ATTEMPTS) {
+      if (job.attempts < maxAttempts) {
         logger.warn({ err: error, jobId: job.id, attempt: job.attempts }, 'job attempt failed; retrying');
         await retryLater(job, message).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'));
       } else {
         logger.error({ err: error, jobId: job.id, attempt: job.attempts }, 'job failed; abandoning');
-        await flows[job.kind].abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
+        await definition.abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
     } finally {
@@ -269,7 +201,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   // Step records and job completions of concurrent jobs are group-committed (db/group-commit.ts).
   // Batches travel as one jsonb parameter, so each statement has one text whatever the batch size (parsed and
   // planned once per connection as a prepared statement, see db/prepared-statements.ts).
-  const recordStep = createGroupCommit<{ job_id: string; step: number; activity: string; result: unknown }, void>({
+  const recordStep = createGroupCommit<RecordedStep, void>({
     maxBatch: 200,
     write: async (rows) => {
       await sql`
@@ -297,7 +229,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: RunnableJob, lastError: string) {
-    const delay = retryDelayMs(job.attempts);
+    const { initialDelayMs, maxDelayMs } = jobKinds[job.kind].retry;
+    const delay = Math.min(maxDelayMs, (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - 1));
     await db
       .updateTable('jobs')
       .set({

@@ -1,10 +1,7 @@
 import type { RawBuilder } from 'kysely';
-import type { JobKind } from './jobs.table';
+import type { JobRef } from './job-kind';
 
-export interface JobRef {
-  id: string;
-  kind: JobKind;
-}
+export type { JobRef };
 
 /**
  * A slot an engine holds for a job about to be created, so the job row can be written already claimed by
@@ -19,7 +16,7 @@ export interface JobReservation {
 }
 
 /**
- * Runs one durable workflow per job (Response, Run, transcription). The caller writes the job row (`jobs`,
+ * Runs one durable workflow per job, of any kind in the registry (job-kinds.ts). The caller writes the job row (`jobs`,
  * an outbox) atomically with the resource, so a committed resource always gets its workflow: `launch` hands
  * it over after commit and a sweeper (Temporal) or the claim loop (embedded) picks up anything a crash left.
  */

@@ -1,7 +1,6 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { CreatedAt, JsonDefault, NullableTimestamp } from '../db/columns';
-
-export type JobKind = 'response';
+import type { JobKind } from './job-kind';
 export type JobStatus = 'pending' | 'running' | 'completed' | 'failed';
 
 /** Durable job table of the embedded engine; for the Temporal engine it is the start outbox. */

@@ -3,10 +3,8 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import type { Engine, JobRef } from './engine';
-import type { JobKind } from './jobs.table';
-
-/** Durable workflow type per job kind (renaming one breaks running workflows). */
-export const WORKFLOW_TYPES: Record<JobKind, string> = { response: 'responseWorkflow' };
+import { workflowIdOf } from './job-kind';
+import { jobKinds } from './job-kinds';
 
 export interface TemporalEngineOptions {
   db: Db;
@@ -18,7 +16,8 @@ export interface TemporalEngineOptions {
 }
 
 /**
- * Starts one Temporal workflow per job: workflow id = resource id, USE_EXISTING for a running one and
+ * Starts one Temporal workflow per job, of the type and with the input its kind declares (job-kinds.ts):
+ * workflow id = kind and resource id (workflowIdOf), USE_EXISTING for a running one and
  * REJECT_DUPLICATE for a closed one, so a repeated launch is a no-op. The jobs row is the outbox: a sweeper
  * launches rows a crash left unlaunched. Postgres, not Temporal, remains the long-term record.
  */
@@ -30,10 +29,11 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
 
   async function launch(job: JobRef): Promise<void> {
     try {
-      await client.workflow.start(WORKFLOW_TYPES[job.kind], {
-        workflowId: job.id,
+      const kind = jobKinds[job.kind];
+      await client.workflow.start(kind.workflowType, {
+        workflowId: workflowIdOf(job),
         taskQueue: options.taskQueue,
-        args: [{ responseId: job.id }],
+        args: [kind.input(job.id)],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       });
@@ -59,7 +59,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     launch,
     async cancel(job) {
       try {
-        await client.workflow.getHandle(job.id).signal('cancel');
+        await client.workflow.getHandle(workflowIdOf(job)).signal('cancel');
       } catch (error) {
         if (!(error instanceof WorkflowNotFoundError)) throw error;
       }

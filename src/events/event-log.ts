@@ -2,38 +2,39 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from './event-bus';
-import { isTerminalEvent, type StreamEvent } from './stream-event';
+import type { EventStream, StreamEvent } from './stream-event';
 
-export const EVENTS_TOPIC = 'response-events';
+export const EVENTS_TOPIC = 'stream-events';
 
 /**
- * The stored stream of each Response: batches of events in `response_events`, plus a bus notification
- * after each write. Readers replay what is stored after a sequence number, then follow live.
+ * The stored event streams of resources that stream (keyed by stream id): batches of events in
+ * `stream_events`, plus a bus notification after each write. Readers replay what is stored after a sequence
+ * number, then follow live until the event the stream's kind calls final.
  */
 export interface EventLog {
   /** Stores one batch (one row). Inside a caller's transaction, call `notify` after commit. */
-  write(responseId: string, events: StreamEvent[], executor?: Db): Promise<void>;
-  notify(responseId: string, events: StreamEvent[]): Promise<void>;
+  write(streamId: string, events: StreamEvent[], executor?: Db): Promise<void>;
+  notify(stream: EventStream, events: StreamEvent[]): Promise<void>;
   /**
    * Hands events to this process's live readers now, before they are stored (a generation's deltas: the
    * first token reaches a client without waiting for a commit). The writer must `append` them next, and
    * must not let another attempt of the generation reuse their sequence numbers if that fails.
    */
-  deliver(responseId: string, events: StreamEvent[]): void;
+  deliver(stream: EventStream, events: StreamEvent[]): void;
   /** write + notify. */
-  append(responseId: string, events: StreamEvent[]): Promise<void>;
-  read(responseId: string, afterSequence: number): Promise<StreamEvent[]>;
-  /** Stored events after `afterSequence`, then live ones, ending after the terminal event or on abort. */
-  follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent>;
+  append(stream: EventStream, events: StreamEvent[]): Promise<void>;
+  read(streamId: string, afterSequence: number): Promise<StreamEvent[]>;
+  /** Stored events after `afterSequence`, then live ones, ending after the final event or on abort. */
+  follow(stream: EventStream, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent>;
   /**
    * follow, subscribed now rather than when iteration starts. A caller that subscribes before anything else
-   * can write the Response's events and knows what is stored (`stored`, the events after `afterSequence`)
+   * can write the stream's events and knows what is stored (`stored`, the events after `afterSequence`)
    * saves the initial read: a new Response's creator, before its job runs.
    */
-  subscribe(responseId: string, afterSequence: number, stored?: StreamEvent[]): Follower;
+  subscribe(stream: EventStream, afterSequence: number, stored?: StreamEvent[]): Follower;
 }
 
-/** A live subscription to one Response's events; `close` releases it when `events` is never iterated. */
+/** A live subscription to one stream's events; `close` releases it when `events` is never iterated. */
 export interface Follower {
   events(signal?: AbortSignal): AsyncIterable<StreamEvent>;
   close(): void;
@@ -43,14 +44,14 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   const { db, bus } = deps;
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
 
-  type Batch = { responseId: string; events: StreamEvent[] };
+  type Batch = { streamId: string; events: StreamEvent[] };
   // Batches travel as one jsonb parameter: one statement text whatever their number (a prepared statement).
   const insertBatches = async (executor: Db, batches: Batch[]) => {
-    const rows = batches.map(({ responseId, events }) => ({ response_id: responseId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
+    const rows = batches.map(({ streamId, events }) => ({ stream_id: streamId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
     await sql`
-      insert into response_events (response_id, first_seq, last_seq, events)
-      select response_id, first_seq, last_seq, events
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (response_id text, first_seq integer, last_seq integer, events jsonb)`.execute(executor);
+      insert into stream_events (stream_id, first_seq, last_seq, events)
+      select stream_id, first_seq, last_seq, events
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (stream_id text, first_seq integer, last_seq integer, events jsonb)`.execute(executor);
   };
   // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
   const groupedWrite = createGroupCommit<Batch, void>({
@@ -61,34 +62,34 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     },
   });
 
-  async function write(responseId: string, events: StreamEvent[], executor: Db = db) {
+  async function write(streamId: string, events: StreamEvent[], executor: Db = db) {
     if (events.length === 0) return;
-    if (executor === db) return groupedWrite({ responseId, events });
-    await insertBatches(executor, [{ responseId, events }]);
+    if (executor === db) return groupedWrite({ streamId, events });
+    await insertBatches(executor, [{ streamId, events }]);
   }
 
-  const message = (responseId: string, events: StreamEvent[]) => ({
+  const message = (stream: EventStream, events: StreamEvent[]) => ({
     topic: EVENTS_TOPIC,
-    id: responseId,
+    id: stream.id,
     value: events[events.length - 1].sequence_number,
     data: events,
-    final: events.some(isTerminalEvent),
+    final: events.some((event) => stream.isFinal(event)),
   });
 
-  async function notify(responseId: string, events: StreamEvent[]) {
+  async function notify(stream: EventStream, events: StreamEvent[]) {
     if (events.length === 0) return;
-    await bus.publish(message(responseId, events));
+    await bus.publish(message(stream, events));
   }
 
-  function deliver(responseId: string, events: StreamEvent[]) {
-    if (events.length > 0) bus.publishLocal(message(responseId, events));
+  function deliver(stream: EventStream, events: StreamEvent[]) {
+    if (events.length > 0) bus.publishLocal(message(stream, events));
   }
 
-  async function read(responseId: string, afterSequence: number): Promise<StreamEvent[]> {
+  async function read(streamId: string, afterSequence: number): Promise<StreamEvent[]> {
     const rows = await db
-      .selectFrom('response_events')
+      .selectFrom('stream_events')
       .select('events')
-      .where('response_id', '=', responseId)
+      .where('stream_id', '=', streamId)
       .where('last_seq', '>', afterSequence)
       .orderBy('first_seq')
       .execute();
@@ -96,11 +97,11 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   }
 
   /**
-   * Subscribes to a Response's events at once. `stored` are the events already stored after `afterSequence`
+   * Subscribes to a stream's events at once. `stored` are the events already stored after `afterSequence`
    * (undefined: unknown, read them from the table first). The subscription is released when the iteration of
    * `events` ends, or by `close` when it never starts.
    */
-  function subscribe(responseId: string, afterSequence: number, stored?: StreamEvent[]): Follower {
+  function subscribe(stream: EventStream, afterSequence: number, stored?: StreamEvent[]): Follower {
     let last = afterSequence;
     const pending: StreamEvent[][] = stored && stored.length > 0 ? [stored] : [];
     let wake: (() => void) | undefined;
@@ -108,9 +109,9 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     // A notification without the events (from another process): they are read from the table. Events
     // delivered again once stored (see `deliver`) are skipped by their sequence numbers, without a read.
     let announced = false;
-    // A reader that asked to start after the terminal event's sequence number would otherwise wait forever.
+    // A reader that asked to start after the final event's sequence number would otherwise wait forever.
     let endedBefore = false;
-    const unsubscribe = bus.subscribe(EVENTS_TOPIC, responseId, (message) => {
+    const unsubscribe = bus.subscribe(EVENTS_TOPIC, stream.id, (message) => {
       if (Array.isArray(message.data)) pending.push(message.data as StreamEvent[]);
       else announced = true;
       if (message.final && message.value !== undefined && message.value <= last) endedBefore = true;
@@ -139,13 +140,13 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
           if (needRead) {
             needRead = false;
             pending.length = 0;
-            const fromTable = await read(responseId, last);
+            const fromTable = await read(stream.id, last);
             batch = batch.concat(fromTable);
             if (fromTable.length > 0) last = fromTable[fromTable.length - 1].sequence_number;
           }
           for (const event of batch) {
             yield event;
-            if (isTerminalEvent(event)) return;
+            if (stream.isFinal(event)) return;
           }
           if (pending.length > 0) continue;
           if (endedBefore) return;
@@ -175,17 +176,17 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
     return { events, close: unsubscribe };
   }
 
-  async function* follow(responseId: string, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent> {
-    yield* subscribe(responseId, afterSequence).events(signal);
+  async function* follow(stream: EventStream, afterSequence: number, signal?: AbortSignal): AsyncIterable<StreamEvent> {
+    yield* subscribe(stream, afterSequence).events(signal);
   }
 
   return {
     write,
     notify,
     deliver,
-    append: async (responseId, events) => {
-      await write(responseId, events);
-      await notify(responseId, events);
+    append: async (stream, events) => {
+      await write(stream.id, events);
+      await notify(stream, events);
     },
     read,
     follow,

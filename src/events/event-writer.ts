@@ -1,5 +1,5 @@
 import type { EventLog } from './event-log';
-import type { StreamEvent, UnsequencedEvent } from './stream-event';
+import type { EventStream, StreamEvent, UnsequencedEvent } from './stream-event';
 
 /**
  * Batches a generation's events into few writes. The first delta of an item goes out at once, with what is
@@ -34,7 +34,7 @@ export class EventWriter {
    */
   constructor(
     private readonly log: EventLog,
-    private readonly responseId: string,
+    private readonly stream: EventStream,
     firstSequence: number,
     options: { intervalMs?: number; flushFirstDelta?: boolean } = {},
   ) {
@@ -91,7 +91,7 @@ export class EventWriter {
     this.next += events.length;
     this.buffer = [];
     this.lastFlushAt = Date.now();
-    if (!this.failure) this.log.deliver(this.responseId, events);
+    if (!this.failure) this.log.deliver(this.stream, events);
     // After a failed write nothing more is written (a later batch would leave a gap in the stored sequence) or
     // delivered; batches are kept in sequence order, through the chain, for takeUnstored.
     this.chain = this.chain.then(async () => {
@@ -100,7 +100,7 @@ export class EventWriter {
         return;
       }
       try {
-        await this.log.append(this.responseId, events);
+        await this.log.append(this.stream, events);
       } catch (error) {
         this.failure = error ?? new Error('The event log rejected a batch.');
         this.unstored.push(...events);

@@ -1,4 +1,4 @@
-/** One SSE event of a Response stream: `type` repeats the event name, `sequence_number` orders it from 0. */
+/** One SSE event of a stream: `type` repeats the event name, `sequence_number` orders it from 0. */
 export interface StreamEvent {
   type: string;
   sequence_number: number;
@@ -7,6 +7,14 @@ export interface StreamEvent {
 
 export type UnsequencedEvent = Omit<StreamEvent, 'sequence_number'>;
 
-export const TERMINAL_EVENT_TYPES = new Set(['response.completed', 'response.incomplete', 'response.failed', 'response.cancelled']);
-
-export const isTerminalEvent = (event: { type: string }) => TERMINAL_EVENT_TYPES.has(event.type);
+/**
+ * A stored, resumable event stream: the events of one resource that streams (a Response today; a Run or a
+ * transcription's status later). The resource's kind says which event ends it, so the log, the bus and the SSE
+ * writer need not know any kind.
+ */
+export interface EventStream {
+  /** The stream id: the id of the resource whose events these are (`resp_…`). */
+  readonly id: string;
+  /** True for the event that ends the stream (nothing is written after it). */
+  isFinal(event: { type: string }): boolean;
+}

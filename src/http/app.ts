@@ -1,13 +1,27 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import type { AccountsService } from '../accounts/accounts.service';
 import { adminRoutes } from '../admin/admin.routes';
-import type { AppDeps } from '../runtime';
+import type { Ledger } from '../billing/ledger';
+import type { Config } from '../config';
+import type { DatabaseHandle } from '../db/database';
+import type { Logger } from '../logger';
 import { requireApiKey } from './auth';
 import { jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
 import { rejectNulInUrl } from './url-guard';
-import { publicRouteModules } from './routes';
+import { publicRouteModules, type PublicRoutesDeps } from './routes';
+
+/** What the HTTP app needs: the public routes' slices, and what health, auth and admin use. */
+export type AppDeps = PublicRoutesDeps & {
+  config: Config;
+  logger: Logger;
+  database: DatabaseHandle;
+  adminToken: string;
+  accounts: AccountsService;
+  ledger: Ledger;
+};
 
 /** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
 export function createApp(deps: AppDeps): Koa {

@@ -1,18 +1,29 @@
 import type Router from '@koa/router';
-import { assistantsRoutes } from '../assistants/assistants.routes';
-import { catalogRoutes } from '../catalog/catalog.routes';
-import { v1Routes } from '../catalog/v1.routes';
+import { assistantsRoutes, type AssistantsRoutesDeps } from '../assistants/assistants.routes';
+import { catalogRoutes, type CatalogRoutesDeps } from '../catalog/catalog.routes';
+import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
 import { chatRoutes } from '../chat/chat.routes';
-import { conversationsRoutes } from '../conversations/conversations.routes';
+import type { ChatDeps } from '../chat/chat.service';
+import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
 import { embeddingsRoutes } from '../embeddings/embeddings.routes';
-import { organizationRoutes } from '../organization/organization.routes';
-import { responsesRoutes } from '../responses/responses.routes';
-import type { AppDeps } from '../runtime';
+import type { EmbeddingsDeps } from '../embeddings/embeddings.service';
+import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
+import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
+
+/** What the public route modules need together: each declares its own slice. */
+export type PublicRoutesDeps = OrganizationRoutesDeps &
+  EmbeddingsDeps &
+  ChatDeps &
+  ConversationsRoutesDeps &
+  AssistantsRoutesDeps &
+  CatalogRoutesDeps &
+  V1RoutesDeps &
+  ResponsesRoutesDeps;
 
 /**
  * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
  */
-export const publicRouteModules: Array<(deps: AppDeps) => Router> = [
+export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   organizationRoutes,
   embeddingsRoutes,
   chatRoutes,

@@ -1,12 +1,16 @@
 import Router from '@koa/router';
 import { transactionToWire } from '../billing/ledger';
 import { parseInput } from '../http/validation';
-import type { AppDeps } from '../runtime';
+import type { Db } from '../db/database';
 import { transactionsQuerySchema } from './organization.schema';
 import { createOrganizationService } from './organization.service';
 
 /** GET /v2/organization/balance and /v2/organization/transactions. */
-export function organizationRoutes(deps: Pick<AppDeps, 'db'>): Router {
+export interface OrganizationRoutesDeps {
+  db: Db;
+}
+
+export function organizationRoutes(deps: OrganizationRoutesDeps): Router {
   const service = createOrganizationService({ db: deps.db });
   const router = new Router({ prefix: '/v2/organization' });
 

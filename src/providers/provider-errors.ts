@@ -13,7 +13,7 @@ import { ProviderError, type ProviderErrorKind } from './provider';
  *   quote the rejected key back in those).
  * ApiErrors pass through unchanged; anything else is an unexpected 500 whose message stays generic.
  */
-export function toApiError(error: unknown, area: ErrorArea): ApiError {
+export function vendorErrorToApiError(error: unknown, area: ErrorArea): ApiError {
   if (ApiError.isInstance(error)) return error;
   if (!ProviderError.isInstance(error)) return executionFailed(area, 'The model call failed unexpectedly.', error);
   const vendor = error.vendor;

@@ -1,16 +1,12 @@
-import { sql } from 'kysely';
 import type { ConversationItemRow } from '../conversations/conversations.table';
 import { listLatestItemsWithin } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
 import type { PromptItem } from '../providers/provider';
 import type { InputItem, OutputItem } from './response-types';
+import { findChainLink } from './responses.repository';
 import type { ResponseRow } from './responses.table';
 
-/**
- * Builds what the model sees: history (Conversation items, or the previous_response_id chain), then the
- * new input. `message_limit` keeps the latest N history items first; `truncation: auto` then drops the oldest
- * until the estimate fits the context window (DECISIONS.md 19).
- */
+/** What the model sees, with the estimate of its size against the context window. */
 export interface Prompt {
   instructions?: string;
   items: PromptItem[];
@@ -26,6 +22,11 @@ const MAX_CHAIN = 200;
  */
 const MAX_HISTORY_TOKENS = 2_000_000;
 
+/**
+ * Builds what the model sees: history (Conversation items, or the previous_response_id chain), then the
+ * new input. `message_limit` keeps the latest N history items first; `truncation: auto` then drops the oldest
+ * until the estimate fits the context window (DECISIONS.md 19).
+ */
 export async function buildPrompt(
   db: Db,
   response: Pick<ResponseRow, 'account_id' | 'conversation_id' | 'previous_response_id' | 'request'>,
@@ -81,12 +82,7 @@ async function chainHistory(
   let tokensSeen = 0;
   let id: string | null = previousId;
   for (let links = 0; id && links < MAX_CHAIN && newestFirst.length < limit; links++) {
-    const row: { input: InputItem[]; output: OutputItem[]; previous_response_id: string | null; deleted_at: Date | null } | undefined = await db
-      .selectFrom('responses')
-      .select([sql<InputItem[]>`request -> 'input'`.as('input'), 'output', 'previous_response_id', 'deleted_at'])
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .executeTakeFirst();
+    const row = await findChainLink(db, accountId, id);
     if (!row) break;
     id = row.previous_response_id;
     // A deleted Response keeps the chain linked but its content no longer reaches a model.

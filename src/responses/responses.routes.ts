@@ -1,13 +1,20 @@
 import Router from '@koa/router';
 import { sendEventStream } from '../http/sse';
 import { parseInput } from '../http/validation';
-import type { AppDeps } from '../runtime';
+import type { EventLog } from '../events/event-log';
 import { createResponseSchema, getResponseQuerySchema, idempotencyKeySchema } from './responses.schema';
+import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { responseToWire } from './response-wire';
+import type { ResponsesService } from './responses.service';
+
+export interface ResponsesRoutesDeps {
+  responses: ResponsesService;
+  events: EventLog;
+}
 
 /** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete. */
-export function responsesRoutes(deps: AppDeps): Router {
+export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
   const service = deps.responses;
   const router = new Router({ prefix: '/v2/responses' });
 
@@ -21,7 +28,7 @@ export function responsesRoutes(deps: AppDeps): Router {
     try {
       if (replayed) ctx.set('Idempotent-Replayed', 'true');
       if (body.stream) {
-        await sendEventStream(ctx, (signal) => (follower ? follower.events(signal) : deps.events.follow(response.id, -1, signal)));
+        await sendEventStream(ctx, (signal) => (follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal)));
       } else if (body.background === false) {
         // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
         const gone = new AbortController();
@@ -42,7 +49,7 @@ export function responsesRoutes(deps: AppDeps): Router {
       const after = query.starting_after ?? -1;
       // A finished Response has its whole stream stored (the final event commits with the status), so a
       // replay ends there; following would wait forever when `starting_after` is at or past the final event.
-      await sendEventStream(ctx, isFinalStatus(response.status) ? () => storedEvents(response.id, after) : (signal) => deps.events.follow(response.id, after, signal));
+      await sendEventStream(ctx, isFinalStatus(response.status) ? () => storedEvents(response.id, after) : (signal) => deps.events.follow(responseStream(response.id), after, signal));
     } else {
       ctx.body = responseToWire(response);
     }

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto';
-import { sql, type Insertable } from 'kysely';
+import type { Insertable } from 'kysely';
+import { findAccount } from '../accounts/accounts.repository';
+import { findAssistant } from '../assistants/assistants.repository';
 import type { Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
+import { findConversation } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
-import type { Engine, JobReservation } from '../engine/engine';
+import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
-import { isTerminalEvent, type StreamEvent } from '../events/stream-event';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
@@ -15,9 +17,20 @@ import { buildPrompt, promptTooLongMessage } from './prompt';
 import type { CreateResponseBody } from './responses.schema';
 import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
 import { isFinalStatus } from './response-types';
+import { createdEvent, inProgressEvent, responseStream } from './response-events';
 import { responseToWire, type ResponseWire } from './response-wire';
+import {
+  claimIdempotencyKey,
+  findIdempotencyKey,
+  findResponse,
+  findResponseById,
+  insertQueuedResponses,
+  markCancelRequested,
+  markDeleted,
+  type QueuedInsert,
+} from './responses.repository';
 import type { ResponseRow, ResponsesTable } from './responses.table';
-import { createdEvent, inProgressEvent, type RowHandoff } from './row-handoff';
+import type { RowHandoff } from './row-handoff';
 
 export interface ResponsesServiceDeps {
   db: Db;
@@ -39,21 +52,14 @@ export interface CreateResult {
 }
 
 const CANCEL_WAIT_MS = 30_000;
-const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
 
 export function createResponsesService(deps: ResponsesServiceDeps) {
   const { db, catalog, ledger, engine, events } = deps;
   // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
   const insertQueued = createGroupCommit<QueuedInsert, ResponseRow>({ maxBatch: 100, write: (items) => insertQueuedResponses(db, items) });
 
-  async function find(accountId: string, id: string, executor: Db = db): Promise<ResponseRow> {
-    const row = await executor
-      .selectFrom('responses')
-      .selectAll()
-      .where('id', '=', id)
-      .where('account_id', '=', accountId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+  async function find(accountId: string, id: string): Promise<ResponseRow> {
+    const row = await findResponse(db, accountId, id);
     if (!row) throw notFound('response', `No response with id ${id}.`);
     return row;
   }
@@ -73,16 +79,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       if (replay) return { response: replay, replayed: true };
     }
 
-    const account =
-      knownAccount ??
-      (await db
-        .selectFrom('accounts')
-        .select(['balance', 'mcp_enabled as mcpEnabled'])
-        .where('id', '=', accountId)
-        .executeTakeFirstOrThrow());
-    const assistant = body.assistant_id === undefined
-      ? undefined
-      : await db.selectFrom('assistants').selectAll().where('id', '=', body.assistant_id).where('account_id', '=', accountId).executeTakeFirst();
+    const account = knownAccount ?? (await readAccount(accountId));
+    const assistant = body.assistant_id === undefined ? undefined : await findAssistant(db, accountId, body.assistant_id);
     if (body.assistant_id !== undefined && !assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
     const model = catalog.requireUsableModel(body.model ?? assistant!.model, 'response', 'llm');
 
@@ -105,7 +103,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
     const conversationId = typeof body.conversation === 'string' ? body.conversation : body.conversation?.id;
     if (conversationId) {
-      const conversation = await db.selectFrom('conversations').select('id').where('id', '=', conversationId).where('account_id', '=', accountId).executeTakeFirst();
+      const conversation = await findConversation(db, accountId, conversationId);
       if (!conversation) throw notFound('conversation', `No conversation with id ${conversationId}.`);
     }
     if (body.previous_response_id) await find(accountId, body.previous_response_id);
@@ -166,17 +164,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       row = !idempotencyKey
         ? await insertQueued({ values, initialEvents, reservation })
         : await inTransaction(db, async (trx) => {
-            const claimed = await trx
-              .insertInto('idempotency_keys')
-              .values({ account_id: accountId, key: idempotencyKey, request_hash: requestHash, response_id: id })
-              .onConflict((oc) =>
-                oc
-                  .columns(['account_id', 'key'])
-                  .doUpdateSet({ request_hash: requestHash, response_id: id, created_at: new Date() })
-                  .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
-              )
-              .returning('response_id')
-              .executeTakeFirst();
+            const claimed = await claimIdempotencyKey(trx, { accountId, key: idempotencyKey, requestHash, responseId: id });
             return claimed ? (await insertQueuedResponses(trx, [{ values, initialEvents, reservation }]))[0] : null; // null: a concurrent request with the key won
           });
     } catch (error) {
@@ -192,7 +180,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
     // initial read. Nobody else can be following a Response whose id has not been returned yet, so the
     // initial events are not announced.
-    const follower = options.subscribe ? events.subscribe(id, -1, initialEvents) : undefined;
+    const follower = options.subscribe ? events.subscribe(responseStream(id), -1, initialEvents) : undefined;
     if (startNow) deps.handoff!.put(id, { row, nextSequence: initialEvents.length, startedAtCreation: true });
     try {
       if (reservation) reservation.run({ id, kind: 'response' });
@@ -206,18 +194,12 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   /** DECISIONS.md 17: same key + same body → the stored Response; different body → 400. */
   async function findIdempotent(accountId: string, key: string, requestHash: string): Promise<ResponseRow | undefined> {
-    const existing = await db
-      .selectFrom('idempotency_keys')
-      .select(['request_hash', 'response_id'])
-      .where('account_id', '=', accountId)
-      .where('key', '=', key)
-      .where('created_at', '>=', IDEMPOTENCY_TTL)
-      .executeTakeFirst();
+    const existing = await findIdempotencyKey(db, accountId, key);
     if (!existing) return undefined;
     if (existing.request_hash !== requestHash) {
       throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
     }
-    const stored = await db.selectFrom('responses').selectAll().where('id', '=', existing.response_id).executeTakeFirst();
+    const stored = await findResponseById(db, existing.response_id);
     // The key still guards against running twice, but a deleted Response is not served again.
     if (stored?.deleted_at) throw notFound('response', `The Response created with this Idempotency-Key (${stored.id}) was deleted.`);
     return stored;
@@ -225,10 +207,9 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
 
   /** Waits for the terminal event of a Response and returns its final state. */
   async function waitForFinal(accountId: string, id: string, signal?: AbortSignal, follower?: Follower): Promise<ResponseWire> {
-    for await (const event of follower ? follower.events(signal) : events.follow(id, -1, signal)) {
-      if (isTerminalEvent(event)) {
-        return event.response as ResponseWire;
-      }
+    const stream = responseStream(id);
+    for await (const event of follower ? follower.events(signal) : events.follow(stream, -1, signal)) {
+      if (stream.isFinal(event)) return event.response as ResponseWire;
     }
     return responseToWire(await find(accountId, id));
   }
@@ -240,7 +221,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (isFinalStatus(row.status)) {
       throw invalidRequest('response', `Response ${id} is ${row.status} and can no longer be cancelled.`, 'not_cancellable');
     }
-    await db.updateTable('responses').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', id).execute();
+    await markCancelRequested(db, id);
     await engine.cancel({ id, kind: 'response' });
     // The workflow finalises the cancel (aborting the vendor call first). If its worker is unreachable, answer
     // with the current state after a bound rather than hang; the cancel request stays recorded and applies.
@@ -255,49 +236,21 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
         if (!(ApiError.isInstance(error) && error.code === 'response.not_cancellable')) throw error;
       });
     }
-    await db.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
+    await markDeleted(db, accountId, id);
     return { id, object: 'response.deleted' as const, deleted: true as const };
+  }
+
+  /** The account as creation needs it, when the request did not bring it. */
+  async function readAccount(accountId: string) {
+    const account = await findAccount(db, accountId);
+    if (!account) throw notFound('response', `No account with id ${accountId}.`);
+    return { balance: account.balance, mcpEnabled: account.mcp_enabled };
   }
 
   return { create, find, waitForFinal, cancel, remove };
 }
 
 export type ResponsesService = ReturnType<typeof createResponsesService>;
-
-interface QueuedInsert {
-  values: Insertable<ResponsesTable>;
-  /** The first events of its stream: `response.created`, and `response.in_progress` when written started. */
-  initialEvents: StreamEvent[];
-  reservation?: JobReservation;
-}
-
-/**
- * New Responses, their initial events (from sequence 0) and their job rows (the engine's outbox, or already
- * claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
- * Foreign keys are checked at statement end. Answers the rows in the order given.
- */
-async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promise<ResponseRow[]> {
-  const unclaimed = { status: 'pending' as const, lease_owner: null, lease_expires_at: null, attempts: 0 };
-  const rows = await executor
-    .with('created_event', (qb) =>
-      qb
-        .insertInto('response_events')
-        .values(items.map(({ values, initialEvents }) => ({ response_id: values.id!, first_seq: 0, last_seq: initialEvents.length - 1, events: JSON.stringify(initialEvents) })))
-        .returning('response_events.response_id'),
-    )
-    .with('outbox', (qb) =>
-      qb
-        .insertInto('jobs')
-        .values(items.map(({ values, reservation }) => ({ id: values.id!, kind: 'response' as const, ...(reservation?.claim ?? unclaimed) })))
-        .returning('jobs.id'),
-    )
-    .insertInto('responses')
-    .values(items.map((item) => item.values))
-    .returningAll()
-    .execute();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return items.map((item) => byId.get(item.values.id!)!);
-}
 
 function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];

@@ -1,10 +1,4 @@
-import type { StreamEvent } from '../events/stream-event';
 import type { ResponseRow } from './responses.table';
-
-/** `response.created` is 0 and `response.in_progress` 1: output starts at 2. */
-export const FIRST_OUTPUT_SEQUENCE = 2;
-export const createdEvent = (id: string): StreamEvent => ({ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } });
-export const inProgressEvent = (id: string): StreamEvent => ({ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } });
 
 export interface HandedRow {
   row: ResponseRow;

@@ -1,6 +1,7 @@
 import { EventWriter } from '../../src/events/event-writer';
 import type { EventLog } from '../../src/events/event-log';
-import type { StreamEvent } from '../../src/events/stream-event';
+import type { EventStream, StreamEvent } from '../../src/events/stream-event';
+import { responseStream } from '../../src/responses/response-events';
 
 /**
  * An event log that keeps appended batches in memory and records live deliveries (`delivered`, and
@@ -13,11 +14,11 @@ function memoryLog() {
   const storedWhenDelivered: number[] = [];
   let fail: Error | undefined;
   const log = {
-    deliver: (_responseId: string, events: StreamEvent[]) => {
+    deliver: (_stream: EventStream, events: StreamEvent[]) => {
       delivered.push(events);
       storedWhenDelivered.push(batches.length);
     },
-    append: async (_responseId: string, events: StreamEvent[]) => {
+    append: async (_stream: EventStream, events: StreamEvent[]) => {
       if (fail) throw fail;
       batches.push(events);
     },
@@ -36,7 +37,7 @@ describe('EventWriter', () => {
 
   it('writes the first delta at once with what precedes it, coalesces the rest and hands back the unwritten tail', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 2, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 2, { intervalMs: interval });
     writer.emit(added);
     writer.emit(delta('a'));
     writer.emit(delta('b'));
@@ -57,7 +58,7 @@ describe('EventWriter', () => {
 
   it('writes the tail itself and returns nothing when it is larger than the limit', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     writer.emit(delta('x'));
     writer.emit(delta('y'.repeat(1000)));
     writer.emit(itemDone);
@@ -68,7 +69,7 @@ describe('EventWriter', () => {
 
   it('returns nothing when everything is already written', async () => {
     const { log, batches } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     writer.emit(delta('a'));
     expect(await writer.takeUnwritten(1024)).toEqual([]);
     expect(batches).toHaveLength(1);
@@ -76,7 +77,7 @@ describe('EventWriter', () => {
 
   it('hands each batch to live readers before it is stored', async () => {
     const { log, batches, delivered, storedWhenDelivered } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 2, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 2, { intervalMs: interval });
     writer.emit(added);
     writer.emit(delta('a'));
     // Delivered synchronously, at the flush, while its write has not even started.
@@ -91,7 +92,7 @@ describe('EventWriter', () => {
 
   it('after a failed write delivers and stores nothing more, and hands back every unstored event in sequence', async () => {
     const { log, batches, delivered, failNext } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 2, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 2, { intervalMs: interval });
     writer.emit(added);
     writer.emit(delta('a'));
     await writer.flush();
@@ -110,7 +111,7 @@ describe('EventWriter', () => {
 
   it('keeps the tail it was asked for when the write before it failed', async () => {
     const { log, delivered, failNext } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     failNext(new Error('disk full'));
     writer.emit(delta('a')); // delivered at once, then its write fails
     writer.emit(itemDone); // buffered: the tail
@@ -127,7 +128,7 @@ describe('EventWriter', () => {
     const first = new Promise<void>((_, reject) => (rejectFirst = reject));
     let calls = 0;
     const log = { deliver: () => undefined, append: () => (calls++ === 0 ? first : Promise.resolve()) } as unknown as EventLog;
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     writer.emit(delta('x')); // sequence 0: its write in flight
     writer.emit({ ...delta('y'), item_id: 'msg_2' }); // 1: a first delta too, queued behind it
     writer.emit(itemDone); // 2: buffered
@@ -140,7 +141,7 @@ describe('EventWriter', () => {
 
   it('has nothing unstored when every write succeeded', async () => {
     const { log } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     writer.emit(delta('a'));
     writer.emit(itemDone);
     expect(writer.failed).toBe(false);
@@ -150,7 +151,7 @@ describe('EventWriter', () => {
 
   it('rejects the tail after a failed write, so nothing is stored past a gap', async () => {
     const { log, batches, failNext } = memoryLog();
-    const writer = new EventWriter(log, 'resp_1', 0, { intervalMs: interval });
+    const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     failNext(new Error('disk full'));
     writer.emit(delta('a'));
     writer.emit(itemDone);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { newId } from '../../src/ids';
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { pollUntil, storedRequest } from './helpers';
 
 /**
@@ -11,15 +11,12 @@ import { pollUntil, storedRequest } from './helpers';
  * the step numbers shift: a recorded result must not be handed to a different activity.
  */
 describe('responses: embedded engine re-run after a crash', () => {
-  let app: TestApp;
-  let accountId: string;
+  const suite = useTestApp();
   let server: http.Server;
   let hookUrl: string;
   const hooks: any[] = [];
 
   beforeAll(async () => {
-    app = await TestApp.start();
-    ({ accountId } = await app.createAccount());
     server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -33,7 +30,6 @@ describe('responses: embedded engine re-run after a crash', () => {
     hookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   });
   afterAll(async () => {
-    await app.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
@@ -42,11 +38,11 @@ describe('responses: embedded engine re-run after a crash', () => {
     const request = storedRequest('hello there');
     // State left by a process that died after the vendor call was recorded (step 1) and before finalisation;
     // another replica then recorded a cancel request.
-    await app.db
+    await suite.app.db
       .insertInto('responses')
       .values({
         id,
-        account_id: accountId,
+        account_id: suite.accountId,
         status: 'in_progress',
         background: true,
         model: 'dev-echo',
@@ -57,14 +53,14 @@ describe('responses: embedded engine re-run after a crash', () => {
         cancel_requested_at: new Date(),
       })
       .execute();
-    await app.db
-      .insertInto('response_events')
+    await suite.app.db
+      .insertInto('stream_events')
       .values([
-        { response_id: id, first_seq: 0, last_seq: 0, events: JSON.stringify([{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]) },
-        { response_id: id, first_seq: 1, last_seq: 1, events: JSON.stringify([{ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } }]) },
+        { stream_id: id, first_seq: 0, last_seq: 0, events: JSON.stringify([{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]) },
+        { stream_id: id, first_seq: 1, last_seq: 1, events: JSON.stringify([{ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } }]) },
       ])
       .execute();
-    await app.db
+    await suite.app.db
       .insertInto('jobs')
       .values({
         id,
@@ -78,21 +74,21 @@ describe('responses: embedded engine re-run after a crash', () => {
       })
       .execute();
     const recordedOutcome = { kind: 'generated', status: 'completed', output: [], inputTokens: 2, outputTokens: 2, nextSequence: 2 };
-    await app.db
+    await suite.app.db
       .insertInto('job_steps')
       .values({ job_id: id, step: 1, activity: 'callProvider', result: JSON.stringify(recordedOutcome) })
       .execute();
 
-    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    await suite.app.runtime.deps.engine.launch({ id, kind: 'response' });
     const job = await pollUntil(
-      () => app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.status === 'completed' || row.status === 'failed',
     );
     expect(job).toEqual({ status: 'completed', attempts: 2 });
 
-    const row = await app.db.selectFrom('responses').select(['status', 'usage']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await suite.app.db.selectFrom('responses').select(['status', 'usage']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
-    const deliveries = await app.db.selectFrom('webhook_deliveries').select(['status']).where('resource_id', '=', id).execute();
+    const deliveries = await suite.app.db.selectFrom('webhook_deliveries').select(['status']).where('resource_id', '=', id).execute();
     expect(deliveries).toEqual([{ status: 'delivered' }]);
     expect(hooks).toEqual([{ response_id: id, status: 'cancelled', status_at: expect.any(Number) }]);
   });

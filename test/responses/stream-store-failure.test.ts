@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { isTerminal } from '../support/sse';
 import { openCreateStream, openResumeStream, pollUntil } from './helpers';
 
@@ -9,14 +9,11 @@ import { openCreateStream, openResumeStream, pollUntil } from './helpers';
  * were seen, and never be generated again under the same sequence numbers.
  */
 describe('responses: a stream batch that cannot be stored', () => {
-  let app: TestApp;
-  let key: string;
+  const suite = useTestApp();
   beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
     // A real database fault: the first stored batch holding a delta with the marker fails (a sequence is
     // not rolled back with the failed statement, so later writes of the same events succeed).
-    await sql`create sequence marked_batch_writes`.execute(app.db);
+    await sql`create sequence marked_batch_writes`.execute(suite.app.db);
     await sql`
       create function fail_first_marked_batch() returns trigger language plpgsql as $$
       begin
@@ -26,13 +23,12 @@ describe('responses: a stream batch that cannot be stored', () => {
           raise exception 'injected: the event batch cannot be stored';
         end if;
         return new;
-      end $$`.execute(app.db);
-    await sql`create trigger fail_first_marked_batch before insert on response_events for each row execute function fail_first_marked_batch()`.execute(app.db);
+      end $$`.execute(suite.app.db);
+    await sql`create trigger fail_first_marked_batch before insert on stream_events for each row execute function fail_first_marked_batch()`.execute(suite.app.db);
   });
-  afterAll(() => app.close());
 
   it('ends failed (response.interrupted) with the events its live reader saw, stored gap-free, and runs once', async () => {
-    const stream = await openCreateStream(app, key, { input: '/delay 20 one two FAILWRITE four five six seven' });
+    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 20 one two FAILWRITE four five six seven' });
     expect(stream.status).toBe(200);
     const live = await stream.readAll();
     const terminal = live.at(-1)!;
@@ -48,33 +44,30 @@ describe('responses: a stream batch that cannot be stored', () => {
 
     // Stored: exactly what the live reader saw.
     const id = terminal.data.response.id as string;
-    const replay = await (await openResumeStream(app, key, id)).readAll();
+    const replay = await (await openResumeStream(suite.app, suite.key, id)).readAll();
     expect(replay.map((event) => event.data)).toEqual(live.map((event) => event.data));
 
     // Final, and its job is not run again (no second generation under the same numbers).
     const job = await pollUntil(
-      () => app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () => suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.status !== 'running' && row.status !== 'pending',
     );
     expect(job.status).toBe('completed');
-    const stored = await app.request('GET', `/v2/responses/${id}`, { key });
+    const stored = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(stored.body).toMatchObject({ status: 'failed', error: { code: 'response.interrupted' } });
   });
 });
 
 describe('responses: a stream batch whose write committed but was reported failed', () => {
-  let app: TestApp;
-  let key: string;
+  const suite = useTestApp();
   beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
     // The reply of a committed write is lost (a connection reset after COMMIT): the batch is stored, its
     // writer sees a failure, and the batches delivered after it are not.
-    const events = app.runtime.deps.events;
+    const events = suite.app.runtime.deps.events;
     const append = events.append.bind(events);
     let failed = false;
-    events.append = async (responseId, batch) => {
-      await append(responseId, batch);
+    events.append = async (stream, batch) => {
+      await append(stream, batch);
       if (!failed && batch.some((event) => event.type === 'response.output_text.delta' && String(event.delta).includes('LOSTREPLY'))) {
         failed = true;
         await new Promise((resolve) => setTimeout(resolve, 150)); // later batches are delivered meanwhile
@@ -82,10 +75,9 @@ describe('responses: a stream batch whose write committed but was reported faile
       }
     };
   });
-  afterAll(() => app.close());
 
   it('stores every event the live reader saw, once and gap-free, after the batch that is already stored', async () => {
-    const stream = await openCreateStream(app, key, { input: '/delay 20 one two LOSTREPLY four five six seven eight nine ten' });
+    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 20 one two LOSTREPLY four five six seven eight nine ten' });
     const live = await stream.readAll();
     const terminal = live.at(-1)!;
     expect(terminal.event).toBe('response.failed');
@@ -94,9 +86,9 @@ describe('responses: a stream batch whose write committed but was reported faile
     expect(text).toMatch(/LOSTREPLY four/); // batches after the failed one were delivered live
 
     const id = terminal.data.response.id as string;
-    const replay = await (await openResumeStream(app, key, id)).readAll();
+    const replay = await (await openResumeStream(suite.app, suite.key, id)).readAll();
     expect(replay.map((event) => event.data)).toEqual(live.map((event) => event.data));
-    const rows = await app.db.selectFrom('response_events').select(['first_seq', 'last_seq']).where('response_id', '=', id).orderBy('first_seq').execute();
+    const rows = await suite.app.db.selectFrom('stream_events').select(['first_seq', 'last_seq']).where('stream_id', '=', id).orderBy('first_seq').execute();
     rows.forEach((row, index) => expect(row.first_seq).toBe(index === 0 ? 0 : rows[index - 1].last_seq + 1));
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
+import { workflowIdOf } from '../../src/engine/job-kind';
 import { runTemporalWorker } from '../../src/engine/temporal-engine';
 import { newId } from '../../src/ids';
 import { TestApp } from '../support/harness';
@@ -101,7 +102,8 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     await env?.teardown();
   });
 
-  const handle = (id: string) => env.client.workflow.getHandle(id);
+  // The workflow id carries the kind: `response/resp_…` (engine/job-kind.ts).
+  const handle = (id: string) => env.client.workflow.getHandle(workflowIdOf({ kind: 'response', id }));
 
   /** Waits for the workflow, checks it ended as the Response did, and stores its history as a replay fixture. */
   async function recordHistory(id: string, scenario: string): Promise<string> {

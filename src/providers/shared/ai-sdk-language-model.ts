@@ -32,8 +32,8 @@ export interface AiSdkLanguageModelConfig {
  *
  * It calls the vendor model's own `doGenerate` / `doStream` (the AI SDK provider specification) rather
  * than `generateText` / `streamText`: those add what this service does not use (multi-step tool loops,
- * tool execution, telemetry spans, their own retries, re-validating our prompt with zod on every call)
- * and cost about 0.7 ms of CPU per call on the benchmark machine, more than the rest of a request.
+ * tool execution, telemetry spans, their own retries, re-validating our prompt with zod on every call),
+ * and that cost more CPU per call than the rest of a request (README, "Benchmarks").
  * The wire protocol, request building, response parsing and errors are still entirely the vendor SDK's.
  */
 export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): LanguageModel {

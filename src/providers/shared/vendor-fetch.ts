@@ -6,8 +6,8 @@ import type { VendorAdapterOptions } from '../provider';
  * The `fetch` every HTTP vendor adapter is given: the WHATWG fetch contract the AI SDK expects, over
  * undici's `request` on one keep-alive pool instead of Node's global fetch. Global fetch builds a
  * Request, runs the full fetch algorithm, tees and transfers web streams and wires abort signals for each
- * call; that was about 0.7 ms of CPU per vendor call on the benchmark machine, as much as everything else
- * a chat request does besides the database. What the SDK relies on is kept:
+ * call, which cost as much CPU as everything else a chat request does besides the database (README,
+ * "Benchmarks"). What the SDK relies on is kept:
  *
  * - connection failures reject as `TypeError('fetch failed', {cause})`, exactly as global fetch does, so
  *   the SDK turns them into its retryable "Cannot connect to API" APICallError;

@@ -1,0 +1,46 @@
+import type { FlowContext } from '../../workflows/flow-context';
+
+/** Every kind of durable job; each has its definition in the registry (job-kinds.ts). */
+export type JobKind = 'response';
+
+/**
+ * How the embedded engine treats an activity's result on a re-run after a crash: `record`ed (not replay-safe,
+ * like a vendor call: its result is stored and replayed, as Temporal's history would) or `rerun` (it checks
+ * the stored state first, so running it again is safe and its result need not be stored).
+ */
+export type StepPolicy = 'record' | 'rerun';
+
+/**
+ * One kind of durable job, declared once in its own slice and listed in the registry. Both engines read it:
+ * the embedded engine runs `flow` over the activities with `steps`, `retry` and `abandon`; the Temporal
+ * engine starts `workflowType` (the kind's wrapper in workflows/, which runs the same flow) with `input`.
+ */
+export interface JobKindDefinition<Input = unknown, Activities = any> {
+  /** The Temporal workflow type: a durable name (renaming it breaks running workflows). */
+  readonly workflowType: string;
+  /** The engine-neutral flow; it returns the resource's final status. */
+  readonly flow: (context: FlowContext<Activities>, input: Input) => Promise<string>;
+  /** The flow's input for the job of a resource (plain JSON: it enters Temporal history). */
+  input(resourceId: string): Input;
+  /** Every activity the flow calls, with its policy on a re-run (the type makes each one choose). */
+  readonly steps: { readonly [Name in keyof Activities]: StepPolicy };
+  /**
+   * Embedded engine: attempts of a job before it is abandoned (failed ones, and ones that ended with their
+   * process), and the delay before its first retry (doubling per attempt up to `maxDelayMs`).
+   */
+  readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly maxDelayMs: number };
+  /** After the last attempt failed: end the resource cleanly (failed) so that nothing waits on it forever. */
+  abandon(activities: Activities, resourceId: string): Promise<void>;
+}
+
+/** A job as engines see it: the resource id and its kind. */
+export interface JobRef {
+  id: string;
+  kind: JobKind;
+}
+
+/**
+ * Temporal workflow id of a job: the kind, then the resource id (`response/resp_…`). Resource ids are unique
+ * within their kind; the kind keeps kinds apart in one Temporal namespace and names the job in Temporal's UI.
+ */
+export const workflowIdOf = (job: JobRef) => `${job.kind}/${job.id}`;

@@ -1,0 +1,104 @@
+import { debitRow } from '../billing/ledger';
+import { priceCall } from '../billing/pricing';
+import type { Price } from '../catalog/catalog-types';
+import type { NewConversationItem } from '../conversations/conversations.repository';
+import type { StreamEvent } from '../events/stream-event';
+import type { GenerationOutcome } from '../../workflows/response.flow';
+import type { OutputItem, ResponseStatus, ResponseUsage } from './response-types';
+import { responseToWire } from './response-wire';
+import type { ResponseRow } from './responses.table';
+
+/** One Response's finalisation, as plain JSON for writeFinalizations (responses.repository.ts). */
+export interface FinalRecord {
+  id: string;
+  status: string;
+  output: OutputItem[];
+  usage: ResponseUsage;
+  error: unknown;
+  incomplete_details: unknown;
+  completed_at: string;
+  /** The final event; its sequence number is filled in by the statement. */
+  final_event: unknown;
+  tail_first: number | null;
+  tail_last: number | null;
+  tail_events: StreamEvent[] | null;
+  debit_id: string | null;
+  debit_amount: number | null;
+  debit_currency: string | null;
+  /** JSON text, as debitRow writes it. */
+  debit_metadata: string | null;
+  debit_usage: string | null;
+  debit_operation_key: string | null;
+}
+
+/**
+ * What finalising a Response with `outcome` writes: its final status, output and usage, the debit of what the
+ * vendor reported, the generation's unwritten closing events and the final event (whose sequence number the
+ * statement fills in: a failed or cancelled generation may not know it). Pure: `row` is the Response as stored.
+ */
+export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, price: Price | null): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
+  const tokens = outcome.kind === 'cancelled' ? { input: 0, output: 0 } : { input: outcome.inputTokens, output: outcome.outputTokens };
+  const { cost, amount } = priceCall(price, tokens);
+  const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
+  const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
+  const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
+  const final: ResponseRow = {
+    ...row,
+    status,
+    output,
+    usage,
+    error: outcome.kind === 'failed' ? { code: outcome.code, message: outcome.message } : null,
+    incomplete_details: outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
+    completed_at: new Date(),
+  };
+  const debit =
+    amount > 0
+      ? debitRow({
+          accountId: row.account_id,
+          amount,
+          operationKey: `response:${row.id}`,
+          metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
+          usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
+        })
+      : undefined;
+  const unwritten = (outcome.kind === 'cancelled' ? [] : outcome.unwrittenEvents ?? []) as StreamEvent[];
+  const record: FinalRecord = {
+    id: row.id,
+    status,
+    output,
+    usage,
+    error: final.error,
+    incomplete_details: final.incomplete_details,
+    completed_at: final.completed_at!.toISOString(),
+    final_event: { type: `response.${status}`, sequence_number: 0, response: responseToWire(final) },
+    tail_first: unwritten[0]?.sequence_number ?? null,
+    tail_last: unwritten.at(-1)?.sequence_number ?? null,
+    tail_events: unwritten.length > 0 ? unwritten : null,
+    debit_id: debit?.id ?? null,
+    debit_amount: debit?.amount ?? null,
+    debit_currency: debit?.currency ?? null,
+    debit_metadata: debit?.metadata ?? null,
+    debit_usage: debit?.usage ?? null,
+    debit_operation_key: debit?.operation_key ?? null,
+  };
+  return { record, status, unwritten };
+}
+
+/**
+ * A finished Response as conversation items: its input, then its output. Item ids are the Response's own, so
+ * a retried finalisation cannot append them twice.
+ */
+export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): NewConversationItem[] {
+  return [
+    ...row.request.input.map((item, index): NewConversationItem =>
+      item.type === 'message'
+        ? { type: 'message', role: item.role, content: item.content, id: `msg_${row.id.slice(5)}_in${index}` }
+        : { type: 'function_call_output', callId: item.call_id, output: item.output, id: `fco_${row.id.slice(5)}_in${index}` },
+    ),
+    ...output.map((item): NewConversationItem =>
+      item.type === 'message'
+        ? { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status }
+        : { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id: item.id, status: 'completed' },
+    ),
+  ];
+}

@@ -1,0 +1,57 @@
+import type { EventWriter } from '../events/event-writer';
+import { newId } from '../ids';
+import type { TextStreamPart } from '../providers/provider';
+import type { FunctionCallOutputItem, MessageOutputItem, OutputItem } from './response-types';
+
+/** Turns provider stream parts into output items and the spec's SSE events. */
+export class OutputAssembler {
+  readonly output: OutputItem[] = [];
+  private message: MessageOutputItem | undefined;
+  private finishPart: Extract<TextStreamPart, { type: 'finish' }> | undefined;
+
+  constructor(private readonly writer: EventWriter) {}
+
+  accept(part: TextStreamPart, parallelToolCalls: boolean) {
+    if (part.type === 'text-delta') {
+      if (!part.text) return;
+      if (!this.message) {
+        this.message = { id: newId('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '' }] };
+        this.output.push(this.message);
+        this.writer.emit({ type: 'response.output_item.added', output_index: this.output.length - 1, item: { ...this.message, content: [] } });
+      }
+      this.message.content[0].text += part.text;
+      this.writer.emit({ type: 'response.output_text.delta', output_index: this.output.indexOf(this.message), content_index: 0, item_id: this.message.id, delta: part.text });
+    } else if (part.type === 'tool-call') {
+      this.closeMessage('completed');
+      if (!parallelToolCalls && this.output.some((item) => item.type === 'function_call')) return;
+      const item: FunctionCallOutputItem = { id: newId('fc'), type: 'function_call', call_id: part.callId, name: part.name, arguments: part.arguments, status: 'completed' };
+      this.output.push(item);
+      const outputIndex = this.output.length - 1;
+      this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } });
+      this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
+    } else {
+      this.finishPart = part;
+    }
+  }
+
+  /** The token counts the vendor reported, once it finished. */
+  get reportedUsage() {
+    return this.finishPart?.usage;
+  }
+
+  finish() {
+    const reason = this.finishPart?.finishReason ?? 'stop';
+    this.closeMessage(reason === 'length' ? 'incomplete' : 'completed');
+    return { reason, usage: this.finishPart?.usage ?? { inputTokens: 0, outputTokens: 0 } };
+  }
+
+  private closeMessage(status: MessageOutputItem['status']) {
+    const message = this.message;
+    if (!message) return;
+    this.message = undefined;
+    message.status = status;
+    const outputIndex = this.output.indexOf(message);
+    this.writer.emit({ type: 'response.output_text.done', output_index: outputIndex, content_index: 0, item_id: message.id, text: message.content[0].text });
+    this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item: message });
+  }
+}

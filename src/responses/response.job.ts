@@ -1,0 +1,25 @@
+import type { JobKindDefinition } from '../engine/job-kind';
+import { responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
+
+/** A Response's durable job: one workflow per Response (workflows/response.flow.ts, response.workflow.ts). */
+export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities> = {
+  workflowType: 'responseWorkflow',
+  flow: responseFlow,
+  input: (responseId) => ({ responseId }),
+  steps: {
+    // Guarded by the stored status: a second run changes nothing.
+    startResponse: 'rerun',
+    // The vendor call: not repeatable (cost, another text), so a re-run replays its recorded outcome.
+    callProvider: 'record',
+    // Guarded by the stored status and the debit's operation key.
+    finalizeResponse: 'rerun',
+    // At most once: the delivery is recorded before it is sent (webhooks/webhook-sender.ts).
+    sendWebhook: 'rerun',
+  },
+  retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+  async abandon(activities, responseId) {
+    const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
+    const final = await activities.finalizeResponse({ responseId, outcome });
+    if (final.webhook) await activities.sendWebhook({ responseId });
+  },
+};

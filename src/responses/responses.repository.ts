@@ -1,0 +1,201 @@
+import { sql, type Insertable } from 'kysely';
+import { debitsFrom } from '../billing/ledger';
+import type { Db } from '../db/database';
+import type { JobReservation } from '../engine/engine';
+import type { StreamEvent } from '../events/stream-event';
+import type { FinalRecord } from './finalization';
+import type { InputItem, OutputItem } from './response-types';
+import type { ResponseRow, ResponsesTable } from './responses.table';
+
+/** The Responses slice's queries (and its idempotency keys'); transactions and batching belong to the callers. */
+
+const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
+
+/** A Response of the account, unless deleted. */
+export async function findResponse(executor: Db, accountId: string, id: string): Promise<ResponseRow | undefined> {
+  return executor.selectFrom('responses').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('deleted_at', 'is', null).executeTakeFirst();
+}
+
+/** A Response by id alone, deleted or not. */
+export async function findResponseById(executor: Db, id: string): Promise<ResponseRow | undefined> {
+  return executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A Response by id alone, deleted or not: for its own job, which knows it exists. */
+export async function loadResponse(executor: Db, id: string): Promise<ResponseRow> {
+  return executor.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+
+export async function readStatus(executor: Db, id: string) {
+  return executor.selectFrom('responses').select(['status', 'cancel_requested_at']).where('id', '=', id).executeTakeFirst();
+}
+
+/** The Response and the sequence number its stream's next event takes (after everything stored). */
+export async function loadWithNextSequence(executor: Db, id: string): Promise<{ row: ResponseRow; nextSequence: number }> {
+  const { next_sequence: nextSequence, ...row } = await executor
+    .selectFrom('responses')
+    .selectAll()
+    .select((eb) =>
+      eb
+        .selectFrom('stream_events')
+        .select(sql<number>`coalesce(max(last_seq), -1) + 1`.as('next'))
+        .where('stream_id', '=', id)
+        .as('next_sequence'),
+    )
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+  return { row, nextSequence: Number(nextSequence) };
+}
+
+/** One link of a previous_response_id chain: its input and output, and the link before it. */
+export async function findChainLink(executor: Db, accountId: string, id: string) {
+  const row: { input: InputItem[]; output: OutputItem[]; previous_response_id: string | null; deleted_at: Date | null } | undefined = await executor
+    .selectFrom('responses')
+    .select([sql<InputItem[]>`request -> 'input'`.as('input'), 'output', 'previous_response_id', 'deleted_at'])
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
+  return row;
+}
+
+export interface QueuedInsert {
+  values: Insertable<ResponsesTable>;
+  /** The first events of its stream: `response.created`, and `response.in_progress` when written started. */
+  initialEvents: StreamEvent[];
+  reservation?: JobReservation;
+}
+
+/**
+ * New Responses, their initial events (from sequence 0) and their job rows (the engine's outbox, or already
+ * claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
+ * Foreign keys are checked at statement end. Answers the rows in the order given.
+ */
+export async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promise<ResponseRow[]> {
+  const unclaimed = { status: 'pending' as const, lease_owner: null, lease_expires_at: null, attempts: 0 };
+  const rows = await executor
+    .with('created_event', (qb) =>
+      qb
+        .insertInto('stream_events')
+        .values(items.map(({ values, initialEvents }) => ({ stream_id: values.id!, first_seq: 0, last_seq: initialEvents.length - 1, events: JSON.stringify(initialEvents) })))
+        .returning('stream_events.stream_id'),
+    )
+    .with('outbox', (qb) =>
+      qb
+        .insertInto('jobs')
+        .values(items.map(({ values, reservation }) => ({ id: values.id!, kind: 'response' as const, ...(reservation?.claim ?? unclaimed) })))
+        .returning('jobs.id'),
+    )
+    .insertInto('responses')
+    .values(items.map((item) => item.values))
+    .returningAll()
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return items.map((item) => byId.get(item.values.id!)!);
+}
+
+/**
+ * queued → in_progress plus the `response.in_progress` event (always sequence 1: only `response.created`, 0,
+ * is written before it), for many Responses in one statement. Skips any cancelled or no longer queued;
+ * answers the rows it started.
+ */
+export async function startQueuedResponses(executor: Db, ids: string[], inProgressEvents: Record<string, StreamEvent[]>): Promise<ResponseRow[]> {
+  const started = await sql<ResponseRow>`
+    with started as (
+      update responses set status = 'in_progress', started_at = now()
+      where id = any(${ids}::text[]) and status = 'queued' and cancel_requested_at is null
+      returning *),
+    event as (
+      insert into stream_events (stream_id, first_seq, last_seq, events)
+      select id, 1, 1, ${JSON.stringify(inProgressEvents)}::jsonb -> id from started)
+    select * from started`.execute(executor);
+  return started.rows;
+}
+
+/**
+ * Finalises Responses in one statement (a data-modifying CTE over the records): final status, output and
+ * usage; the generation's unwritten closing events and the final event, whose sequence number is the
+ * stream's next one, read by the statement itself (a failed or cancelled generation may not know it); the
+ * debit and its balance change (the ledger's debitsFrom). Guarded by the stored status: a Response that a
+ * concurrent cancel (or a previous run) finalised first gets none of it. Answers the final event's sequence
+ * number per Response written.
+ */
+export async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise<Map<string, number>> {
+  const written = await sql<{ id: string; sequence: number }>`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
+        id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
+        final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
+        debit_id text, debit_amount bigint, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text)),
+    updated as (
+      update responses set
+        status = input.status, output = input.output, usage = input.usage, error = input.error,
+        incomplete_details = input.incomplete_details, completed_at = input.completed_at
+      from input
+      where responses.id = input.id and responses.status in ('queued', 'in_progress')
+      returning responses.id, responses.account_id),
+    stored as (
+      select updated.id, coalesce((select max(last_seq) from stream_events where stream_events.stream_id = updated.id), -1) as last_seq
+      from updated),
+    tail_events as (
+      -- Only the tail's events after what is stored: a batch whose write failed may in fact have committed
+      -- (its reply lost), and the batches after it must still be stored.
+      insert into stream_events (stream_id, first_seq, last_seq, events)
+      select input.id, (tail.events -> 0 ->> 'sequence_number')::int, input.tail_last, tail.events
+      from stored join input on input.id = stored.id
+      cross join lateral (
+        select jsonb_agg(event order by position) as events
+        from jsonb_array_elements(input.tail_events) with ordinality as element (event, position)
+        where (event ->> 'sequence_number')::int > stored.last_seq) as tail
+      where input.tail_events is not null and tail.events is not null),
+    next_event as (
+      select stored.id, greatest(stored.last_seq + 1, coalesce(input.tail_last + 1, 0)) as sequence
+      from stored join input on input.id = stored.id),
+    final_event as (
+      insert into stream_events (stream_id, first_seq, last_seq, events)
+      select next_event.id, next_event.sequence, next_event.sequence,
+        jsonb_build_array(jsonb_set(input.final_event, '{sequence_number}', to_jsonb(next_event.sequence)))
+      from next_event join input on input.id = next_event.id),
+    billable as (
+      select input.debit_id as id, updated.account_id, input.debit_amount as amount, input.debit_currency as currency,
+        input.debit_metadata as metadata, input.debit_usage as usage, input.debit_operation_key as operation_key
+      from updated join input on input.id = updated.id
+      where input.debit_id is not null),
+    ${debitsFrom('billable')}
+    select id, sequence from next_event`.execute(executor);
+  return new Map(written.rows.map((row) => [row.id, Number(row.sequence)]));
+}
+
+/** Records a cancel request on the row (the workflow reads it when it starts or finalises). */
+export async function markCancelRequested(executor: Db, id: string): Promise<void> {
+  await executor.updateTable('responses').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', id).execute();
+}
+
+export async function markDeleted(executor: Db, accountId: string, id: string): Promise<void> {
+  await executor.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
+}
+
+/** The live idempotency record of (account, key): younger than 24 hours (DECISIONS.md 17). */
+export async function findIdempotencyKey(executor: Db, accountId: string, key: string) {
+  return executor
+    .selectFrom('idempotency_keys')
+    .select(['request_hash', 'response_id'])
+    .where('account_id', '=', accountId)
+    .where('key', '=', key)
+    .where('created_at', '>=', IDEMPOTENCY_TTL)
+    .executeTakeFirst();
+}
+
+/** Claims (account, key) for a new Response, or an expired claim again; undefined when a live claim holds it. */
+export async function claimIdempotencyKey(executor: Db, claim: { accountId: string; key: string; requestHash: string; responseId: string }) {
+  return executor
+    .insertInto('idempotency_keys')
+    .values({ account_id: claim.accountId, key: claim.key, request_hash: claim.requestHash, response_id: claim.responseId })
+    .onConflict((oc) =>
+      oc
+        .columns(['account_id', 'key'])
+        .doUpdateSet({ request_hash: claim.requestHash, response_id: claim.responseId, created_at: new Date() })
+        .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
+    )
+    .returning('response_id')
+    .executeTakeFirst();
+}
