@@ -1,5 +1,5 @@
 import { SignJWT, generateKeyPair } from 'jose';
-import { SIGNING_SECRET, TestApp, postgresUrl } from '../support/harness';
+import { SIGNING_SECRET, useTestApp, postgresUrl } from '../support/harness';
 
 const backend = postgresUrl ? 'postgres' : 'pglite';
 const ISSUER = 'switchyard';
@@ -19,16 +19,10 @@ function sign(options: { kid?: string; sub: string; exp?: number; iss?: string; 
 }
 
 describe(`authentication (${backend})`, () => {
-  let app: TestApp;
-  let account: { accountId: string; key: string; keyId: string };
-  beforeAll(async () => {
-    app = await TestApp.start();
-    account = await app.createAccount();
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const listConversations = (token?: string, headers?: Record<string, string>) =>
-    app.request('GET', '/v2/conversations', { key: token, headers });
+    suite.app.request('GET', '/v2/conversations', { key: token, headers });
 
   /** 401 `auth.unauthorized` in the envelope, and the token never echoed back. */
   async function expectUnauthorized(token: string | undefined, message?: RegExp, headers?: Record<string, string>) {
@@ -47,44 +41,44 @@ describe(`authentication (${backend})`, () => {
   }
 
   it('accepts the issued key and a token signed the same way (control for the cases below)', async () => {
-    expect((await listConversations(account.key)).status).toBe(200);
-    const selfSigned = await sign({ kid: account.keyId, sub: account.accountId, exp: now() + 600 });
+    expect((await listConversations(suite.key)).status).toBe(200);
+    const selfSigned = await sign({ kid: suite.keyId, sub: suite.accountId, exp: now() + 600 });
     expect((await listConversations(selfSigned)).status).toBe(200);
   });
 
   it('401 when the header is missing or empty, on v2 and v1', async () => {
     await expectUnauthorized(undefined, /X-Auth-Token/);
     await expectUnauthorized(undefined, undefined, { 'x-auth-token': '   ' });
-    const v1 = await app.request('GET', '/v1/models');
+    const v1 = await suite.app.request('GET', '/v1/models');
     expect([v1.status, v1.body.error.code]).toEqual([401, 'auth.unauthorized']);
     // The key goes in X-Auth-Token; an Authorization header is not a substitute.
-    await expectUnauthorized(undefined, undefined, { authorization: `Bearer ${account.key}` });
+    await expectUnauthorized(undefined, undefined, { authorization: `Bearer ${suite.key}` });
   });
 
   it('401 for malformed keys', async () => {
-    for (const token of ['not-a-jwt', 'abc.def', 'a.b.c.d', `Bearer ${account.key}`, `${account.key}x!`, 'eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln']) {
+    for (const token of ['not-a-jwt', 'abc.def', 'a.b.c.d', `Bearer ${suite.key}`, `${suite.key}x!`, 'eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln']) {
       await expectUnauthorized(token);
     }
   });
 
   it('401 for an expired key: exp in the past, or the key row past its expiry', async () => {
-    const created = await app.admin('POST', `/admin/accounts/${account.accountId}/keys`, { expires_in: 1 });
+    const created = await suite.app.admin('POST', `/admin/accounts/${suite.accountId}/keys`, { expires_in: 1 });
     expect(created.status).toBe(201);
     expect(created.body.expires_at).toEqual(expect.any(Number));
-    const expired = await sign({ kid: created.body.id, sub: account.accountId, exp: now() - 60 });
+    const expired = await sign({ kid: created.body.id, sub: suite.accountId, exp: now() - 60 });
     await expectUnauthorized(expired, /expired/);
 
     // A token without exp is still refused once the row says the key expired.
-    const other = await app.admin('POST', `/admin/accounts/${account.accountId}/keys`, {});
+    const other = await suite.app.admin('POST', `/admin/accounts/${suite.accountId}/keys`, {});
     expect((await listConversations(other.body.key)).status).toBe(200);
-    await app.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', other.body.id).execute();
+    await suite.app.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', other.body.id).execute();
     await expectUnauthorized(other.body.key, /expired/);
   });
 
   it('401 for a bad signature', async () => {
-    const wrongSecret = await sign({ kid: account.keyId, sub: account.accountId, key: new TextEncoder().encode('another-secret-that-is-long-enough-0123456789') });
+    const wrongSecret = await sign({ kid: suite.keyId, sub: suite.accountId, key: new TextEncoder().encode('another-secret-that-is-long-enough-0123456789') });
     await expectUnauthorized(wrongSecret, /signature/);
-    const [header, payload, signature] = account.key.split('.');
+    const [header, payload, signature] = suite.key.split('.');
     const flipped = signature[0] === 'A' ? 'B' : 'A';
     await expectUnauthorized(`${header}.${payload}.${flipped}${signature.slice(1)}`);
     // The real signature over a different payload (another account).
@@ -93,29 +87,29 @@ describe(`authentication (${backend})`, () => {
   });
 
   it("401 for 'alg: none' tokens", async () => {
-    const header = base64url({ alg: 'none', typ: 'JWT', kid: account.keyId });
-    const payload = base64url({ sub: account.accountId, iss: ISSUER, iat: now() });
+    const header = base64url({ alg: 'none', typ: 'JWT', kid: suite.keyId });
+    const payload = base64url({ sub: suite.accountId, iss: ISSUER, iat: now() });
     await expectUnauthorized(`${header}.${payload}.`);
     await expectUnauthorized(`${header}.${payload}.c2lnbmF0dXJl`);
-    const lower = base64url({ alg: 'None', kid: account.keyId });
+    const lower = base64url({ alg: 'None', kid: suite.keyId });
     await expectUnauthorized(`${lower}.${payload}.c2lnbmF0dXJl`);
   });
 
   it('401 for tokens signed with another algorithm (RS256, ES256, HS512 with the right secret)', async () => {
     for (const alg of ['RS256', 'ES256'] as const) {
       const { privateKey } = await generateKeyPair(alg);
-      const token = await new SignJWT({}).setProtectedHeader({ alg, kid: account.keyId }).setSubject(account.accountId).setIssuer(ISSUER).setIssuedAt().sign(privateKey);
+      const token = await new SignJWT({}).setProtectedHeader({ alg, kid: suite.keyId }).setSubject(suite.accountId).setIssuer(ISSUER).setIssuedAt().sign(privateKey);
       await expectUnauthorized(token);
     }
-    await expectUnauthorized(await sign({ kid: account.keyId, sub: account.accountId, alg: 'HS512' }), /algorithm/);
+    await expectUnauthorized(await sign({ kid: suite.keyId, sub: suite.accountId, alg: 'HS512' }), /algorithm/);
   });
 
   it('401 when the kid is unknown, missing, or names another account’s key; or the issuer is wrong', async () => {
-    await expectUnauthorized(await sign({ kid: 'key_000000000000000000000000', sub: account.accountId }), /not recognised/);
-    await expectUnauthorized(await sign({ sub: account.accountId }));
-    const stranger = await app.createAccount();
-    await expectUnauthorized(await sign({ kid: stranger.keyId, sub: account.accountId }));
-    await expectUnauthorized(await sign({ kid: account.keyId, sub: account.accountId, iss: 'someone-else' }));
+    await expectUnauthorized(await sign({ kid: 'key_000000000000000000000000', sub: suite.accountId }), /not recognised/);
+    await expectUnauthorized(await sign({ sub: suite.accountId }));
+    const stranger = await suite.app.createAccount();
+    await expectUnauthorized(await sign({ kid: stranger.keyId, sub: suite.accountId }));
+    await expectUnauthorized(await sign({ kid: suite.keyId, sub: suite.accountId, iss: 'someone-else' }));
   });
 
   it('401 for vendor-style sk-... keys, saying the format is not valid for this version', async () => {
@@ -125,27 +119,27 @@ describe(`authentication (${backend})`, () => {
   });
 
   it('403 auth.forbidden for a disabled key; the account’s other keys keep working', async () => {
-    const doomed = await app.admin('POST', `/admin/accounts/${account.accountId}/keys`, { name: 'doomed' });
+    const doomed = await suite.app.admin('POST', `/admin/accounts/${suite.accountId}/keys`, { name: 'doomed' });
     expect((await listConversations(doomed.body.key)).status).toBe(200);
-    const disabled = await app.admin('POST', `/admin/keys/${doomed.body.id}/disable`);
+    const disabled = await suite.app.admin('POST', `/admin/keys/${doomed.body.id}/disable`);
     expect(disabled.body).toEqual({ id: doomed.body.id, status: 'disabled' });
     for (const [method, url] of [['GET', '/v2/conversations'], ['POST', '/v2/conversations'], ['GET', '/v2/assistants']]) {
-      const reply = await app.request(method, url, { key: doomed.body.key, body: method === 'POST' ? {} : undefined });
+      const reply = await suite.app.request(method, url, { key: doomed.body.key, body: method === 'POST' ? {} : undefined });
       expect([url, reply.status, reply.body]).toEqual([url, 403, { error: { code: 'auth.forbidden', message: expect.any(String) } }]);
       expectNoSecret(reply.body, doomed.body.key);
     }
     // Disabling wrote nothing else: no conversation was created by the refused POST.
-    const rows = await app.db.selectFrom('conversations').select('id').where('account_id', '=', account.accountId).execute();
+    const rows = await suite.app.db.selectFrom('conversations').select('id').where('account_id', '=', suite.accountId).execute();
     expect(rows).toEqual([]);
-    expect((await listConversations(account.key)).status).toBe(200);
+    expect((await listConversations(suite.key)).status).toBe(200);
   });
 
   it("404 for another account's conversation, with a valid key", async () => {
-    const owner = await app.createAccount();
-    const created = await app.request('POST', '/v2/conversations', { key: owner.key, body: { metadata: { private: 'yes' } } });
-    const reply = await app.request('GET', `/v2/conversations/${created.body.id}`, { key: account.key });
+    const owner = await suite.app.createAccount();
+    const created = await suite.app.request('POST', '/v2/conversations', { key: owner.key, body: { metadata: { private: 'yes' } } });
+    const reply = await suite.app.request('GET', `/v2/conversations/${created.body.id}`, { key: suite.key });
     expect([reply.status, reply.body.error.code]).toEqual([404, 'conversation.not_found']);
-    expectNoSecret(reply.body, account.key);
-    expect((await app.request('GET', `/v2/conversations/${created.body.id}`, { key: owner.key })).status).toBe(200);
+    expectNoSecret(reply.body, suite.key);
+    expect((await suite.app.request('GET', `/v2/conversations/${created.body.id}`, { key: owner.key })).status).toBe(200);
   });
 });

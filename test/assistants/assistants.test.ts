@@ -1,17 +1,11 @@
-import { TestApp, postgresUrl } from '../support/harness';
+import { useTestApp, postgresUrl } from '../support/harness';
 
 const backend = postgresUrl ? 'postgres' : 'pglite';
 
 describe(`assistants (${backend})`, () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
-  const call = (method: string, url: string, body?: unknown, as = key) => app.request(method, url, { key: as, body });
+  const call = (method: string, url: string, body?: unknown, as = suite.key) => suite.app.request(method, url, { key: as, body });
 
   const full = {
     model: 'dev-echo',
@@ -31,7 +25,7 @@ describe(`assistants (${backend})`, () => {
   };
 
   async function countAssistants(accountId: string) {
-    const row = await app.db.selectFrom('assistants').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const row = await suite.app.db.selectFrom('assistants').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -88,7 +82,7 @@ describe(`assistants (${backend})`, () => {
 
   it('update is a full replacement: fields left out are reset, model and name are required', async () => {
     const created = (await call('POST', '/v2/assistants', full)).body;
-    const otherLlm = app.runtime.deps.catalog.listModels({ type: 'llm' }).find((model) => model.vendor !== 'dev');
+    const otherLlm = suite.app.runtime.deps.catalog.listModels({ type: 'llm' }).find((model) => model.vendor !== 'dev');
     expect(otherLlm).toBeDefined();
     const replaced = await call('POST', `/v2/assistants/${created.id}`, { model: otherLlm!.code, name: 'Renamed' });
     expect(replaced.status).toBe(200);
@@ -131,7 +125,7 @@ describe(`assistants (${backend})`, () => {
   });
 
   it('rejects every invalid create body with 400 and writes nothing', async () => {
-    const { key: own, accountId } = await app.createAccount();
+    const { key: own, accountId } = await suite.app.createAccount();
     const base = { model: 'dev-echo', name: 'x' };
     const cases: Array<[unknown, RegExp?]> = [
       [{ name: 'x' }, /model/],
@@ -166,12 +160,12 @@ describe(`assistants (${backend})`, () => {
       [{ ...base, model: 'dev-embed' }, /llm/],
     ];
     for (const [body, message] of cases) {
-      const reply = await app.request('POST', '/v2/assistants', { key: own, body });
+      const reply = await suite.app.request('POST', '/v2/assistants', { key: own, body });
       const label = JSON.stringify(body).slice(0, 70);
       expect([label, reply.status, reply.body.error?.code]).toEqual([label, 400, 'assistant.invalid_request']);
       if (message) expect([label, reply.body.error.message]).toEqual([label, expect.stringMatching(message)]);
     }
-    const missingBody = await app.request('POST', '/v2/assistants', { key: own });
+    const missingBody = await suite.app.request('POST', '/v2/assistants', { key: own });
     expect([missingBody.status, missingBody.body.error.code]).toEqual([400, 'assistant.invalid_request']);
     expect(await countAssistants(accountId)).toBe(0);
   });
@@ -191,7 +185,7 @@ describe(`assistants (${backend})`, () => {
     let own: string;
     let ids: number[];
     beforeAll(async () => {
-      ({ key: own } = await app.createAccount());
+      ({ key: own } = await suite.app.createAccount());
       ids = [];
       for (let i = 0; i < 25; i++) {
         const reply = await call('POST', '/v2/assistants', { model: 'dev-echo', name: `a${i}` }, own);
@@ -248,8 +242,8 @@ describe(`assistants (${backend})`, () => {
   });
 
   it("hides another account's assistants (404) and lists only the caller's", async () => {
-    const owner = await app.createAccount();
-    const stranger = await app.createAccount();
+    const owner = await suite.app.createAccount();
+    const stranger = await suite.app.createAccount();
     const created = (await call('POST', '/v2/assistants', full, owner.key)).body;
     for (const [method, body] of [['GET'], ['POST', { model: 'dev-echo', name: 'hijack' }], ['DELETE']] as const) {
       const reply = await call(method, `/v2/assistants/${created.id}`, body, stranger.key);

@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { ApiError } from '../../src/errors';
 import { parseCatalog } from '../../src/catalog/catalog.loader';
 import { readCatalogTables } from '../../src/catalog/catalog.repository';
-import { dropSchema, postgresUrl, TestApp } from '../support/harness';
+import { dropSchema, postgresUrl, TestApp, useTestApp } from '../support/harness';
 
 /** The shipped catalog, read independently of the loader, for expectations. */
 const shipped = parse(fs.readFileSync(path.join(__dirname, '../../catalog.yaml'), 'utf8')) as {
@@ -58,19 +58,13 @@ async function createSchema(): Promise<string | undefined> {
 }
 
 describe('catalog endpoints (no vendor keys)', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
-  const get = (url: string) => app.request('GET', url, { key });
+  const get = (url: string) => suite.app.request('GET', url, { key: suite.key });
 
   it('requires an API key', async () => {
     for (const url of ['/v2/models', '/v2/models/prices', '/v2/models/dev-echo', '/v2/vendors', '/v1/models', '/v1/getMe']) {
-      const reply = await app.request('GET', url);
+      const reply = await suite.app.request('GET', url);
       expect(reply.status).toBe(401);
       expect(reply.body.error.code).toBe('auth.unauthorized');
     }
@@ -209,8 +203,8 @@ describe('catalog endpoints (no vendor keys)', () => {
   });
 
   it('v1 getMe: the calling account, key and balance', async () => {
-    const created = await app.createAccount({ name: 'me-test', balance: 4321, mcpEnabled: true });
-    const reply = await app.request('GET', '/v1/getMe', { key: created.key });
+    const created = await suite.app.createAccount({ name: 'me-test', balance: 4321, mcpEnabled: true });
+    const reply = await suite.app.request('GET', '/v1/getMe', { key: created.key });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
       account: { id: created.accountId, name: 'me-test', created_at: expect.any(Number), mcp_enabled: true },
@@ -221,7 +215,7 @@ describe('catalog endpoints (no vendor keys)', () => {
   });
 
   it('mirrors the file into the catalog tables', async () => {
-    const tables = await readCatalogTables(app.db);
+    const tables = await readCatalogTables(suite.app.db);
     expect(tables.vendors.map((vendor) => vendor.code)).toEqual(shipped.vendors.map((vendor) => vendor.code));
     expect(tables.models.map((model) => model.code)).toEqual(shippedModelCodes);
     expect(tables.prices.map((price) => price.model_code).sort()).toEqual([...shippedModelCodes].sort());
@@ -234,7 +228,7 @@ describe('catalog endpoints (no vendor keys)', () => {
   });
 
   it('requireUsableModel: unknown, wrong type and unconfigured vendor are 400s naming the fix', () => {
-    const { catalog } = app.runtime.deps;
+    const { catalog } = suite.app.runtime.deps;
     expect(catalog.requireUsableModel('dev-echo', 'response', 'llm').upstreamId).toBe('dev-echo');
     const attempt = (code: string, type: 'llm' | 'embed') => {
       try {
@@ -254,7 +248,7 @@ describe('catalog endpoints (no vendor keys)', () => {
   });
 
   it('the provider registry refuses an unconfigured vendor and serves dev', async () => {
-    const { providers } = app.runtime.deps;
+    const { providers } = suite.app.runtime.deps;
     expect(() => providers.languageModel('openai')).toThrow(expect.objectContaining({ status: 400, code: 'model.not_available', message: expect.stringContaining('OPENAI_API_KEY') }));
     expect(() => providers.embeddingModel('nobody')).toThrow(expect.objectContaining({ code: 'model.not_available' }));
     const reply = await providers.languageModel('dev').generateText({ model: 'dev-echo', items: [{ type: 'message', role: 'user', text: 'hello there' }] });
@@ -264,31 +258,25 @@ describe('catalog endpoints (no vendor keys)', () => {
 });
 
 describe('catalog availability follows the vendor settings', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-test-not-a-real-key', OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1', MISTRAL_BASE_URL: 'http://127.0.0.1:9/v1' } });
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp({ app: { env: { OPENAI_API_KEY: 'sk-test-not-a-real-key', OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1', MISTRAL_BASE_URL: 'http://127.0.0.1:9/v1' } } });
 
   it('shows a vendor with its key (or, keyless, its base URL) as available, and only that one', async () => {
-    const vendors = (await app.request('GET', '/v2/vendors', { key })).body;
+    const vendors = (await suite.app.request('GET', '/v2/vendors', { key: suite.key })).body;
     const availability = Object.fromEntries(vendors.map((vendor: any) => [vendor.code, vendor.available]));
     // Mistral has a base URL but no key: still not configured.
     expect(availability).toEqual({ openai: true, anthropic: false, google: false, mistral: false, ollama: true, dev: true });
-    const models = (await app.request('GET', '/v2/models', { key })).body;
+    const models = (await suite.app.request('GET', '/v2/models', { key: suite.key })).body;
     expect(models['gpt-4.1'].available).toBe(true);
     expect(models['text-embedding-3-small'].available).toBe(true);
     expect(models['llama3.1:8b'].available).toBe(true);
     expect(models['claude-haiku-4-5'].available).toBe(false);
     expect(models['mistral-embed'].available).toBe(false);
-    expect((await app.request('GET', '/v2/models/gpt-4.1', { key })).body.available).toBe(true);
-    expect((await app.request('GET', '/v1/models/gpt-4.1', { key })).body.available).toBe(true);
+    expect((await suite.app.request('GET', '/v2/models/gpt-4.1', { key: suite.key })).body.available).toBe(true);
+    expect((await suite.app.request('GET', '/v1/models/gpt-4.1', { key: suite.key })).body.available).toBe(true);
   });
 
   it('requireUsableModel accepts the configured vendor and still names the missing key of others', () => {
-    const { catalog } = app.runtime.deps;
+    const { catalog } = suite.app.runtime.deps;
     expect(catalog.requireUsableModel('gpt-4.1', 'response', 'llm').vendor).toBe('openai');
     expect(catalog.requireUsableModel('nomic-embed-text', 'embedding', 'embed').upstreamId).toBe('nomic-embed-text');
     expect(() => catalog.requireUsableModel('claude-sonnet-4-5', 'response', 'llm')).toThrow(

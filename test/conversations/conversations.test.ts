@@ -9,29 +9,22 @@ import {
   listLatestItemsWithin,
 } from '../../src/conversations/conversations.repository';
 import { createConversationsService } from '../../src/conversations/conversations.service';
-import { TestApp, dropSchema, postgresUrl } from '../support/harness';
+import { TestApp, useTestApp, dropSchema, postgresUrl } from '../support/harness';
 
 const backend = postgresUrl ? 'postgres' : 'pglite';
 
 describe(`conversations and items (${backend})`, () => {
-  let app: TestApp;
-  let key: string;
-  let accountId: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key, accountId } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
-  const call = (method: string, url: string, body?: unknown, as = key) => app.request(method, url, { key: as, body });
+  const call = (method: string, url: string, body?: unknown, as = suite.key) => suite.app.request(method, url, { key: as, body });
 
   async function countRows(account: string) {
-    const conversations = await app.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
-    const items = await app.db.selectFrom('conversation_items').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
+    const conversations = await suite.app.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
+    const items = await suite.app.db.selectFrom('conversation_items').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
     return { conversations: Number(conversations.n), items: Number(items.n) };
   }
 
-  async function newConversation(body: unknown = {}, as = key): Promise<string> {
+  async function newConversation(body: unknown = {}, as = suite.key): Promise<string> {
     const reply = await call('POST', '/v2/conversations', body, as);
     expect(reply.status).toBe(200);
     return reply.body.id;
@@ -83,7 +76,7 @@ describe(`conversations and items (${backend})`, () => {
 
   it('creates an empty conversation from an empty or missing body', async () => {
     for (const body of [{}, undefined]) {
-      const reply = await app.request('POST', '/v2/conversations', { key, body });
+      const reply = await suite.app.request('POST', '/v2/conversations', { key: suite.key, body });
       expect(reply.status).toBe(200);
       expect(reply.body.metadata).toEqual({});
       const items = await call('GET', `/v2/conversations/${reply.body.id}/items`);
@@ -105,7 +98,7 @@ describe(`conversations and items (${backend})`, () => {
     const deleted = await call('DELETE', `/v2/conversations/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id, object: 'conversation.deleted', deleted: true });
-    const items = await app.db.selectFrom('conversation_items').select('id').where('conversation_id', '=', id).execute();
+    const items = await suite.app.db.selectFrom('conversation_items').select('id').where('conversation_id', '=', id).execute();
     expect(items).toEqual([]);
     for (const [method, url, body] of [
       ['GET', `/v2/conversations/${id}`],
@@ -164,7 +157,7 @@ describe(`conversations and items (${backend})`, () => {
     const seventeen = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
 
     it('rejects bad create bodies and writes nothing', async () => {
-      const { key: own, accountId: ownAccount } = await app.createAccount();
+      const { key: own, accountId: ownAccount } = await suite.app.createAccount();
       const bad: unknown[] = [
         [],
         'text',
@@ -193,12 +186,12 @@ describe(`conversations and items (${backend})`, () => {
         { items: [{ type: 'function_call', call_id: 'c', arguments: '{}' }] },
       ];
       for (const body of bad) {
-        const reply = await app.request('POST', '/v2/conversations', { key: own, body });
+        const reply = await suite.app.request('POST', '/v2/conversations', { key: own, body });
         expect([JSON.stringify(body).slice(0, 80), reply.status, reply.body.error?.code]).toEqual([JSON.stringify(body).slice(0, 80), 400, 'conversation.invalid_request']);
         expect(reply.body.error.message).toEqual(expect.any(String));
       }
       expect(await countRows(ownAccount)).toEqual({ conversations: 0, items: 0 });
-      const notJson = await app.request('POST', '/v2/conversations', { key: own, rawBody: '{"items": [', headers: { 'content-type': 'application/json' } });
+      const notJson = await suite.app.request('POST', '/v2/conversations', { key: own, rawBody: '{"items": [', headers: { 'content-type': 'application/json' } });
       expect([notJson.status, notJson.body.error.code]).toEqual([400, 'request.invalid_json']);
     });
 
@@ -248,8 +241,8 @@ describe(`conversations and items (${backend})`, () => {
   });
 
   it('never leaves half a conversation behind when the insert fails mid-way', async () => {
-    const { accountId: ownAccount } = await app.createAccount();
-    const service = createConversationsService({ db: app.db });
+    const { accountId: ownAccount } = await suite.app.createAccount();
+    const service = createConversationsService({ db: suite.app.db });
     // Validation is bypassed on purpose: the third item fails inside the database (Postgres refuses U+0000),
     // after the conversation row and two items were already inserted in the transaction.
     await expect(
@@ -356,14 +349,14 @@ describe(`conversations and items (${backend})`, () => {
     });
 
     it('pages the conversation list the same way', async () => {
-      const { key: own } = await app.createAccount();
+      const { key: own } = await suite.app.createAccount();
       const ids: string[] = [];
       for (let i = 0; i < 30; i++) ids.push(await newConversation({ metadata: { n: String(i) } }, own));
       const walk = async (order: 'asc' | 'desc', direction: 'after' | 'before', start?: string) => {
         const seen: string[] = start ? [start] : [];
         let cursor = start;
         for (;;) {
-          const reply: any = await app.request('GET', `/v2/conversations?limit=7&order=${order}${cursor ? `&${direction}=${cursor}` : ''}`, { key: own });
+          const reply: any = await suite.app.request('GET', `/v2/conversations?limit=7&order=${order}${cursor ? `&${direction}=${cursor}` : ''}`, { key: own });
           expect(reply.status).toBe(200);
           expect(reply.body.object).toBe('list');
           const page = reply.body.data.map((row: any) => row.id);
@@ -377,15 +370,15 @@ describe(`conversations and items (${backend})`, () => {
       expect(await walk('desc', 'after')).toEqual([...ids].reverse());
       expect(await walk('asc', 'before', ids[29])).toEqual(ids);
       expect(await walk('desc', 'before', ids[0])).toEqual([...ids].reverse());
-      const defaults = await app.request('GET', '/v2/conversations', { key: own });
+      const defaults = await suite.app.request('GET', '/v2/conversations', { key: own });
       expect(defaults.body.data).toHaveLength(20);
       expect(defaults.body.data[0]).toEqual({ id: ids[29], object: 'conversation', created_at: expect.any(Number), metadata: { n: '29' } });
     });
   });
 
   it("hides another account's conversations and items (404), and its cursors (400)", async () => {
-    const owner = await app.createAccount();
-    const stranger = await app.createAccount();
+    const owner = await suite.app.createAccount();
+    const stranger = await suite.app.createAccount();
     const id = await newConversation({ items: [{ type: 'message', role: 'user', content: 'secret' }] }, owner.key);
     const itemId = (await call('GET', `/v2/conversations/${id}/items`, undefined, owner.key)).body.data[0].id;
     const strangerConversation = await newConversation({}, stranger.key);
@@ -417,10 +410,10 @@ describe(`conversations and items (${backend})`, () => {
 
   it('exposes appendItems / listLatestItemsWithin / itemToWire for the Responses engine', async () => {
     const id = await newConversation({ items: [{ type: 'message', role: 'user', content: 'question' }] });
-    const rows = await app.db.transaction().execute((trx) =>
+    const rows = await suite.app.db.transaction().execute((trx) =>
       appendItems(trx, {
         conversationId: id,
-        accountId,
+        accountId: suite.accountId,
         responseId: 'resp_test1',
         items: [
           { type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' },
@@ -437,21 +430,21 @@ describe(`conversations and items (${backend})`, () => {
     expect(viaApi.body).toMatchObject({ id: 'fc_fixed_for_retry', type: 'function_call', call_id: 'call_a', name: 'lookup', response_id: 'resp_test1' });
 
     // A retried append with the same ids adds nothing and returns the stored rows.
-    const again = await appendItems(app.db, { conversationId: id, accountId, responseId: 'resp_test1', items: [{ type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' }] });
+    const again = await appendItems(suite.app.db, { conversationId: id, accountId: suite.accountId, responseId: 'resp_test1', items: [{ type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' }] });
     expect(again.map((row) => row.seq)).toEqual([rows[0].seq]);
 
-    const all = await listLatestItemsWithin(app.db, id, { tokenBudget: 1_000 });
+    const all = await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 1_000 });
     expect(all.rows.map((row) => row.type)).toEqual(['message', 'function_call', 'message']);
     // question (8 characters: 2 + 4), lookup{} (8: 2 + 4), answer (6: 2 + 4)
     expect([all.complete, all.tokensSeen]).toEqual([true, 18]);
-    expect((await listLatestItemsWithin(app.db, id, { limit: 2, tokenBudget: 1_000 })).rows.map((row) => row.id)).toEqual([rows[0].id, rows[1].id]);
-    expect((await listLatestItemsWithin(app.db, id, { limit: 0, tokenBudget: 1_000 })).rows).toEqual([]);
+    expect((await listLatestItemsWithin(suite.app.db, id, { limit: 2, tokenBudget: 1_000 })).rows.map((row) => row.id)).toEqual([rows[0].id, rows[1].id]);
+    expect((await listLatestItemsWithin(suite.app.db, id, { limit: 0, tokenBudget: 1_000 })).rows).toEqual([]);
     // Only the newest items that fit the budget are loaded; the first that does not ends the scan.
-    expect(await listLatestItemsWithin(app.db, id, { tokenBudget: 12 })).toMatchObject({ rows: [{ id: rows[0].id }, { id: rows[1].id }], complete: false, tokensSeen: 18 });
-    expect(await listLatestItemsWithin(app.db, id, { tokenBudget: 5 })).toMatchObject({ rows: [], complete: false, tokensSeen: 6 });
+    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 12 })).toMatchObject({ rows: [{ id: rows[0].id }, { id: rows[1].id }], complete: false, tokensSeen: 18 });
+    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 5 })).toMatchObject({ rows: [], complete: false, tokensSeen: 6 });
 
-    const stranger = await app.createAccount();
-    await expect(appendItems(app.db, { conversationId: id, accountId: stranger.accountId, items: [{ type: 'message', role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'conversation.not_found' });
+    const stranger = await suite.app.createAccount();
+    await expect(appendItems(suite.app.db, { conversationId: id, accountId: stranger.accountId, items: [{ type: 'message', role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'conversation.not_found' });
   });
 
   it('lists a page deep inside a 100,000-item conversation through the (conversation_id, seq) index', async () => {
@@ -459,18 +452,18 @@ describe(`conversations and items (${backend})`, () => {
     const started = Date.now();
     await sql`
       insert into conversation_items (id, conversation_id, account_id, type, role, status, content)
-      select 'msg_perf' || lpad(g::text, 7, '0'), ${id}, ${accountId}, 'message', 'user', 'completed',
+      select 'msg_perf' || lpad(g::text, 7, '0'), ${id}, ${suite.accountId}, 'message', 'user', 'completed',
              jsonb_build_array(jsonb_build_object('type', 'input_text', 'text', 'item ' || g))
       from generate_series(1, 100000) as g
-    `.execute(app.db);
-    await sql`analyze conversation_items`.execute(app.db);
+    `.execute(suite.app.db);
+    await sql`analyze conversation_items`.execute(suite.app.db);
     const insertMs = Date.now() - started;
 
     const explain = async (conversationId: string, page: Parameters<typeof itemsPageQuery>[2]) => {
-      const rows = await itemsPageQuery(app.db, conversationId, page).explain<Record<string, string>>();
+      const rows = await itemsPageQuery(suite.app.db, conversationId, page).explain<Record<string, string>>();
       return rows.map((row) => Object.values(row)[0]).join('\n');
     };
-    const deep = await app.db.selectFrom('conversation_items').select('seq').where('id', '=', 'msg_perf0090000').executeTakeFirstOrThrow();
+    const deep = await suite.app.db.selectFrom('conversation_items').select('seq').where('id', '=', 'msg_perf0090000').executeTakeFirstOrThrow();
     const plans: string[] = [];
     for (const page of [
       { limit: 20, order: 'asc' as const, afterSeq: deep.seq },

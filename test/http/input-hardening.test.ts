@@ -1,4 +1,4 @@
-import { TestApp } from '../support/harness';
+import { TestApp, useTestApp } from '../support/harness';
 
 /** Bad input that used to reach the database and come back as a 500 instead of a 400 in the envelope. */
 describe('input hardening: NUL characters never reach a query', () => {
@@ -97,14 +97,7 @@ describe('input hardening: NUL characters never reach a query', () => {
 });
 
 describe('input hardening: nesting depth of JSON bodies', () => {
-  let app: TestApp;
-  let key: string;
-  let accountId: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key, accountId } = await app.createAccount({ balance: 1000 }));
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp({ balance: 1000 });
 
   /** A function tool whose parameters nest `depth` levels of arrays below the body's own two levels. */
   const toolBody = (depth: number) =>
@@ -112,7 +105,7 @@ describe('input hardening: nesting depth of JSON bodies', () => {
 
   it('refuses a body nested deeper than 64 levels with a 400 before it is parsed or stored, and keeps serving', async () => {
     for (const depth of [62, 1000, 200_000]) {
-      const reply = await app.request('POST', '/v2/responses', { key, rawBody: toolBody(depth), headers: { 'content-type': 'application/json' } });
+      const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, rawBody: toolBody(depth), headers: { 'content-type': 'application/json' } });
       expect({ depth, status: reply.status, body: reply.body }).toEqual({
         depth,
         status: 400,
@@ -121,22 +114,22 @@ describe('input hardening: nesting depth of JSON bodies', () => {
     }
     // Every route answers it in its own area.
     const deepItems = `{"items":[{"type":"message","role":"user","content":${'['.repeat(100)}${']'.repeat(100)}}]}`;
-    const conversation = await app.request('POST', '/v2/conversations', { key, rawBody: deepItems, headers: { 'content-type': 'application/json' } });
+    const conversation = await suite.app.request('POST', '/v2/conversations', { key: suite.key, rawBody: deepItems, headers: { 'content-type': 'application/json' } });
     expect([conversation.status, conversation.body.error.code]).toEqual([400, 'conversation.invalid_request']);
-    const deepEmbedding = await app.request('POST', '/v2/embeddings', { key, rawBody: `{"model":"dev-embed","input":"x","extra":${'['.repeat(70)}${']'.repeat(70)}}`, headers: { 'content-type': 'application/json' } });
+    const deepEmbedding = await suite.app.request('POST', '/v2/embeddings', { key: suite.key, rawBody: `{"model":"dev-embed","input":"x","extra":${'['.repeat(70)}${']'.repeat(70)}}`, headers: { 'content-type': 'application/json' } });
     expect([deepEmbedding.status, deepEmbedding.body.error]).toEqual([400, { code: 'embedding.invalid_request', message: 'The request body nests arrays and objects deeper than 64 levels.' }]);
-    const created = await app.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const created = await suite.app.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', suite.accountId).executeTakeFirstOrThrow();
     expect(Number(created.n)).toBe(0);
-    const balance = await app.request('GET', '/v2/organization/balance', { key });
+    const balance = await suite.app.request('GET', '/v2/organization/balance', { key: suite.key });
     expect(balance.status).toBe(200);
   });
 
   it('accepts nesting up to the limit, stored and served like any other', async () => {
     // body { tools [ { parameters { a [ ... ] } } ] }: four levels before the arrays.
-    const reply = await app.request('POST', '/v2/responses', { key, rawBody: toolBody(60), headers: { 'content-type': 'application/json' } });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, rawBody: toolBody(60), headers: { 'content-type': 'application/json' } });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe('completed');
-    const stored = await app.db.selectFrom('responses').select('request').where('id', '=', reply.body.id).executeTakeFirstOrThrow();
+    const stored = await suite.app.db.selectFrom('responses').select('request').where('id', '=', reply.body.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(stored.request)).toContain('['.repeat(60));
   });
 });

@@ -1,29 +1,24 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { priceCall } from '../../src/billing/pricing';
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { balanceOf, createResponse, debitsOf, openCreateStream, openResumeStream, pollUntil, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
 
 /** Spec: Response usage.cost, Transaction, Webhook; DECISIONS 10-12, 22. */
 describe('responses: billing', () => {
-  let app: TestApp;
-  let key: string;
-  let accountId: string;
+  const suite = useTestApp({ balance: 10_000 });
   let price: { unit: 'tokens'; count: number; input: number; output: number };
   beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key, accountId } = await app.createAccount({ balance: 10_000 }));
-    price = (await app.request('GET', '/v2/models/prices', { key })).body['dev-echo'];
+    price = (await suite.app.request('GET', '/v2/models/prices', { key: suite.key })).body['dev-echo'];
   });
-  afterAll(() => app.close());
 
   const debitsFor = async (responseId: string) =>
-    (await debitsOf(app, accountId)).filter((debit) => (debit.metadata as Record<string, unknown>).response_id === responseId);
+    (await debitsOf(suite.app, suite.accountId)).filter((debit) => (debit.metadata as Record<string, unknown>).response_id === responseId);
 
   it('usage.cost is the catalog price of the reported tokens; one debit of ceil(cost) moves the balance', async () => {
     expect(price).toEqual({ unit: 'tokens', count: expect.any(Number), input: expect.any(Number), output: expect.any(Number) });
-    const balanceBefore = await balanceOf(app, key);
-    const reply = await createResponse(app, key, { input: '/words 37', background: false });
+    const balanceBefore = await balanceOf(suite.app, suite.key);
+    const reply = await createResponse(suite.app, suite.key, { input: '/words 37', background: false });
     expect(reply.body.status).toBe('completed');
     const usage = reply.body.usage;
     expect(usage).toMatchObject({ input_tokens: 2, output_tokens: 37, total_tokens: 39 });
@@ -42,20 +37,20 @@ describe('responses: billing', () => {
       metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'responses', response_id: reply.body.id },
       usage: { prompt_tokens: 2, completion_tokens: 37, total_tokens: 39 },
     });
-    expect(await balanceOf(app, key)).toBe(balanceBefore - Math.ceil(usage.cost));
+    expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - Math.ceil(usage.cost));
 
     // The transaction is what the organization API shows.
-    const listed = await app.request('GET', '/v2/organization/transactions?limit=200', { key });
+    const listed = await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key });
     const transaction = listed.body.transactions.find((entry: any) => entry.id === debits[0].id);
     expect(transaction).toMatchObject({ type: 'debit', amount: Math.ceil(usage.cost), metadata: { service: 'responses', response_id: reply.body.id } });
   });
 
   it('bills every Response exactly once, whatever the mode', async () => {
-    const balanceBefore = await balanceOf(app, key);
-    const background = await createResponse(app, key, { input: 'one two three' });
-    const sync = await createResponse(app, key, { input: 'four five', background: false });
-    const streamed = (await (await openCreateStream(app, key, { input: '/words 5' })).readAll()).at(-1)!.data.response;
-    const finals = [await waitForFinal(app, key, background.body.id), sync.body, streamed];
+    const balanceBefore = await balanceOf(suite.app, suite.key);
+    const background = await createResponse(suite.app, suite.key, { input: 'one two three' });
+    const sync = await createResponse(suite.app, suite.key, { input: 'four five', background: false });
+    const streamed = (await (await openCreateStream(suite.app, suite.key, { input: '/words 5' })).readAll()).at(-1)!.data.response;
+    const finals = [await waitForFinal(suite.app, suite.key, background.body.id), sync.body, streamed];
     let charged = 0;
     for (const response of finals) {
       expect(response.status).toBe('completed');
@@ -64,25 +59,25 @@ describe('responses: billing', () => {
       expect(debits[0].amount).toBe(priceCall(price, { input: response.usage.input_tokens, output: response.usage.output_tokens }).amount);
       charged += debits[0].amount;
     }
-    expect(await balanceOf(app, key)).toBe(balanceBefore - charged);
+    expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - charged);
   });
 
   it('a failed generation (/error) ends failed with error {code, message} and is not billed', async () => {
-    const balanceBefore = await balanceOf(app, key);
-    const failed = await createResponse(app, key, { input: '/error', background: false });
+    const balanceBefore = await balanceOf(suite.app, suite.key);
+    const failed = await createResponse(suite.app, suite.key, { input: '/error', background: false });
     expect(failed.status).toBe(200);
     expect(failed.body).toMatchObject({ status: 'failed', output: [] });
     expect(failed.body.error).toEqual({ code: expect.stringMatching(/^[a-z]+\.[a-z_]+$/), message: expect.any(String) });
     expect(failed.body.error.code).toBe('response.execution_failed');
     expect(failed.body.usage).toEqual(ZERO_USAGE);
 
-    const streamed = await (await openCreateStream(app, key, { input: '/error' })).readAll();
+    const streamed = await (await openCreateStream(suite.app, suite.key, { input: '/error' })).readAll();
     expect(streamed.map((event) => event.event)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
     expect(streamed.at(-1)!.data.response).toMatchObject({ status: 'failed', error: { code: 'response.execution_failed' } });
 
     expect(await debitsFor(failed.body.id)).toEqual([]);
     expect(await debitsFor(streamed[0].data.response.id)).toEqual([]);
-    expect(await balanceOf(app, key)).toBe(balanceBefore);
+    expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore);
   });
 });
 
@@ -123,34 +118,30 @@ async function startReceiver() {
 }
 
 describe('responses: webhook', () => {
-  let app: TestApp;
-  let key: string;
+  const suite = useTestApp();
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
     receiver = await startReceiver();
   });
   afterAll(async () => {
-    await app.close();
     await receiver.close();
   });
 
   /** The flow has ended (nothing can send anything more) and the delivery is recorded. */
   const settled = async (responseId: string) => {
     await pollUntil(
-      () => app.db.selectFrom('jobs').select('status').where('id', '=', responseId).executeTakeFirstOrThrow(),
+      () => suite.app.db.selectFrom('jobs').select('status').where('id', '=', responseId).executeTakeFirstOrThrow(),
       (job) => job.status === 'completed',
     );
-    return app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', responseId).execute();
+    return suite.app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', responseId).execute();
   };
   const hooksTo = (path: string) => receiver.received.filter((hook) => hook.path === path);
 
   it('POSTs once at the final status: response_id, conversation_id, status, status_at', async () => {
-    const conversation = (await app.request('POST', '/v2/conversations', { key, body: {} })).body.id;
+    const conversation = (await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: {} })).body.id;
     const path = '/hooks/linked?token=s3cret';
     const startedAt = Math.floor(Date.now() / 1000);
-    const created = await createResponse(app, key, { input: 'notify me', conversation, metadata: { webhook_url: receiver.url + path } });
+    const created = await createResponse(suite.app, suite.key, { input: 'notify me', conversation, metadata: { webhook_url: receiver.url + path } });
     expect(created.body.metadata).toEqual({ webhook_url: receiver.url + path });
 
     const hook = await receiver.next(path);
@@ -160,28 +151,28 @@ describe('responses: webhook', () => {
     expect(hook.body.status_at).toBeGreaterThanOrEqual(startedAt);
     expect(hook.body.status_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     // The body does not carry the answer; GET does.
-    const final = await app.request('GET', `/v2/responses/${created.body.id}`, { key });
+    const final = await suite.app.request('GET', `/v2/responses/${created.body.id}`, { key: suite.key });
     expect(final.body.status).toBe('completed');
 
     const deliveries = await settled(created.body.id);
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0]).toMatchObject({ status: 'delivered', response_status: 204 });
     // Reading the Response again sends nothing.
-    await app.request('GET', `/v2/responses/${created.body.id}`, { key });
-    await app.request('GET', `/v2/responses/${created.body.id}?stream=true`, { key });
+    await suite.app.request('GET', `/v2/responses/${created.body.id}`, { key: suite.key });
+    await suite.app.request('GET', `/v2/responses/${created.body.id}?stream=true`, { key: suite.key });
     expect(hooksTo(path)).toHaveLength(1);
     expect(await settled(created.body.id)).toHaveLength(1);
   });
 
   it('omits conversation_id when unlinked and reports failed and cancelled outcomes too', async () => {
     const failedPath = '/hooks/failed';
-    const failed = await createResponse(app, key, { input: '/error', background: false, metadata: { webhook_url: receiver.url + failedPath } });
+    const failed = await createResponse(suite.app, suite.key, { input: '/error', background: false, metadata: { webhook_url: receiver.url + failedPath } });
     expect((await receiver.next(failedPath)).body).toEqual({ response_id: failed.body.id, status: 'failed', status_at: expect.any(Number) });
 
     const cancelledPath = '/hooks/cancelled';
-    const running = await createResponse(app, key, { input: '/delay 100 /words 300', metadata: { webhook_url: receiver.url + cancelledPath } });
-    await readUntilFirstDelta(await openResumeStream(app, key, running.body.id));
-    await app.request('POST', `/v2/responses/${running.body.id}/cancel`, { key });
+    const running = await createResponse(suite.app, suite.key, { input: '/delay 100 /words 300', metadata: { webhook_url: receiver.url + cancelledPath } });
+    await readUntilFirstDelta(await openResumeStream(suite.app, suite.key, running.body.id));
+    await suite.app.request('POST', `/v2/responses/${running.body.id}/cancel`, { key: suite.key });
     expect((await receiver.next(cancelledPath)).body).toEqual({ response_id: running.body.id, status: 'cancelled', status_at: expect.any(Number) });
 
     for (const [path, id] of [[failedPath, failed.body.id], [cancelledPath, running.body.id]]) {
@@ -192,7 +183,7 @@ describe('responses: webhook', () => {
 
   it('sends nothing without a webhook_url', async () => {
     const before = receiver.received.length;
-    const plain = await createResponse(app, key, { input: 'quiet please', background: false });
+    const plain = await createResponse(suite.app, suite.key, { input: 'quiet please', background: false });
     expect(await settled(plain.body.id)).toEqual([]);
     expect(receiver.received.length).toBe(before);
   });

@@ -1,25 +1,18 @@
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { createResponse, debitsOf, openCreateStream, openResumeStream, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
 
 /** Spec: States and transitions (cancel), Deleted Response; DECISIONS 12, 15. */
 describe('responses: cancel and delete', () => {
-  let app: TestApp;
-  let key: string;
-  let accountId: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key, accountId } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const LONG = '/delay 100 /words 300'; // 30 s: only a cancel ends it within a test
 
   it('cancels an in_progress Response: cancelled, empty output, zero usage, the open stream ends with response.cancelled', async () => {
-    const stream = await openCreateStream(app, key, { input: LONG });
+    const stream = await openCreateStream(suite.app, suite.key, { input: LONG });
     const head = await readUntilFirstDelta(stream);
     const id = head[0].data.response.id;
 
-    const cancelled = await app.request('POST', `/v2/responses/${id}/cancel`, { key });
+    const cancelled = await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ id, object: 'response', status: 'cancelled', output: [], usage: ZERO_USAGE, error: null });
 
@@ -30,104 +23,97 @@ describe('responses: cancel and delete', () => {
     expect(last.data.sequence_number).toBe(head.length + rest.length - 1);
 
     // Idempotent: cancelling again returns it unchanged.
-    const again = await app.request('POST', `/v2/responses/${id}/cancel`, { key });
+    const again = await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(cancelled.body);
-    expect((await app.request('GET', `/v2/responses/${id}`, { key })).body).toEqual(cancelled.body);
+    expect((await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key })).body).toEqual(cancelled.body);
 
     // Not billed (DECISIONS 12: the dev vendor charges nothing for an interrupted call).
-    const debits = await debitsOf(app, accountId);
+    const debits = await debitsOf(suite.app, suite.accountId);
     expect(debits.filter((debit) => (debit.metadata as Record<string, unknown>).response_id === id)).toEqual([]);
   });
 
   it('refuses to cancel a completed Response with 400 response.not_cancellable', async () => {
-    const done = await createResponse(app, key, { input: 'all done', background: false });
+    const done = await createResponse(suite.app, suite.key, { input: 'all done', background: false });
     expect(done.body.status).toBe('completed');
-    const reply = await app.request('POST', `/v2/responses/${done.body.id}/cancel`, { key });
+    const reply = await suite.app.request('POST', `/v2/responses/${done.body.id}/cancel`, { key: suite.key });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'response.not_cancellable', message: expect.any(String) } });
-    expect((await app.request('GET', `/v2/responses/${done.body.id}`, { key })).body).toEqual(done.body);
+    expect((await suite.app.request('GET', `/v2/responses/${done.body.id}`, { key: suite.key })).body).toEqual(done.body);
   });
 
   it('refuses to cancel a failed Response too', async () => {
-    const failed = await createResponse(app, key, { input: '/error', background: false });
+    const failed = await createResponse(suite.app, suite.key, { input: '/error', background: false });
     expect(failed.body.status).toBe('failed');
-    const reply = await app.request('POST', `/v2/responses/${failed.body.id}/cancel`, { key });
+    const reply = await suite.app.request('POST', `/v2/responses/${failed.body.id}/cancel`, { key: suite.key });
     expect([reply.status, reply.body.error.code]).toEqual([400, 'response.not_cancellable']);
   });
 
   it('deleting a running Response cancels it first; then it is gone', async () => {
-    const created = await createResponse(app, key, { input: LONG });
+    const created = await createResponse(suite.app, suite.key, { input: LONG });
     const id = created.body.id;
-    const stream = await openResumeStream(app, key, id);
+    const stream = await openResumeStream(suite.app, suite.key, id);
     await readUntilFirstDelta(stream);
 
-    const deleted = await app.request('DELETE', `/v2/responses/${id}`, { key });
+    const deleted = await suite.app.request('DELETE', `/v2/responses/${id}`, { key: suite.key });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id, object: 'response.deleted', deleted: true });
     const rest = await stream.readAll();
     expect(rest.at(-1)!.event).toBe('response.cancelled');
 
-    expect((await app.request('GET', `/v2/responses/${id}`, { key })).status).toBe(404);
-    expect((await app.request('POST', `/v2/responses/${id}/cancel`, { key })).status).toBe(404);
-    expect((await app.request('DELETE', `/v2/responses/${id}`, { key })).status).toBe(404);
-    const row = await app.db.selectFrom('responses').select(['status', 'deleted_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect((await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key })).status).toBe(404);
+    expect((await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key })).status).toBe(404);
+    expect((await suite.app.request('DELETE', `/v2/responses/${id}`, { key: suite.key })).status).toBe(404);
+    const row = await suite.app.db.selectFrom('responses').select(['status', 'deleted_at']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
     expect(row.deleted_at).not.toBeNull();
   });
 
   it('deletes a finished Response', async () => {
-    const done = await createResponse(app, key, { input: 'keep me briefly', background: false });
+    const done = await createResponse(suite.app, suite.key, { input: 'keep me briefly', background: false });
     const id = done.body.id;
-    const deleted = await app.request('DELETE', `/v2/responses/${id}`, { key });
+    const deleted = await suite.app.request('DELETE', `/v2/responses/${id}`, { key: suite.key });
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id, object: 'response.deleted', deleted: true });
-    const get = await app.request('GET', `/v2/responses/${id}`, { key });
+    const get = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(get.status).toBe(404);
     expect(get.body.error.code).toBe('response.not_found');
-    expect((await app.request('GET', `/v2/responses/${id}?stream=true`, { key })).status).toBe(404);
+    expect((await suite.app.request('GET', `/v2/responses/${id}?stream=true`, { key: suite.key })).status).toBe(404);
     // The generation was billed before the delete; deleting does not refund or bill again.
-    const debits = await debitsOf(app, accountId);
+    const debits = await debitsOf(suite.app, suite.accountId);
     expect(debits.filter((debit) => (debit.metadata as Record<string, unknown>).response_id === id)).toHaveLength(1);
   });
 });
 
 describe('responses: cancel while queued (one engine slot)', () => {
-  let app: TestApp;
-  let key: string;
-  let accountId: string;
-  beforeAll(async () => {
-    app = await TestApp.start({ env: { ENGINE_CONCURRENCY: '1' } });
-    ({ key, accountId } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp({ app: { env: { ENGINE_CONCURRENCY: '1' } } });
 
   it('a queued Response is cancelled at once, with empty output, and never runs', async () => {
-    const first = await createResponse(app, key, { input: '/delay 100 /words 300' });
-    const firstStream = await openResumeStream(app, key, first.body.id);
+    const first = await createResponse(suite.app, suite.key, { input: '/delay 100 /words 300' });
+    const firstStream = await openResumeStream(suite.app, suite.key, first.body.id);
     await readUntilFirstDelta(firstStream); // the only slot is taken
 
-    const second = await createResponse(app, key, { input: 'waiting my turn' });
+    const second = await createResponse(suite.app, suite.key, { input: 'waiting my turn' });
     expect(second.body.status).toBe('queued');
-    expect((await app.request('GET', `/v2/responses/${second.body.id}`, { key })).body.status).toBe('queued');
-    const secondStream = await openResumeStream(app, key, second.body.id);
+    expect((await suite.app.request('GET', `/v2/responses/${second.body.id}`, { key: suite.key })).body.status).toBe('queued');
+    const secondStream = await openResumeStream(suite.app, suite.key, second.body.id);
 
-    const cancelled = await app.request('POST', `/v2/responses/${second.body.id}/cancel`, { key });
+    const cancelled = await suite.app.request('POST', `/v2/responses/${second.body.id}/cancel`, { key: suite.key });
     expect(cancelled.status).toBe(200);
     expect(cancelled.body).toMatchObject({ id: second.body.id, status: 'cancelled', output: [], usage: ZERO_USAGE, error: null });
     const secondEvents = await secondStream.readAll();
     expect(secondEvents.map((event) => event.event)).toEqual(['response.created', 'response.cancelled']);
     expect(secondEvents.map((event) => event.data.sequence_number)).toEqual([0, 1]);
     // The first one is still generating: the cancel did not wait for the slot.
-    expect((await app.request('GET', `/v2/responses/${first.body.id}`, { key })).body.status).toBe('in_progress');
+    expect((await suite.app.request('GET', `/v2/responses/${first.body.id}`, { key: suite.key })).body.status).toBe('in_progress');
 
-    const firstCancelled = await app.request('POST', `/v2/responses/${first.body.id}/cancel`, { key });
+    const firstCancelled = await suite.app.request('POST', `/v2/responses/${first.body.id}/cancel`, { key: suite.key });
     expect(firstCancelled.body).toMatchObject({ status: 'cancelled', output: [], usage: ZERO_USAGE });
     expect((await firstStream.readAll()).at(-1)!.event).toBe('response.cancelled');
 
     // Once the slot is free the queued job is settled without generating anything.
-    const after = await waitForFinal(app, key, second.body.id);
+    const after = await waitForFinal(suite.app, suite.key, second.body.id);
     expect(after).toEqual(cancelled.body);
-    expect(await debitsOf(app, accountId)).toEqual([]);
+    expect(await debitsOf(suite.app, suite.accountId)).toEqual([]);
   });
 });

@@ -1,15 +1,9 @@
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { createResponse, openCreateStream, outputText } from './helpers';
 
 /** Spec: Responses (function tool, function_call output item, function_call_output input), Events (SSE). */
 describe('responses: function calling', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const tools = [
     {
@@ -32,7 +26,7 @@ describe('responses: function calling', () => {
     });
 
   it('returns a function_call item, then completes with the tool output (previous_response_id)', async () => {
-    const call = await createResponse(app, key, { input: CALL, tools, background: false });
+    const call = await createResponse(suite.app, suite.key, { input: CALL, tools, background: false });
     expect(call.status).toBe(200);
     expect(call.body.status).toBe('completed');
     expect(call.body.output).toHaveLength(1);
@@ -41,7 +35,7 @@ describe('responses: function calling', () => {
     expect(JSON.parse(item.arguments)).toEqual({ city: 'Paris' });
     expect(call.body.tools).toEqual(tools);
 
-    const answer = await createResponse(app, key, {
+    const answer = await createResponse(suite.app, suite.key, {
       previous_response_id: call.body.id,
       input: [{ type: 'function_call_output', call_id: item.call_id, output: 'sunny' }],
       tools,
@@ -56,12 +50,12 @@ describe('responses: function calling', () => {
   });
 
   it('does the same round trip through a conversation, which records the call and its output', async () => {
-    const conversation = (await app.request('POST', '/v2/conversations', { key, body: {} })).body.id;
-    const call = await createResponse(app, key, { conversation, input: CALL, tools, background: false });
+    const conversation = (await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: {} })).body.id;
+    const call = await createResponse(suite.app, suite.key, { conversation, input: CALL, tools, background: false });
     const [item] = call.body.output;
     expectFunctionCall(item);
 
-    const answer = await createResponse(app, key, {
+    const answer = await createResponse(suite.app, suite.key, {
       conversation,
       input: [{ type: 'function_call_output', call_id: item.call_id, output: 'sunny' }],
       tools,
@@ -69,7 +63,7 @@ describe('responses: function calling', () => {
     });
     expect(outputText(answer.body)).toBe('Tool get_weather returned: sunny');
 
-    const items = (await app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key })).body.data;
+    const items = (await suite.app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key: suite.key })).body.data;
     expect(items.map((entry: any) => [entry.type, entry.role ?? null, entry.response_id])).toEqual([
       ['message', 'user', call.body.id],
       ['function_call', null, call.body.id],
@@ -82,7 +76,7 @@ describe('responses: function calling', () => {
   });
 
   it('streams a function call as output_item.added and output_item.done', async () => {
-    const stream = await openCreateStream(app, key, { input: CALL, tools });
+    const stream = await openCreateStream(suite.app, suite.key, { input: CALL, tools });
     const events = await stream.readAll();
     expect(events.map((event) => event.event)).toEqual([
       'response.created',
@@ -107,12 +101,12 @@ describe('responses: function calling', () => {
   });
 
   it("uses an Assistant's model, instructions and function tools when the body gives none", async () => {
-    const assistant = await app.request('POST', '/v2/assistants', {
-      key,
+    const assistant = await suite.app.request('POST', '/v2/assistants', {
+      key: suite.key,
       body: { model: 'dev-echo', name: 'weather desk', instructions: 'use the weather tool', tools: [{ type: 'function', function: { name: 'get_weather', description: tools[0].description, parameters: tools[0].parameters } }] },
     });
     expect(assistant.status).toBe(200);
-    const reply = await app.request('POST', '/v2/responses', { key, body: { assistant_id: assistant.body.id, input: CALL, background: false } });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { assistant_id: assistant.body.id, input: CALL, background: false } });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ status: 'completed', model: 'dev-echo', assistant_id: assistant.body.id, instructions: 'use the weather tool' });
     expect(reply.body.tools).toEqual([{ type: 'function', name: 'get_weather', description: tools[0].description, parameters: tools[0].parameters }]);
@@ -122,7 +116,7 @@ describe('responses: function calling', () => {
   });
 
   it('refuses a function_call_output input item without call_id', async () => {
-    const reply = await createResponse(app, key, { input: [{ type: 'function_call_output', output: 'sunny' }] });
+    const reply = await createResponse(suite.app, suite.key, { input: [{ type: 'function_call_output', output: 'sunny' }] });
     expect([reply.status, reply.body.error.code]).toEqual([400, 'response.invalid_request']);
   });
 });

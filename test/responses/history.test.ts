@@ -1,4 +1,4 @@
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { createResponse, outputText } from './helpers';
 
 /**
@@ -6,26 +6,20 @@ import { createResponse, outputText } from './helpers';
  * DECISIONS 19, 21, and dev-echo's token counting (input tokens = every word sent to the model).
  */
 describe('responses: history from conversations and previous responses', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const newConversation = async (items?: unknown[]) => {
-    const reply = await app.request('POST', '/v2/conversations', { key, body: items ? { items } : {} });
+    const reply = await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: items ? { items } : {} });
     expect(reply.status).toBe(200);
     return reply.body.id as string;
   };
   const itemsOf = async (conversationId: string) => {
-    const reply = await app.request('GET', `/v2/conversations/${conversationId}/items?order=asc&limit=100`, { key });
+    const reply = await suite.app.request('GET', `/v2/conversations/${conversationId}/items?order=asc&limit=100`, { key: suite.key });
     expect(reply.status).toBe(200);
     return reply.body.data as any[];
   };
   const run = async (body: Record<string, unknown>) => {
-    const reply = await createResponse(app, key, { background: false, ...body });
+    const reply = await createResponse(suite.app, suite.key, { background: false, ...body });
     expect([reply.status, reply.body.status, reply.body.error]).toEqual([200, 'completed', null]);
     return reply.body;
   };
@@ -85,13 +79,13 @@ describe('responses: history from conversations and previous responses', () => {
   it('deleting a conversation item does not change a finished Response, only later history', async () => {
     const conversation = await newConversation();
     const response = await run({ conversation, input: 'remember this sentence' });
-    const before = await app.request('GET', `/v2/responses/${response.id}`, { key });
+    const before = await suite.app.request('GET', `/v2/responses/${response.id}`, { key: suite.key });
 
     const [userItem] = await itemsOf(conversation);
-    const deleted = await app.request('DELETE', `/v2/conversations/${conversation}/items/${userItem.id}`, { key });
+    const deleted = await suite.app.request('DELETE', `/v2/conversations/${conversation}/items/${userItem.id}`, { key: suite.key });
     expect(deleted.body).toEqual({ id: userItem.id, object: 'conversation.item.deleted', deleted: true });
 
-    const after = await app.request('GET', `/v2/responses/${response.id}`, { key });
+    const after = await suite.app.request('GET', `/v2/responses/${response.id}`, { key: suite.key });
     expect(after.body).toEqual(before.body);
     expect(after.body).toEqual(response);
     // The next Response sees only what is left: the assistant's 3 words plus its own 1.
@@ -104,7 +98,7 @@ describe('responses: history from conversations and previous responses', () => {
     const words = (word: string, count: number) => Array.from({ length: count }, () => word).join(' ');
     let conversation: string;
     beforeAll(async () => {
-      const catalog = await app.request('GET', '/v2/models/dev-echo', { key });
+      const catalog = await suite.app.request('GET', '/v2/models/dev-echo', { key: suite.key });
       expect(catalog.body.context_window).toBe(16384);
       conversation = await newConversation([
         { type: 'message', role: 'user', content: words('aaa', 3000) },
@@ -113,13 +107,13 @@ describe('responses: history from conversations and previous responses', () => {
     });
 
     it('truncation disabled (the default): 400 response.context_length_exceeded, nothing written', async () => {
-      const before = await app.db.selectFrom('responses').select('id').execute();
+      const before = await suite.app.db.selectFrom('responses').select('id').execute();
       for (const truncation of [undefined, 'disabled']) {
-        const reply = await createResponse(app, key, { conversation, input: 'hi', ...(truncation ? { truncation } : {}) });
+        const reply = await createResponse(suite.app, suite.key, { conversation, input: 'hi', ...(truncation ? { truncation } : {}) });
         expect(reply.status).toBe(400);
         expect(reply.body).toEqual({ error: { code: 'response.context_length_exceeded', message: expect.stringContaining('16384') } });
       }
-      expect(await app.db.selectFrom('responses').select('id').execute()).toEqual(before);
+      expect(await suite.app.db.selectFrom('responses').select('id').execute()).toEqual(before);
       expect(await itemsOf(conversation)).toHaveLength(5);
     });
 
@@ -141,7 +135,7 @@ describe('responses: history from conversations and previous responses', () => {
     it('an input that alone exceeds the window is refused even with truncation auto', async () => {
       const huge = words('word', 14_000); // 70 000 characters ≈ 17 500 tokens
       for (const truncation of ['auto', 'disabled']) {
-        const reply = await createResponse(app, key, { input: huge, truncation });
+        const reply = await createResponse(suite.app, suite.key, { input: huge, truncation });
         expect([reply.status, reply.body.error?.code]).toEqual([400, 'response.context_length_exceeded']);
       }
     });

@@ -1,16 +1,10 @@
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { isTerminal, type SseEvent } from '../support/sse';
 import { createResponse, openCreateStream, openResumeStream, outputText, readUntilFirstDelta, waitForFinal, wordList } from './helpers';
 
 /** Spec: Responses (background, synchronous, stream), Events (SSE), stream resume; DECISIONS 14. */
 describe('responses: background, synchronous and streamed modes', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const expectGapFree = (events: SseEvent[], first = 0) => {
     events.forEach((event, index) => {
@@ -20,7 +14,7 @@ describe('responses: background, synchronous and streamed modes', () => {
   };
 
   it('background (the default) replies queued with empty output, then completes with output and usage', async () => {
-    const created = await createResponse(app, key, { input: 'alpha beta gamma' });
+    const created = await createResponse(suite.app, suite.key, { input: 'alpha beta gamma' });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({
       id: expect.stringMatching(/^resp_/),
@@ -34,7 +28,7 @@ describe('responses: background, synchronous and streamed modes', () => {
     });
     expect(created.body.created_at).toEqual(expect.any(Number));
 
-    const final = await waitForFinal(app, key, created.body.id);
+    const final = await waitForFinal(suite.app, suite.key, created.body.id);
     expect(final).toMatchObject({ id: created.body.id, object: 'response', status: 'completed', background: true, error: null });
     expect(final.output).toEqual([
       { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma' }] },
@@ -45,22 +39,22 @@ describe('responses: background, synchronous and streamed modes', () => {
   });
 
   it('background: false waits and replies with the final Response', async () => {
-    const reply = await createResponse(app, key, { input: '/words 7', background: false });
+    const reply = await createResponse(suite.app, suite.key, { input: '/words 7', background: false });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ status: 'completed', background: false, error: null });
     expect(outputText(reply.body)).toBe(wordList(7));
     expect(reply.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 7, total_tokens: 9 });
     // The reply is the stored Response.
-    const stored = await app.request('GET', `/v2/responses/${reply.body.id}`, { key });
+    const stored = await suite.app.request('GET', `/v2/responses/${reply.body.id}`, { key: suite.key });
     expect(stored.body).toEqual(reply.body);
   });
 
   it('stores the whole event stream of a synchronous Response, for a later GET ?stream=true', async () => {
     // Nobody reads a synchronous Response's stream live (its id arrives with the final reply), so its vendor call
     // does not stream; the events it stores are still the spec's, gap-free, ending with the final Response.
-    const reply = await createResponse(app, key, { input: '/words 9', background: false });
+    const reply = await createResponse(suite.app, suite.key, { input: '/words 9', background: false });
     expect(reply.body.status).toBe('completed');
-    const events = await (await openResumeStream(app, key, reply.body.id)).readAll();
+    const events = await (await openResumeStream(suite.app, suite.key, reply.body.id)).readAll();
     expectGapFree(events);
     expect(events.map((event) => event.event)).toEqual([
       'response.created',
@@ -76,20 +70,20 @@ describe('responses: background, synchronous and streamed modes', () => {
     expect(deltas.join('')).toBe(wordList(9));
     expect(events.at(-1)!.data.response).toEqual(reply.body);
 
-    const call = await createResponse(app, key, {
+    const call = await createResponse(suite.app, suite.key, {
       input: '/call lookup {"city":"Oslo"}',
       background: false,
       tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
     });
     expect(call.body.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"city":"Oslo"}' })]);
-    const callEvents = await (await openResumeStream(app, key, call.body.id)).readAll();
+    const callEvents = await (await openResumeStream(suite.app, suite.key, call.body.id)).readAll();
     expectGapFree(callEvents);
     expect(callEvents.filter((event) => event.event === 'response.output_item.done').map((event) => event.data.item)).toEqual(call.body.output);
     expect(callEvents.at(-1)!.data.response).toEqual(call.body);
   });
 
   it('streams exactly the spec events, gap-free, with deltas that add up to the final text', async () => {
-    const stream = await openCreateStream(app, key, { input: '/delay 10 /words 30' });
+    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 10 /words 30' });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = await stream.readAll();
@@ -155,18 +149,18 @@ describe('responses: background, synchronous and streamed modes', () => {
     expect(response).toMatchObject({ id, object: 'response', status: 'completed', background: false, error: null });
     expect(response.output).toEqual([itemDone.data.item]);
     expect(response.usage).toEqual({ input_tokens: 4, output_tokens: 30, total_tokens: 34, cost: expect.any(Number) });
-    const stored = await app.request('GET', `/v2/responses/${id}`, { key });
+    const stored = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(stored.body).toEqual(response);
     expect(outputText(stored.body)).toBe(text);
   });
 
   it('max_output_tokens reached: incomplete, with incomplete_details and the truncated text (DECISIONS 16)', async () => {
-    const sync = await createResponse(app, key, { input: '/words 10', max_output_tokens: 4, background: false });
+    const sync = await createResponse(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4, background: false });
     expect(sync.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, error: null, max_output_tokens: 4 });
     expect(sync.body.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: wordList(4) }] })]);
     expect(sync.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 4 });
 
-    const events = await (await openCreateStream(app, key, { input: '/words 10', max_output_tokens: 4 })).readAll();
+    const events = await (await openCreateStream(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4 })).readAll();
     const last = events.at(-1)!;
     expect(last.event).toBe('response.incomplete');
     expect(last.data.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
@@ -174,31 +168,31 @@ describe('responses: background, synchronous and streamed modes', () => {
   });
 
   it('replays a finished stream from any point with starting_after', async () => {
-    const original = await (await openCreateStream(app, key, { input: '/delay 5 /words 12' })).readAll();
+    const original = await (await openCreateStream(suite.app, suite.key, { input: '/delay 5 /words 12' })).readAll();
     const id = original[0].data.response.id;
     expect(original.at(-1)!.event).toBe('response.completed');
 
-    const full = await (await openResumeStream(app, key, id)).readAll();
+    const full = await (await openResumeStream(suite.app, suite.key, id)).readAll();
     expect(full).toEqual(original);
     for (const after of [0, 3, original.length - 2]) {
-      const replay = await (await openResumeStream(app, key, id, after)).readAll();
+      const replay = await (await openResumeStream(suite.app, suite.key, id, after)).readAll();
       expect(replay).toEqual(original.slice(after + 1));
     }
     // After the terminal event there is nothing more to send: the stream ends at once.
-    const tail = await openResumeStream(app, key, id, original.length - 1);
+    const tail = await openResumeStream(suite.app, suite.key, id, original.length - 1);
     expect(await tail.readAll()).toEqual([]);
   });
 
   it('a resumed stream of a running Response replays, then follows it live to the end', async () => {
-    const created = await createResponse(app, key, { input: '/delay 100 /words 20' });
+    const created = await createResponse(suite.app, suite.key, { input: '/delay 100 /words 20' });
     const id = created.body.id;
-    const first = await openResumeStream(app, key, id);
+    const first = await openResumeStream(suite.app, suite.key, id);
     const head = await readUntilFirstDelta(first);
     const after = head.at(-1)!.data.sequence_number;
 
     // Still generating (19 words × 100 ms remain) when the second reader joins.
-    expect((await app.request('GET', `/v2/responses/${id}`, { key })).body.status).toBe('in_progress');
-    const second = await openResumeStream(app, key, id, after);
+    expect((await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key })).body.status).toBe('in_progress');
+    const second = await openResumeStream(suite.app, suite.key, id, after);
     const [rest, resumed] = await Promise.all([first.readAll(), second.readAll()]);
 
     expect(resumed).toEqual(rest);
@@ -211,27 +205,27 @@ describe('responses: background, synchronous and streamed modes', () => {
   });
 
   it('keeps generating after the streaming client disconnects', async () => {
-    const stream = await openCreateStream(app, key, { input: '/delay 20 /words 30' });
+    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 20 /words 30' });
     const head = await readUntilFirstDelta(stream);
     const id = head[0].data.response.id;
     stream.abort();
 
-    const resumed = await (await openResumeStream(app, key, id)).readAll();
+    const resumed = await (await openResumeStream(suite.app, suite.key, id)).readAll();
     const last = resumed.at(-1)!;
     expect(isTerminal(last)).toBe(true);
     expect(last.event).toBe('response.completed');
     expectGapFree(resumed);
-    const final = await app.request('GET', `/v2/responses/${id}`, { key });
+    const final = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(final.body.status).toBe('completed');
     expect(outputText(final.body)).toBe(wordList(30));
     expect(final.body.usage).toMatchObject({ output_tokens: 30 });
   });
 
   it('answers GET of an unknown Response with 404 in the envelope, also as a stream', async () => {
-    const plain = await app.request('GET', '/v2/responses/resp_missing', { key });
+    const plain = await suite.app.request('GET', '/v2/responses/resp_missing', { key: suite.key });
     expect(plain.status).toBe(404);
     expect(plain.body).toEqual({ error: { code: 'response.not_found', message: expect.any(String) } });
-    const stream = await openResumeStream(app, key, 'resp_missing');
+    const stream = await openResumeStream(suite.app, suite.key, 'resp_missing');
     expect(stream.status).toBe(404);
     expect(stream.errorBody).toEqual({ error: { code: 'response.not_found', message: expect.any(String) } });
   });

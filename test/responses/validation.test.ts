@@ -1,18 +1,12 @@
-import { TestApp } from '../support/harness';
+import { TestApp, useTestApp } from '../support/harness';
 import { createResponse, MODEL, waitForFinal } from './helpers';
 
 /** Spec: Responses create body, Errors, Limits; DECISIONS 11, 13, 14, 17, 18, 22. Every refusal writes nothing. */
 describe('responses: request validation and access', () => {
-  let app: TestApp;
-  let key: string;
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ key } = await app.createAccount());
-  });
-  afterAll(() => app.close());
+  const suite = useTestApp();
 
   const count = async (table: 'responses' | 'jobs' | 'idempotency_keys') => {
-    const row = await app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await suite.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   };
   const rowCounts = async () => ({
@@ -60,7 +54,7 @@ describe('responses: request validation and access', () => {
     ['two mcp tools with one server_label', { model: MODEL, input: 'hi', tools: [mcpTool, mcpTool] }],
   ])('400 response.invalid_request: %s', async (_case, body) => {
     const before = await rowCounts();
-    const reply = await app.request('POST', '/v2/responses', { key, body });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'response.invalid_request', message: expect.any(String) } });
     expect(await rowCounts()).toEqual(before);
@@ -71,7 +65,7 @@ describe('responses: request validation and access', () => {
     ['a model that is not an llm (dev-embed)', 'dev-embed'],
   ])('400 for %s, naming the model', async (_case, model) => {
     const before = await rowCounts();
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model, input: 'hi' } });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model, input: 'hi' } });
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('response.invalid_request');
     expect(reply.body.error.message).toContain(model);
@@ -79,32 +73,32 @@ describe('responses: request validation and access', () => {
   });
 
   it('400 for max_output_tokens above the model limit (dev-echo: 4096)', async () => {
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model: MODEL, input: 'hi', max_output_tokens: 4097 } });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model: MODEL, input: 'hi', max_output_tokens: 4097 } });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'response.invalid_request', message: expect.stringContaining('4096') } });
   });
 
   it('400 for a bad stream query on GET', async () => {
-    const created = await createResponse(app, key, { input: 'query me', background: false });
+    const created = await createResponse(suite.app, suite.key, { input: 'query me', background: false });
     for (const query of ['stream=maybe', 'stream=true&starting_after=abc', 'stream=true&starting_after=1.5', 'stream=true&starting_after=2147483648', 'stream=true&starting_after=-99999999999', 'stream=true&starting_after=1e24']) {
-      const reply = await app.request('GET', `/v2/responses/${created.body.id}?${query}`, { key });
+      const reply = await suite.app.request('GET', `/v2/responses/${created.body.id}?${query}`, { key: suite.key });
       expect([query, reply.status, reply.body.error?.code]).toEqual([query, 400, 'response.invalid_request']);
     }
   });
 
   it('400 for a body that is not JSON', async () => {
-    const reply = await app.request('POST', '/v2/responses', { key, rawBody: '{"model": "dev-echo", "input": ', headers: { 'content-type': 'application/json' } });
+    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, rawBody: '{"model": "dev-echo", "input": ', headers: { 'content-type': 'application/json' } });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'request.invalid_json', message: expect.any(String) } });
   });
 
   it('400 for an Idempotency-Key longer than 255 characters; 255 is accepted', async () => {
     const before = await rowCounts();
-    const tooLong = await createResponse(app, key, { input: 'hi' }, { 'idempotency-key': longText(256) });
+    const tooLong = await createResponse(suite.app, suite.key, { input: 'hi' }, { 'idempotency-key': longText(256) });
     expect(tooLong.status).toBe(400);
     expect(tooLong.body).toEqual({ error: { code: 'request.invalid_request', message: expect.stringContaining('255') } });
     expect(await rowCounts()).toEqual(before);
-    const longest = await createResponse(app, key, { input: 'hi', background: false }, { 'idempotency-key': longText(255) });
+    const longest = await createResponse(suite.app, suite.key, { input: 'hi', background: false }, { 'idempotency-key': longText(255) });
     expect(longest.status).toBe(200);
     expect(longest.body.status).toBe('completed');
   });
@@ -115,16 +109,16 @@ describe('responses: request validation and access', () => {
     let otherResponse: string;
     let otherAssistant: number;
     beforeAll(async () => {
-      other = await app.createAccount({ name: 'other' });
-      otherConversation = (await app.request('POST', '/v2/conversations', { key: other.key, body: {} })).body.id;
-      const response = await createResponse(app, other.key, { input: '/delay 30 a b c d e f g h i j' });
+      other = await suite.app.createAccount({ name: 'other' });
+      otherConversation = (await suite.app.request('POST', '/v2/conversations', { key: other.key, body: {} })).body.id;
+      const response = await createResponse(suite.app, other.key, { input: '/delay 30 a b c d e f g h i j' });
       otherResponse = response.body.id;
-      const assistant = await app.request('POST', '/v2/assistants', { key: other.key, body: { model: MODEL, name: 'theirs' } });
+      const assistant = await suite.app.request('POST', '/v2/assistants', { key: other.key, body: { model: MODEL, name: 'theirs' } });
       expect(assistant.status).toBe(200);
       otherAssistant = assistant.body.id;
     });
     afterAll(async () => {
-      await waitForFinal(app, other.key, otherResponse);
+      await waitForFinal(suite.app, other.key, otherResponse);
     });
 
     it('conversation, previous response and assistant in a create body', async () => {
@@ -141,7 +135,7 @@ describe('responses: request validation and access', () => {
       for (const [fields, code] of cases) {
         const body = { input: 'hi', ...fields };
         if ('assistant_id' in fields) delete (body as Record<string, unknown>).model;
-        const reply = await app.request('POST', '/v2/responses', { key, body: 'assistant_id' in fields ? body : { model: MODEL, ...body } });
+        const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: 'assistant_id' in fields ? body : { model: MODEL, ...body } });
         expect([reply.status, reply.body.error?.code]).toEqual([404, code]);
       }
       expect(await rowCounts()).toEqual(before);
@@ -154,24 +148,24 @@ describe('responses: request validation and access', () => {
         ['POST', `/v2/responses/${otherResponse}/cancel`],
         ['DELETE', `/v2/responses/${otherResponse}`],
       ]) {
-        const reply = await app.request(method, path, { key });
+        const reply = await suite.app.request(method, path, { key: suite.key });
         expect([method, path, reply.status, reply.body.error?.code]).toEqual([method, path, 404, 'response.not_found']);
       }
       // Untouched: still theirs and still running to completion.
-      expect((await app.request('GET', `/v2/responses/${otherResponse}`, { key: other.key })).status).toBe(200);
+      expect((await suite.app.request('GET', `/v2/responses/${otherResponse}`, { key: other.key })).status).toBe(200);
     });
   });
 
   it('402 when the balance is 0, and nothing is written', async () => {
-    const broke = await app.createAccount({ name: 'broke', balance: 0 });
+    const broke = await suite.app.createAccount({ name: 'broke', balance: 0 });
     const before = await rowCounts();
     for (const body of [{ input: 'hi' }, { input: 'hi', background: false }, { input: 'hi', background: false, stream: true }]) {
-      const reply = await createResponse(app, broke.key, body, { 'idempotency-key': 'broke-1' });
+      const reply = await createResponse(suite.app, broke.key, body, { 'idempotency-key': 'broke-1' });
       expect(reply.status).toBe(402);
       expect(reply.body).toEqual({ error: { code: 'organization.payment_required', message: expect.any(String) } });
     }
     expect(await rowCounts()).toEqual(before);
-    const rows = await app.db.selectFrom('responses').select('id').where('account_id', '=', broke.accountId).execute();
+    const rows = await suite.app.db.selectFrom('responses').select('id').where('account_id', '=', broke.accountId).execute();
     expect(rows).toEqual([]);
   });
 
@@ -184,31 +178,31 @@ describe('responses: request validation and access', () => {
       [{ tools: [tool], tool_choice: { type: 'function', name: 'other' } }, /names the function other/],
     ];
     for (const [body, message] of cases) {
-      const reply = await createResponse(app, key, { input: 'hi', ...body });
+      const reply = await createResponse(suite.app, suite.key, { input: 'hi', ...body });
       expect({ body, status: reply.status, code: reply.body.error?.code }).toEqual({ body, status: 400, code: 'response.invalid_request' });
       expect(reply.body.error.message).toMatch(message);
     }
     expect(await rowCounts()).toEqual(before);
     // Satisfiable choices are accepted, the Assistant's tools included.
-    const named = await createResponse(app, key, { input: '/call lookup {}', background: false, tools: [tool], tool_choice: { type: 'function', name: 'lookup' } });
+    const named = await createResponse(suite.app, suite.key, { input: '/call lookup {}', background: false, tools: [tool], tool_choice: { type: 'function', name: 'lookup' } });
     expect(named.status).toBe(200);
     expect(named.body.output[0]).toMatchObject({ type: 'function_call', name: 'lookup' });
-    const assistant = await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'tools', tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }] } });
+    const assistant = await suite.app.request('POST', '/v2/assistants', { key: suite.key, body: { model: 'dev-echo', name: 'tools', tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }] } });
     expect(assistant.status).toBe(200);
-    const viaAssistant = await app.request('POST', '/v2/responses', { key, body: { assistant_id: assistant.body.id, input: 'hi', background: false, tool_choice: 'required' } });
+    const viaAssistant = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { assistant_id: assistant.body.id, input: 'hi', background: false, tool_choice: 'required' } });
     expect(viaAssistant.status).toBe(200);
   });
 
   it('mcp tools: 403 mcp.forbidden without MCP on the account, 400 mcp.not_supported with it', async () => {
     const before = await rowCounts();
-    const withoutMcp = await createResponse(app, key, { input: 'hi', tools: [mcpTool] });
+    const withoutMcp = await createResponse(suite.app, suite.key, { input: 'hi', tools: [mcpTool] });
     expect(withoutMcp.status).toBe(403);
     expect(withoutMcp.body).toEqual({ error: { code: 'mcp.forbidden', message: expect.any(String) } });
-    const choice = await createResponse(app, key, { input: 'hi', tool_choice: { type: 'mcp', server_label: 'docs' } });
+    const choice = await createResponse(suite.app, suite.key, { input: 'hi', tool_choice: { type: 'mcp', server_label: 'docs' } });
     expect([choice.status, choice.body.error.code]).toEqual([403, 'mcp.forbidden']);
 
-    const enabled = await app.createAccount({ name: 'mcp', mcpEnabled: true });
-    const withMcp = await createResponse(app, enabled.key, { input: 'hi', tools: [mcpTool] });
+    const enabled = await suite.app.createAccount({ name: 'mcp', mcpEnabled: true });
+    const withMcp = await createResponse(suite.app, enabled.key, { input: 'hi', tools: [mcpTool] });
     // The current answer of the service: remote MCP is not implemented yet, said plainly.
     expect(withMcp.status).toBe(400);
     expect(withMcp.body).toEqual({ error: { code: 'mcp.not_supported', message: expect.stringMatching(/MCP/) } });
@@ -217,7 +211,7 @@ describe('responses: request validation and access', () => {
 
   it('a webhook_url to a private address is accepted only when the configuration allows it', async () => {
     // This app allows private networks (tests receive webhooks on loopback).
-    const allowed = await createResponse(app, key, { input: 'hi', background: false, metadata: { webhook_url: 'http://127.0.0.1:9/hook' } });
+    const allowed = await createResponse(suite.app, suite.key, { input: 'hi', background: false, metadata: { webhook_url: 'http://127.0.0.1:9/hook' } });
     expect(allowed.status).toBe(200);
 
     const strict = await TestApp.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } });

@@ -130,3 +130,44 @@ export async function dropSchema(schema: string): Promise<void> {
   await client.query(`drop schema if exists ${schema} cascade`);
   await client.end();
 }
+
+/** What useTestApp gives a describe block: its app and its account's first key. Filled in by beforeAll. */
+export interface TestSuite {
+  readonly app: TestApp;
+  readonly key: string;
+  readonly accountId: string;
+  readonly keyId: string;
+}
+
+/**
+ * Starts one app and one account for the suite (beforeAll) and closes the app (afterAll): call it in a
+ * describe block, before that block's own hooks, and read the fields inside tests and hooks (they throw
+ * before beforeAll has run). `balance` is the account's (kopecks, createAccount's default otherwise).
+ */
+export function useTestApp(options: { balance?: number; app?: TestAppOptions } = {}): TestSuite {
+  let app: TestApp | undefined;
+  let account: { key: string; accountId: string; keyId: string } | undefined;
+  beforeAll(async () => {
+    app = await TestApp.start(options.app);
+    account = await app.createAccount({ balance: options.balance });
+  });
+  afterAll(() => app?.close());
+  const started = () => {
+    if (!app || !account) throw new Error('useTestApp: the suite has not started; read its fields inside a test or a hook');
+    return { app, ...account };
+  };
+  return {
+    get app() {
+      return started().app;
+    },
+    get key() {
+      return started().key;
+    },
+    get accountId() {
+      return started().accountId;
+    },
+    get keyId() {
+      return started().keyId;
+    },
+  };
+}

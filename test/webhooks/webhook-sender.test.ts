@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { newId } from '../../src/ids';
 import { createWebhookSender, WEBHOOK_USER_AGENT, type WebhookSenderOptions } from '../../src/webhooks/webhook-sender';
-import { TestApp } from '../support/harness';
+import { useTestApp } from '../support/harness';
 import { answer, hang, startReceiver, type Receiver } from './receiver';
 
 /** Log lines as parsed JSON, to check there is one per attempt and that no payload or secret is in them. */
@@ -19,15 +19,9 @@ function captureLogs() {
 }
 
 describe('webhook sender (one-shot, recorded)', () => {
-  let app: TestApp;
-  let accountId: string;
+  const suite = useTestApp();
   const receivers: Receiver[] = [];
 
-  beforeAll(async () => {
-    app = await TestApp.start();
-    ({ accountId } = await app.createAccount());
-  });
-  afterAll(() => app.close());
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
   });
@@ -40,12 +34,12 @@ describe('webhook sender (one-shot, recorded)', () => {
 
   function sender(options: Partial<WebhookSenderOptions> = {}) {
     const logs = captureLogs();
-    const created = createWebhookSender({ db: app.db, allowPrivateNetworks: true, logger: logs.logger, ...options });
+    const created = createWebhookSender({ db: suite.app.db, allowPrivateNetworks: true, logger: logs.logger, ...options });
     return { ...created, logs: logs.lines };
   }
 
   const deliveryRow = (resourceId: string) =>
-    app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', resourceId).executeTakeFirstOrThrow();
+    suite.app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', resourceId).executeTakeFirstOrThrow();
 
   const payloadFor = (resourceId: string) => ({
     response_id: resourceId,
@@ -62,7 +56,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const url = `${target.url}/hooks/switchyard?token=receiver-secret`;
 
     const before = Date.now();
-    expect(await send({ resourceId, accountId, url, payload })).toEqual({ status: 'delivered', responseStatus: 204 });
+    expect(await send({ resourceId, accountId: suite.accountId, url, payload })).toEqual({ status: 'delivered', responseStatus: 204 });
 
     expect(target.requests).toHaveLength(1);
     const [request] = target.requests;
@@ -77,7 +71,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const row = await deliveryRow(resourceId);
     expect(row).toMatchObject({
       id: expect.stringMatching(/^wh_/),
-      account_id: accountId,
+      account_id: suite.accountId,
       url,
       payload,
       status: 'delivered',
@@ -89,7 +83,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     expect(row.attempted_at!.getTime()).toBeGreaterThanOrEqual(before - 1000);
 
     expect(logs).toHaveLength(1);
-    expect(logs[0]).toMatchObject({ level: 30, msg: 'webhook delivered', resourceId, accountId, target: target.url, status: 'delivered', responseStatus: 204 });
+    expect(logs[0]).toMatchObject({ level: 30, msg: 'webhook delivered', resourceId, accountId: suite.accountId, target: target.url, status: 'delivered', responseStatus: 204 });
     const logged = JSON.stringify(logs);
     expect(logged).not.toContain('receiver-secret');
     expect(logged).not.toContain('conv_0123');
@@ -99,7 +93,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const target = await receiver(answer(200));
     const { send } = sender();
     const resourceId = newId('resp');
-    const delivery = { resourceId, accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
+    const delivery = { resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
     expect(await send(delivery)).toEqual({ status: 'delivered', responseStatus: 200 });
     // A retried activity or a re-run job: a different sender instance, same resource.
     expect(await sender().send({ ...delivery, payload: { ...delivery.payload, status: 'failed' } })).toEqual({ status: 'skipped' });
@@ -111,11 +105,11 @@ describe('webhook sender (one-shot, recorded)', () => {
   it('lets exactly one of two concurrent sends for the same resource through', async () => {
     const target = await receiver(answer(200));
     const resourceId = newId('resp');
-    const delivery = { resourceId, accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
+    const delivery = { resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
     const outcomes = await Promise.all([sender().send(delivery), sender().send(delivery)]);
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['delivered', 'skipped']);
     expect(target.requests).toHaveLength(1);
-    const rows = await app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', resourceId).execute();
+    const rows = await suite.app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', resourceId).execute();
     expect(rows).toHaveLength(1);
   });
 
@@ -123,7 +117,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const target = await receiver(answer(500));
     const { send, logs } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
     expect(outcome).toEqual({ status: 'failed', responseStatus: 500, error: 'the receiver answered HTTP 500' });
     expect(target.requests).toHaveLength(1);
     expect(await deliveryRow(resourceId)).toMatchObject({ status: 'failed', response_status: 500, error: 'the receiver answered HTTP 500' });
@@ -136,7 +130,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const { send } = sender({ timeoutMs: 300 });
     const resourceId = newId('resp');
     const started = performance.now();
-    const outcome = await send({ resourceId, accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
     const elapsed = performance.now() - started;
     expect(outcome).toEqual({ status: 'failed', error: 'timed out after 300 ms' });
     expect(elapsed).toBeGreaterThanOrEqual(290);
@@ -152,7 +146,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const redirecting = await receiver(answer(302, { location: `${target.url}/landed` }));
     const { send } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId, url: `${redirecting.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${redirecting.url}/hook`, payload: payloadFor(resourceId) });
     expect(outcome).toEqual({ status: 'failed', responseStatus: 302, error: 'the receiver answered HTTP 302' });
     expect(redirecting.requests).toHaveLength(1);
     expect(target.requests).toHaveLength(0);
@@ -164,7 +158,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     await closed.close();
     const { send } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId, url, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url, payload: payloadFor(resourceId) });
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatch(/ECONNREFUSED/);
     expect(await deliveryRow(resourceId)).toMatchObject({ status: 'failed', error: outcome.error, response_status: null });
@@ -174,7 +168,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     const target = await receiver(answer(200));
     const { send, logs } = sender({ allowPrivateNetworks: false });
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
     expect(outcome).toEqual({ status: 'refused', error: expect.stringMatching(/loopback address.*not allowed/) });
     expect(target.requests).toHaveLength(0);
     expect(await deliveryRow(resourceId)).toMatchObject({ status: 'refused', error: outcome.error, response_status: null });
@@ -189,7 +183,7 @@ describe('webhook sender (one-shot, recorded)', () => {
     });
     const resourceId = newId('resp');
     const url = `http://hooks.rebind.test:${target.port}/hook`;
-    const outcome = await send({ resourceId, accountId, url, payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url, payload: payloadFor(resourceId) });
     expect(outcome).toEqual({
       status: 'refused',
       error: 'refused to connect to hooks.rebind.test: it resolves to 127.0.0.1, a loopback address',
@@ -201,7 +195,7 @@ describe('webhook sender (one-shot, recorded)', () => {
   it('refuses a URL that is not http(s) even with private networks allowed', async () => {
     const { send } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId, url: 'file:///etc/passwd', payload: payloadFor(resourceId) });
+    const outcome = await send({ resourceId, accountId: suite.accountId, url: 'file:///etc/passwd', payload: payloadFor(resourceId) });
     expect(outcome).toEqual({ status: 'refused', error: 'the webhook URL must use http or https.' });
     expect((await deliveryRow(resourceId)).status).toBe('refused');
   });
