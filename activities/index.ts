@@ -1,9 +1,12 @@
 import { createResponseActivities, type ResponseActivityDeps } from './response.activities';
+import { createRunActivities, type RunActivityDeps } from './run.activities';
 
-/** Every activity, by durable name, with its dependencies injected (Temporal worker and embedded runner alike). */
-export function createActivities(deps: ResponseActivityDeps) {
-  return { ...createResponseActivities(deps) };
+export type ActivityDeps = ResponseActivityDeps & RunActivityDeps;
+
+/** Every activity of every job kind, by durable name, with its dependencies injected (Temporal worker and embedded runner alike). */
+export function createActivities(deps: ActivityDeps) {
+  return { ...createResponseActivities(deps), ...createRunActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;
-export type { ResponseActivityDeps };
+export type { ResponseActivityDeps, RunActivityDeps };

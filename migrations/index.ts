@@ -1,9 +1,13 @@
 import type { Migration } from 'kysely';
 import * as initial from './20261122000000_initial';
 import * as streamEvents from './20261124000000_stream_events';
+import * as threads from './20261124010000_threads';
+import * as runs from './20261124020000_runs';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
   '20261122000000_initial': initial,
   '20261124000000_stream_events': streamEvents,
+  '20261124010000_threads': threads,
+  '20261124020000_runs': runs,
 };

@@ -34,6 +34,7 @@ const environmentSchema = z.object({
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(24 * 3_600_000).default(600_000),
 });
 
 export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
@@ -59,6 +60,8 @@ export interface Config {
     /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
     readonly leaseMs: number;
   };
+  /** Legacy Runs: how long one waits in requires_action for its tool outputs before it expires. */
+  readonly runs: { readonly requiresActionTimeoutMs: number };
   readonly providers: {
     readonly timeoutMs: number;
     readonly maxRetries: number;
@@ -104,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: value.ENGINE_CONCURRENCY,
       leaseMs: value.ENGINE_LEASE_MS,
     },
+    runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       maxRetries: value.PROVIDER_MAX_RETRIES,

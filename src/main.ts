@@ -29,8 +29,9 @@ async function main(mode: Mode): Promise<void> {
     if (mode === 'worker' && !config.database.url) {
       throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
     }
-    const { db, events, webhooks, catalog, providers } = runtime.deps;
-    worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities: createActivities({ db, logger, events, webhooks, catalog, providers }) });
+    const { db, events, webhooks, catalog, providers, ledger } = runtime.deps;
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs });
+    worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities });
     void worker.run().catch((error) => {
       logger.fatal({ err: error }, 'temporal worker stopped');
       process.exit(1);

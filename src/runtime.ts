@@ -18,6 +18,7 @@ import { createInProcessBus, createPostgresBus, type EventBus } from './events/e
 import { createEventLog, type EventLog } from './events/event-log';
 import { createResponsesService, type ResponsesService } from './responses/responses.service';
 import { RowHandoff } from './responses/row-handoff';
+import { createRunsService, type RunsService } from './threads/runs.service';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
@@ -35,6 +36,7 @@ export interface RuntimeDeps extends AppDeps {
   /** Runs one durable workflow per job (a Response): embedded, or Temporal when TEMPORAL_ADDRESS is set. */
   engine: Engine;
   responses: ResponsesService;
+  runs: RunsService;
 }
 
 export interface RuntimeOptions {
@@ -78,12 +80,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff });
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });
     const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses };
+    const runs = createRunsService({ db, catalog, ledger, engine });
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs };
     const app = createApp(deps);
     return {
       deps,

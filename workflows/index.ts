@@ -1,2 +1,3 @@
 // Entry of the Temporal workflow bundle: only Temporal wrappers, nothing that imports Node modules.
 export { responseWorkflow } from './response.workflow';
+export { runWorkflow } from './run.workflow';

@@ -22,6 +22,12 @@ export const assistantToolSchema = z.discriminatedUnion(
 );
 export type AssistantTool = z.infer<typeof assistantToolSchema>;
 
+/** An Assistant's tools; also a Run's, which may replace them for that Run. */
+export const assistantToolsSchema = z
+  .array(assistantToolSchema)
+  .max(128, 'tools holds at most 128 entries')
+  .refine((tools) => uniqueFunctionNames(tools), 'function tool names must be unique');
+
 /**
  * Create body; also the update body, since update is a full replacement (spec: "all fields required …
  * including model and name"): optional fields left out are reset. `null` means the same as leaving a field out.
@@ -34,11 +40,7 @@ export const assistantBodySchema = z
     instructions: z.string().max(256_000, 'instructions are at most 256000 characters').nullish(),
     reasoning_effort: z.enum(['low', 'medium', 'high'], { error: "reasoning_effort must be 'low', 'medium' or 'high'" }).nullish(),
     temperature: z.number().min(0, 'temperature is 0-2').max(2, 'temperature is 0-2').nullish(),
-    tools: z
-      .array(assistantToolSchema)
-      .max(128, 'tools holds at most 128 entries')
-      .refine((tools) => uniqueFunctionNames(tools), 'function tool names must be unique')
-      .nullish(),
+    tools: assistantToolsSchema.nullish(),
     tool_resources: z.record(z.string(), z.unknown()).nullish(),
     metadata: metadataSchema.nullish(),
   });

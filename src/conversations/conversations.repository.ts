@@ -1,6 +1,7 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database';
-import type { Database } from '../db/schema';
+import { pageQuery, runPage, runPageWithinBytes, type Page, type PageRequest } from '../db/keyset-page';
+import { latestWithinBudget, type LatestRows } from '../db/latest-within-budget';
 import { notFound } from '../errors';
 import { newId } from '../ids';
 import type { ContentPart, ConversationItemRow, ConversationRow } from './conversations.table';
@@ -20,20 +21,6 @@ export type NewConversationItem =
   | { type: 'message'; role: MessageRole; content: string | ContentPart[]; status?: ItemStatus; id?: string }
   | { type: 'function_call'; callId: string; name: string; arguments: string; status?: ItemStatus; id?: string }
   | { type: 'function_call_output'; callId: string; output: string; status?: ItemStatus; id?: string };
-
-export interface PageRequest {
-  limit: number;
-  order: 'asc' | 'desc';
-  /** `seq` of the cursor row: the page starts just past it in `order`. */
-  afterSeq?: number;
-  /** `seq` of the cursor row: the page ends just before it in `order`. */
-  beforeSeq?: number;
-}
-
-export interface Page<Row> {
-  rows: Row[];
-  hasMore: boolean;
-}
 
 // ---- conversations ----
 
@@ -124,74 +111,18 @@ export async function appendItems(
 }
 
 /** The history the engine sends to a model: the latest items that fit a token budget (see listLatestItemsWithin). */
-export interface LatestItems {
-  /** Oldest first. */
-  rows: ConversationItemRow[];
-  /** False when an older item (within `limit`) did not fit and was left out. */
-  complete: boolean;
-  /** Estimated tokens of the items examined, the first one that did not fit included. */
-  tokensSeen: number;
-}
-
-/**
- * Item sizes are read newest first in pages that start small and grow: working out a size reads the whole
- * item (on PGlite, in this process), and a prompt's budget is often spent by the first few.
- */
-const FIRST_SIZE_PAGE = 4;
-const MAX_SIZE_PAGE = 256;
+export type LatestItems = LatestRows<ConversationItemRow>;
 
 /**
  * The latest items of a conversation (at most `limit`), oldest first, as many as fit `tokenBudget` by the
- * estimate of ITEM_TOKENS. Their sizes are read first, newest first and in pages, and only the items that fit
- * are loaded: a conversation may hold gigabytes, and a prompt never needs more than a context window of it.
- * The estimate counts characters as Postgres does (an astral character is one), so it never exceeds the
- * prompt builder's estimate of the same item.
+ * estimate of ITEM_TOKENS. Their sizes are read first, newest first and in growing pages, and only the items that
+ * fit are loaded (src/db/latest-within-budget.ts): a conversation may hold gigabytes, and a prompt never needs
+ * more than a context window of it. The estimate counts characters as Postgres does (an astral character is
+ * one), so it never exceeds the prompt builder's estimate of the same item.
  */
 export async function listLatestItemsWithin(executor: Db, conversationId: string, options: { limit?: number; tokenBudget: number }): Promise<LatestItems> {
-  const limit = options.limit ?? Number.POSITIVE_INFINITY;
-  let newest: number | undefined;
-  let oldest: number | undefined;
-  let count = 0;
-  let tokens = 0;
-  let complete = true;
-  let before: number | undefined;
-  let pageSize = FIRST_SIZE_PAGE;
-  scan: while (count < limit) {
-    const requested = Math.min(pageSize, limit - count);
-    const page = await executor
-      .selectFrom('conversation_items')
-      .select(['seq', ITEM_TOKENS.as('tokens')])
-      .where('conversation_id', '=', conversationId)
-      .$if(before !== undefined, (query) => query.where('seq', '<', before!))
-      .orderBy('seq', 'desc')
-      .limit(requested)
-      .execute();
-    for (const { seq, tokens: itemTokens } of page) {
-      tokens += Number(itemTokens);
-      if (tokens > options.tokenBudget) {
-        complete = false;
-        break scan;
-      }
-      newest ??= seq;
-      oldest = seq;
-      count++;
-    }
-    if (page.length < requested) break;
-    before = page[page.length - 1].seq;
-    pageSize = Math.min(pageSize * 4, MAX_SIZE_PAGE);
-  }
-  const rows =
-    oldest === undefined
-      ? []
-      : await executor
-          .selectFrom('conversation_items')
-          .selectAll()
-          .where('conversation_id', '=', conversationId)
-          .where('seq', '>=', oldest)
-          .where('seq', '<=', newest!)
-          .orderBy('seq', 'asc')
-          .execute();
-  return { rows, complete, tokensSeen: tokens };
+  const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
+  return latestWithinBudget(items.selectAll(), items.select(['seq', ITEM_TOKENS.as('tokens')]), options);
 }
 
 /** ≈4 characters per token plus 4 per item, over the text a model sees of the item (prompt.ts does the same in JS). */
@@ -245,66 +176,13 @@ export function itemsPageQuery(executor: Db, conversationId: string, page: PageR
   return pageQuery(query, page);
 }
 
-/**
- * A page of items stops early (with has_more) once it holds this many bytes: one item may be megabytes (a
- * whole 10 MiB request body), and a page of a hundred such is more than a reply can hold.
- */
-const MAX_PAGE_BYTES = 16 * 1024 * 1024;
-
 /** Bytes of an item's stored text, as Postgres computes them without sending the item. */
 const ITEM_BYTES = sql<number>`coalesce(octet_length(content::text), 0) + coalesce(octet_length(arguments), 0) + coalesce(octet_length(output), 0)`;
 
+/** A page of items; it stops early, with has_more, at MAX_PAGE_BYTES of item text (at least one item comes back). */
 export async function listItems(executor: Db, conversationId: string, page: PageRequest): Promise<Page<ConversationItemRow>> {
-  if (page.limit > 1) {
-    // Sizes first, in the order the page is read (nearest the cursor first); at least one item always comes back.
-    const sizes = await pageQuery(executor.selectFrom('conversation_items').select(['seq', ITEM_BYTES.as('bytes')]).where('conversation_id', '=', conversationId), page).execute();
-    let bytes = 0;
-    let fitting = 0;
-    for (const size of sizes) {
-      bytes += Number(size.bytes);
-      if (fitting > 0 && bytes > MAX_PAGE_BYTES) break;
-      fitting++;
-    }
-    if (fitting < Math.min(page.limit, sizes.length)) {
-      const last = sizes[fitting - 1].seq;
-      const query = executor.selectFrom('conversation_items').selectAll().where('conversation_id', '=', conversationId).where('seq', readsAscending(page) ? '<=' : '>=', last);
-      const rows = await pageQuery(query, { ...page, limit: fitting }).execute();
-      return { rows: page.beforeSeq !== undefined ? rows.reverse() : rows, hasMore: true };
-    }
-  }
-  return finishPage(await itemsPageQuery(executor, conversationId, page).execute(), page);
-}
-
-// ---- keyset pagination over `seq` ----
-
-type SeqTable = 'conversations' | 'conversation_items';
-
-/**
- * Keyset pagination: no OFFSET, so page N costs the same as page 1. `before` pages are read walking away
- * from the cursor (nearest rows first) and reversed afterwards, so they come back in the requested order.
- */
-function pageQuery<T extends SeqTable, O>(query: SelectQueryBuilder<Database, T, O>, page: PageRequest) {
-  const cursor = page.beforeSeq ?? page.afterSeq;
-  const readAscending = readsAscending(page);
-  let limited = query as unknown as SelectQueryBuilder<Database, SeqTable, O>;
-  if (cursor !== undefined) limited = limited.where('seq', readAscending ? '>' : '<', cursor);
-  return limited.orderBy('seq', readAscending ? 'asc' : 'desc').limit(page.limit + 1);
-}
-
-/** The direction a page's rows are read in: the requested order, or its opposite for `before`. */
-function readsAscending(page: PageRequest): boolean {
-  return (page.order === 'asc') !== (page.beforeSeq !== undefined);
-}
-
-function finishPage<Row>(rows: Row[], page: PageRequest): Page<Row> {
-  const hasMore = rows.length > page.limit;
-  const kept = rows.slice(0, page.limit);
-  if (page.beforeSeq !== undefined) kept.reverse();
-  return { rows: kept, hasMore };
-}
-
-async function runPage<T extends SeqTable, O>(query: SelectQueryBuilder<Database, T, O>, page: PageRequest): Promise<Page<O>> {
-  return finishPage(await pageQuery(query, page).execute(), page);
+  const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
+  return runPageWithinBytes(items.selectAll(), items.select(['seq', ITEM_BYTES.as('bytes')]), page);
 }
 
 function itemToValues(item: NewConversationItem, conversationId: string, accountId: string, responseId: string | null) {

@@ -1,13 +1,9 @@
 import Router from '@koa/router';
-import { parseInput } from '../http/validation';
 import type { Db } from '../db/database';
-import { conversationToWire, itemToWire, type Page } from './conversations.repository';
-import {
-  addItemsSchema,
-  createConversationSchema,
-  listQuerySchema,
-  updateConversationSchema,
-} from './conversations.schema';
+import { listQuerySchema, toListEnvelope } from '../http/lists';
+import { parseInput } from '../http/validation';
+import { conversationToWire, itemToWire } from './conversations.repository';
+import { addItemsSchema, createConversationSchema, updateConversationSchema } from './conversations.schema';
 import { createConversationsService, inputItemToNew } from './conversations.service';
 
 /** /v2/conversations and their items (spec: Endpoints, Conversations). */
@@ -69,16 +65,4 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps): Router {
   });
 
   return router;
-}
-
-/** DECISIONS.md 2: `{object: "list", data, first_id, last_id, has_more}`, ids null when the page is empty. */
-function toListEnvelope<Row, Wire extends { id: string }>(page: Page<Row>, toWire: (row: Row) => Wire) {
-  const data = page.rows.map(toWire);
-  return {
-    object: 'list' as const,
-    data,
-    first_id: data.length ? data[0].id : null,
-    last_id: data.length ? data[data.length - 1].id : null,
-    has_more: page.hasMore,
-  };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { metadataSchema, queryInteger } from '../http/validation';
+import { metadataSchema } from '../http/validation';
 
 export const MESSAGE_ROLES = ['user', 'assistant', 'system', 'developer'] as const;
 
@@ -49,21 +49,6 @@ export const addItemsSchema = z.strictObject({
     .min(1, 'items must hold at least one entry')
     .max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`),
 });
-
-/**
- * Query of both list endpoints. Unknown parameters are refused so that a typo (`ordr=asc`) is a 400
- * rather than a silently different page. Repeated parameters arrive as arrays and fail the string check.
- */
-export const listQuerySchema = z
-  .strictObject({
-    limit: queryInteger(1, 100).optional(),
-    order: z.enum(['asc', 'desc'], { error: "order must be 'asc' or 'desc'" }).optional(),
-    after: z.string().min(1).max(128).optional(),
-    before: z.string().min(1).max(128).optional(),
-  })
-  .refine((query) => !(query.after && query.before), 'after and before cannot be used together');
-
-export type ListQuery = z.infer<typeof listQuerySchema>;
 
 function isJson(text: string): boolean {
   try {

@@ -1,11 +1,10 @@
 import { inTransaction, type Db } from '../db/database';
+import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
 import { invalidRequest, notFound } from '../errors';
-import type { InputItem, ListQuery } from './conversations.schema';
+import type { InputItem } from './conversations.schema';
 import * as repository from './conversations.repository';
-import type { NewConversationItem, Page, PageRequest } from './conversations.repository';
+import type { NewConversationItem } from './conversations.repository';
 import type { ConversationItemRow, ConversationRow } from './conversations.table';
-
-export const DEFAULT_PAGE_SIZE = 20;
 
 /**
  * Conversations and their items for one account. Owns the transactions: a conversation and its initial
@@ -43,7 +42,7 @@ export function createConversationsService(deps: { db: Db }) {
     if (!(await repository.deleteConversation(db, accountId, id))) throw conversationNotFound(id);
   }
 
-  async function list(accountId: string, query: ListQuery): Promise<Page<ConversationRow>> {
+  async function list(accountId: string, query: PageQuery): Promise<Page<ConversationRow>> {
     const cursorSeq = async (cursor: string) => {
       const seq = await repository.findConversationSeq(db, accountId, cursor);
       if (seq === undefined) throw unknownCursor(cursor, 'a conversation of this account');
@@ -56,7 +55,7 @@ export function createConversationsService(deps: { db: Db }) {
     return inTransaction(db, (trx) => repository.appendItems(trx, { conversationId, accountId, items }));
   }
 
-  async function listItems(accountId: string, conversationId: string, query: ListQuery): Promise<Page<ConversationItemRow>> {
+  async function listItems(accountId: string, conversationId: string, query: PageQuery): Promise<Page<ConversationItemRow>> {
     await get(accountId, conversationId);
     const cursorSeq = async (cursor: string) => {
       const seq = await repository.findItemSeq(db, conversationId, cursor);
@@ -93,19 +92,6 @@ export function inputItemToNew(item: InputItem): NewConversationItem {
     case 'function_call_output':
       return { type: 'function_call_output', callId: item.call_id, output: item.output };
   }
-}
-
-/**
- * Lists default to newest first for both conversations and items (as the real service); `order=asc`
- * gives a conversation's history oldest first. A cursor must name a row of the list being read.
- */
-async function toPageRequest(query: ListQuery, cursorSeq: (id: string) => Promise<number>): Promise<PageRequest> {
-  return {
-    limit: query.limit ?? DEFAULT_PAGE_SIZE,
-    order: query.order ?? 'desc',
-    afterSeq: query.after ? await cursorSeq(query.after) : undefined,
-    beforeSeq: query.before ? await cursorSeq(query.before) : undefined,
-  };
 }
 
 const conversationNotFound = (id: string) => notFound('conversation', `No conversation with id ${id}.`);

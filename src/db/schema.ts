@@ -5,7 +5,9 @@ import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from
 import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
 import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
 import type { StreamEventsTable } from '../events/events.table';
+import type { ThreadMessagesTable, ThreadsTable } from '../threads/threads.table';
 import type { IdempotencyKeysTable, ResponsesTable } from '../responses/responses.table';
+import type { RunsTable } from '../threads/runs.table';
 import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
 
 /** The whole database, composed from each slice's *.table.ts. */
@@ -20,9 +22,12 @@ export interface Database {
   catalog_models: CatalogModelsTable;
   catalog_prices: CatalogPricesTable;
   responses: ResponsesTable;
+  runs: RunsTable;
   stream_events: StreamEventsTable;
   idempotency_keys: IdempotencyKeysTable;
   jobs: JobsTable;
   job_steps: JobStepsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  threads: ThreadsTable;
+  thread_messages: ThreadMessagesTable;
 }

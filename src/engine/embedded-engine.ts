@@ -129,27 +129,29 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   /** What running a job needs of its row. */
-  type RunnableJob = Pick<JobRow, 'id' | 'kind' | 'attempts' | 'cancel_requested_at'>;
+  type RunnableJob = Pick<JobRow, 'id' | 'kind' | 'attempts' | 'suspensions' | 'wakes' | 'cancel_requested_at'>;
 
   async function execute(job: RunnableJob): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
     const definition = jobKinds[job.kind];
     const { maxAttempts } = definition.retry;
+    // Claims after a suspension (sleepUntil) are not attempts.
+    const attempt = job.attempts - job.suspensions;
     try {
-      if (job.attempts > maxAttempts) {
+      if (attempt > maxAttempts) {
         // Its earlier attempts ended with the process, not with an error (the job never reached the catch
         // below): one that kills the process would otherwise do so at every start, for every account.
         throw new Error(`${maxAttempts} attempts of this job ended with the process that ran it; it is not run again.`);
       }
       if (job.cancel_requested_at) controller.abort();
-      // Only a re-run (attempt > 1) can have recorded steps.
+      // Only a re-run (a second claim) can have recorded steps.
       const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'activity', 'result']).where('job_id', '=', job.id).execute() : [];
       const never = new AbortController().signal;
       let shielded = 0;
       const recorder = createStepRecorder({
         jobId: job.id,
-        attempt: job.attempts,
+        attempt,
         activities,
         steps: definition.steps,
         recorded: new Map(steps.map((row) => [row.step, row])),
@@ -172,22 +174,28 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         isCancellation: (error) => (error as Error)?.name === 'AbortError' || controller.signal.aborted,
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,
+        // The job is suspended (it holds no slot) until the deadline or a signal, then runs again from its start.
+        sleepUntil: async (deadline) => {
+          if (controller.signal.aborted || Date.now() >= deadline) return;
+          throw new JobSuspended(deadline);
+        },
       };
       const outcome = await definition.flow(context, definition.input(job.id)).then(
         () => ({ failed: false as const }),
         (error: unknown) => ({ failed: true as const, error }),
       );
       await recorder.settle(outcome.failed);
+      if (outcome.failed && outcome.error instanceof JobSuspended) return await suspend(job, outcome.error.until);
       if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
     } catch (error) {
       if (stopping) return; // lease expires; another start picks the job up
       const message = error instanceof Error ? error.message : String(error);
-      if (job.attempts < maxAttempts) {
-        logger.warn({ err: error, jobId: job.id, attempt: job.attempts }, 'job attempt failed; retrying');
+      if (attempt < maxAttempts) {
+        logger.warn({ err: error, jobId: job.id, attempt }, 'job attempt failed; retrying');
         await retryLater(job, message).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'));
       } else {
-        logger.error({ err: error, jobId: job.id, attempt: job.attempts }, 'job failed; abandoning');
+        logger.error({ err: error, jobId: job.id, attempt }, 'job failed; abandoning');
         await definition.abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
@@ -230,7 +238,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: RunnableJob, lastError: string) {
     const { initialDelayMs, maxDelayMs } = jobKinds[job.kind].retry;
-    const delay = Math.min(maxDelayMs, (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - 1));
+    const delay = Math.min(maxDelayMs, (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - job.suspensions - 1));
     await db
       .updateTable('jobs')
       .set({
@@ -247,6 +255,31 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       backlog = true;
       void pump();
     }, delay + 10).unref();
+  }
+
+  /**
+   * Back to pending until `until` (a sleepUntil deadline), or claimable at once when a signal arrived since this
+   * claim (`wakes` grew: the signal found the job running, so it could not end a suspension itself).
+   */
+  async function suspend(job: RunnableJob, until: number) {
+    const row = await db
+      .updateTable('jobs')
+      .set({
+        status: 'pending',
+        lease_owner: null,
+        suspensions: sql`suspensions + 1`,
+        lease_expires_at: sql<Date>`case when wakes > ${job.wakes} then now() else ${new Date(until)}::timestamptz end`,
+        updated_at: sql`now()`,
+      })
+      .where('id', '=', job.id)
+      .where('lease_owner', '=', owner)
+      .returning(sql<boolean>`wakes > ${job.wakes}`.as('woken'))
+      .executeTakeFirst();
+    // Otherwise the poll tick claims it once its deadline has passed.
+    if (row?.woken) {
+      backlog = true;
+      void pump();
+    }
   }
 
   async function renewLeases() {
@@ -284,7 +317,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           if (stopping) return; // its lease expires; the next start (or another replica) resumes it
           // The row was written claimed by this process, first attempt, no cancel yet (a cancel can only
           // name it after creation returns; it then finds it running here).
-          void execute({ ...job, attempts: 1, cancel_requested_at: null });
+          void execute({ ...job, attempts: 1, suspensions: 0, wakes: 0, cancel_requested_at: null });
         },
         release() {
           settle();
@@ -301,6 +334,16 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       const waiting = started && !stopping ? await claimPending(job.id) : undefined;
       if (waiting) void execute(waiting);
       else await bus.publish({ topic: CANCEL_TOPIC, id: job.id });
+    },
+    async signal(job) {
+      // Ends a suspension now; a job running now sees the count grow when it suspends.
+      await db
+        .updateTable('jobs')
+        .set({ wakes: sql`wakes + 1`, lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end` })
+        .where('id', '=', job.id)
+        .execute();
+      backlog = true;
+      void pump();
     },
     async start() {
       if (started) return;
@@ -333,3 +376,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 }
 
 export type { JobRef };
+
+/** Thrown through a flow by sleepUntil in the embedded engine: the job is suspended, not failed. */
+class JobSuspended extends Error {
+  constructor(readonly until: number) {
+    super('The job is suspended until a signal or its deadline.');
+    this.name = 'JobSuspended';
+  }
+}

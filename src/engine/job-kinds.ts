@@ -1,4 +1,5 @@
 import { responseJob } from '../responses/response.job';
+import { runJob } from '../threads/run.job';
 import type { JobKind, JobKindDefinition } from './job-kind';
 
 /**
@@ -8,4 +9,5 @@ import type { JobKind, JobKindDefinition } from './job-kind';
  */
 export const jobKinds: { readonly [Kind in JobKind]: JobKindDefinition<any, any> } = {
   response: responseJob,
+  run: runJob,
 };

@@ -43,6 +43,15 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     await db.updateTable('jobs').set({ launched_at: sql`now()`, status: 'running', updated_at: sql`now()` }).where('id', '=', job.id).execute();
   }
 
+  /** A workflow that is gone (finished and past retention) has nothing left to signal. */
+  async function signal(job: JobRef, name: string): Promise<void> {
+    try {
+      await client.workflow.getHandle(workflowIdOf(job)).signal(name);
+    } catch (error) {
+      if (!(error instanceof WorkflowNotFoundError)) throw error;
+    }
+  }
+
   async function sweep() {
     const stale = await db
       .selectFrom('jobs')
@@ -57,13 +66,8 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   return {
     name: 'temporal',
     launch,
-    async cancel(job) {
-      try {
-        await client.workflow.getHandle(workflowIdOf(job)).signal('cancel');
-      } catch (error) {
-        if (!(error instanceof WorkflowNotFoundError)) throw error;
-      }
-    },
+    cancel: (job) => signal(job, 'cancel'),
+    signal,
     async start() {
       sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
     },

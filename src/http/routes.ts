@@ -9,6 +9,8 @@ import { embeddingsRoutes } from '../embeddings/embeddings.routes';
 import type { EmbeddingsDeps } from '../embeddings/embeddings.service';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
+import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';
+import { threadsRoutes, type ThreadsRoutesDeps } from '../threads/threads.routes';
 
 /** What the public route modules need together: each declares its own slice. */
 export type PublicRoutesDeps = OrganizationRoutesDeps &
@@ -18,7 +20,9 @@ export type PublicRoutesDeps = OrganizationRoutesDeps &
   AssistantsRoutesDeps &
   CatalogRoutesDeps &
   V1RoutesDeps &
-  ResponsesRoutesDeps;
+  ResponsesRoutesDeps &
+  RunsRoutesDeps &
+  ThreadsRoutesDeps;
 
 /**
  * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
@@ -32,4 +36,7 @@ export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   catalogRoutes,
   v1Routes,
   responsesRoutes,
+  // Before threads: `POST /v2/threads/runs` is not the update of a thread named `runs`.
+  runsRoutes,
+  threadsRoutes,
 ];

@@ -121,7 +121,7 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-function itemTokens(item: PromptItem): number {
+export function itemTokens(item: PromptItem): number {
   switch (item.type) {
     case 'message':
       return estimateTokens(item.text) + 4;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import { findAccount } from '../accounts/accounts.repository';
+import { assistantFunctionTools } from '../assistants/assistant-tools';
 import { findAssistant } from '../assistants/assistants.repository';
 import type { Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
@@ -272,16 +273,6 @@ function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], func
   if (typeof choice === 'object' && choice.type === 'function' && !functionTools.some((tool) => tool.name === choice.name)) {
     throw invalidRequest('response', `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`);
   }
-}
-
-/** Assistants keep tools in the nested form {type, function: {...}}; Responses use the flat one. */
-function assistantFunctionTools(tools: unknown[]): FunctionToolSpec[] {
-  return tools.flatMap((tool) => {
-    const nested = tool as { type?: string; function?: { name: string; description?: string; parameters?: Record<string, unknown> } };
-    return nested.type === 'function' && nested.function
-      ? [{ type: 'function' as const, name: nested.function.name, description: nested.function.description, parameters: nested.function.parameters }]
-      : [];
-  });
 }
 
 /** Canonical JSON (sorted keys) so key order does not make "the same body" different. */

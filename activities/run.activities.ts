@@ -1,0 +1,190 @@
+import { createLedger, type Ledger } from '../src/billing/ledger';
+import { priceCall } from '../src/billing/pricing';
+import type { CatalogModel } from '../src/catalog/catalog-types';
+import { inTransaction, type Db } from '../src/db/database';
+import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
+import type { Logger } from '../src/logger';
+import { ProviderError, type GenerateTextRequest, type LanguageModel } from '../src/providers/provider';
+import { vendorErrorToApiError } from '../src/providers/provider-errors';
+import { buildRunPrompt } from '../src/threads/run-prompt';
+import { loadRun, markFinal, markRequiresAction, markStarted, readWait } from '../src/threads/runs.repository';
+import { isActiveRunStatus, type RunRow, type RunUsage } from '../src/threads/runs.table';
+import { findThread, insertMessages } from '../src/threads/threads.repository';
+import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
+
+export interface RunActivityDeps {
+  db: Db;
+  logger: Logger;
+  catalog: { getModel(code: string): CatalogModel | undefined };
+  providers: { languageModel(vendor: string): LanguageModel };
+  /** The ledger of the process; one over `db` when absent. */
+  ledger?: Ledger;
+  /** How long a Run waits in requires_action before it expires (default 10 minutes). */
+  requiresActionTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+}
+
+const REQUIRES_ACTION_TIMEOUT_MS = 10 * 60_000;
+
+/** The activities of a Run's workflow: each reads the Run, does one thing, and stores the result. */
+export function createRunActivities(deps: RunActivityDeps): RunActivities {
+  const { db, logger } = deps;
+  const ledger = deps.ledger ?? createLedger(db);
+  const timeoutMs = deps.requiresActionTimeoutMs ?? REQUIRES_ACTION_TIMEOUT_MS;
+
+  async function startRun({ runId }: RunJobInput) {
+    const run = await markStarted(db, runId);
+    // A re-run (after a crash, or after a suspension in requires_action) finds it started.
+    return { proceed: run !== undefined && ['in_progress', 'requires_action'].includes(run.status) && run.cancel_requested_at === null };
+  }
+
+  /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
+  async function callModel({ runId, round }: RunJobInput & { round: number }, passedContext?: ActivityContext): Promise<ModelOutcome> {
+    const context = currentActivityContext(passedContext);
+    const run = await loadRun(db, runId);
+    if (!run || !isActiveRunStatus(run.status) || run.cancel_requested_at) return { kind: 'cancelled' };
+    // Stored by requireAction: a re-run answers it again (its tokens are billed already).
+    const stored = run.transcript[round];
+    if (stored) return { kind: 'tool_calls', calls: stored.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })), inputTokens: 0, outputTokens: 0 };
+    const model = deps.catalog.getModel(run.model);
+    if (!model) return failed('model.not_found', `Model ${run.model} is no longer in the catalog.`);
+    const prompt = await buildRunPrompt(db, run, model.contextWindow);
+    if (!prompt.fits) {
+      return failed('run.context_length_exceeded', `The thread's newest message does not fit the context window of ${model.code} (${model.contextWindow}) beside the Run's instructions.`);
+    }
+    const tools = run.request.tools;
+    const call: GenerateTextRequest = {
+      model: model.upstreamId,
+      instructions: prompt.instructions,
+      items: prompt.items,
+      tools: tools.length > 0 ? tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } })) : undefined,
+      parallelToolCalls: tools.length > 0 ? run.request.parallel_tool_calls : undefined,
+      temperature: run.request.temperature ?? undefined,
+      topP: run.request.top_p ?? undefined,
+      maxOutputTokens: run.request.max_completion_tokens ?? undefined,
+      reasoningEffort: run.request.reasoning_effort ?? undefined,
+      signal: context.signal,
+    };
+    const heartbeat = setInterval(() => context.heartbeat({ round }), deps.heartbeatIntervalMs ?? 2000);
+    try {
+      const result = await deps.providers.languageModel(model.vendor).generateText(call);
+      if (context.signal.aborted) throw abortError();
+      const tokens = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens };
+      if (result.toolCalls.length > 0) {
+        const calls = run.request.parallel_tool_calls ? result.toolCalls : result.toolCalls.slice(0, 1);
+        return { kind: 'tool_calls', calls: calls.map((tool) => ({ id: tool.callId, name: tool.name, arguments: tool.arguments })), ...tokens };
+      }
+      return { kind: 'message', status: result.finishReason === 'length' ? 'incomplete' : 'completed', text: result.text, ...tokens };
+    } catch (error) {
+      if (context.signal.aborted) throw abortError();
+      if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
+        const apiError = vendorErrorToApiError(error, 'run');
+        logger.warn({ runId, err: error }, 'vendor call failed');
+        return failed(apiError.code, apiError.message);
+      }
+      throw error;
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async function requireAction({ runId, round, outcome }: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> }): Promise<ToolOutputsState> {
+    const run = await loadRun(db, runId);
+    if (!run) return { state: 'ended' };
+    const { usage, amount } = addUsage(run, outcome.inputTokens, outcome.outputTokens);
+    await inTransaction(db, async (trx) => {
+      const marked = await markRequiresAction(trx, {
+        id: runId,
+        round,
+        calls: { calls: outcome.calls },
+        requiredAction: {
+          type: 'submit_tool_outputs',
+          submit_tool_outputs: { tool_calls: outcome.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) },
+        },
+        usage,
+        timeoutMs,
+      });
+      if (marked && amount > 0) await ledger.debit(debitOf(marked, round, amount, outcome), trx);
+    });
+    // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
+    return waitState(await readWait(db, runId), round);
+  }
+
+  async function collectToolOutputs({ runId, round }: RunJobInput & { round: number }): Promise<ToolOutputsState> {
+    return waitState(await readWait(db, runId), round);
+  }
+
+  async function finalizeRun({ runId, round, ending }: RunJobInput & { round: number; ending: RunEnding }): Promise<{ status: string }> {
+    const run = await loadRun(db, runId);
+    if (!run) return { status: 'cancelled' };
+    if (!isActiveRunStatus(run.status)) return { status: run.status };
+    const tokens = ending.kind === 'message' || ending.kind === 'failed' ? ending : { inputTokens: 0, outputTokens: 0 };
+    const billed = tokens.inputTokens + tokens.outputTokens > 0;
+    const { usage, amount } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
+    const status = ending.kind === 'message' ? ending.status : ending.kind;
+    const error = ending.kind === 'failed' ? { code: ending.code, message: ending.message } : ending.kind === 'expired' ? { code: 'run.expired', message: 'The tool outputs were not submitted in time.' } : null;
+    const final = await inTransaction(db, async (trx) => {
+      const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error });
+      if (!marked) return undefined;
+      if (amount > 0) await ledger.debit(debitOf(marked, round, amount, tokens), trx);
+      // The thread may have been deleted while the Run ran: then there is nothing to append to.
+      if (ending.kind === 'message' && (await findThread(trx, run.account_id, run.thread_id))) {
+        await insertMessages(trx, {
+          threadId: run.thread_id,
+          accountId: run.account_id,
+          messages: [{ id: `msg_${runId.slice(4)}`, role: 'assistant', content: [{ type: 'text', text: ending.text }], runId, assistantId: run.assistant_id }],
+        });
+      }
+      return marked;
+    });
+    if (final) return { status: final.status };
+    // Something else ended it first (a concurrent expiry check, say): report what is stored.
+    return { status: (await loadRun(db, runId))?.status ?? 'cancelled' };
+  }
+
+  /** The Run's usage with this call's tokens added, and the whole kopecks to debit for them. */
+  function addUsage(run: RunRow, inputTokens: number, outputTokens: number): { usage: RunUsage; amount: number } {
+    const { cost, amount } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, { input: inputTokens, output: outputTokens });
+    const before = run.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 };
+    return {
+      usage: {
+        prompt_tokens: before.prompt_tokens + inputTokens,
+        completion_tokens: before.completion_tokens + outputTokens,
+        total_tokens: before.total_tokens + inputTokens + outputTokens,
+        cost: before.cost + cost,
+      },
+      amount,
+    };
+  }
+
+  return { startRun, callModel, requireAction, collectToolOutputs, finalizeRun };
+}
+
+/** One debit per vendor call (DECISIONS.md 10): its round is in the operation key, so a retry never bills twice. */
+function debitOf(run: RunRow, round: number, amount: number, tokens: { inputTokens: number; outputTokens: number }) {
+  return {
+    accountId: run.account_id,
+    amount,
+    operationKey: `run:${run.id}:${round}`,
+    metadata: { source: 'api', vendor: run.vendor, model: run.model, service: 'runs', run_id: run.id },
+    usage: { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens },
+  };
+}
+
+/**
+ * Where the wait after round `round` stands, from the stored Run. Expiry is decided by the database's clock (as
+ * submissions are refused by it); the deadline handed to the flow is this process's clock plus the time left.
+ */
+function waitState(run: { status: string; rounds: number; remaining_ms: number | null } | undefined, round: number): ToolOutputsState {
+  if (!run) return { state: 'ended' };
+  if (run.status === 'requires_action' && run.rounds === round + 1) {
+    const remaining = Number(run.remaining_ms ?? 0);
+    return remaining > 0 ? { state: 'waiting', deadline: Date.now() + remaining } : { state: 'expired' };
+  }
+  if (run.status === 'in_progress' && run.rounds > round) return { state: 'submitted' };
+  return { state: 'ended' };
+}
+
+function failed(code: string, message: string): Extract<ModelOutcome, { kind: 'failed' }> {
+  return { kind: 'failed', code, message, inputTokens: 0, outputTokens: 0 };
+}

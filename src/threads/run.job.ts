@@ -1,0 +1,26 @@
+import type { JobKindDefinition } from '../engine/job-kind';
+import { runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
+
+/** A legacy Run's durable job: one workflow per Run (workflows/run.flow.ts, run.workflow.ts). */
+export const runJob: JobKindDefinition<RunJobInput, RunActivities> = {
+  workflowType: 'runWorkflow',
+  flow: runFlow,
+  input: (runId) => ({ runId }),
+  steps: {
+    // Guarded by the stored status: a second run changes nothing.
+    startRun: 'rerun',
+    // The vendor call. Its outcome is also stored by the next step (requireAction or finalizeRun), and a
+    // re-run of a round whose outcome is stored answers it without calling again.
+    callModel: 'record',
+    // Guarded by the Run's round counter and status; the debit by its operation key.
+    requireAction: 'rerun',
+    collectToolOutputs: 'rerun',
+    finalizeRun: 'rerun',
+  },
+  retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+  async abandon(activities, runId) {
+    const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
+    // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
+    await activities.finalizeRun({ runId, round: 0, ending });
+  },
+};

@@ -1,0 +1,175 @@
+import { assistantFunctionTools } from '../assistants/assistant-tools';
+import { findAssistant } from '../assistants/assistants.repository';
+import type { Ledger } from '../billing/ledger';
+import type { Catalog } from '../catalog/catalog.service';
+import { inTransaction, type Db } from '../db/database';
+import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
+import type { Engine } from '../engine/engine';
+import { invalidRequest, notFound } from '../errors';
+import { newId } from '../ids';
+import { SUBMIT_TOOL_OUTPUTS_SIGNAL } from '../../workflows/run.flow';
+import * as runs from './runs.repository';
+import type { CreateRunBody, CreateThreadAndRunBody } from './runs.schema';
+import { isActiveRunStatus, type RunRequest, type RunRow } from './runs.table';
+import { findThread, insertMessages, insertThread, type NewThreadMessage } from './threads.repository';
+import type { MessageInput } from './threads.schema';
+import { messageInputToNew } from './threads.service';
+
+export interface RunsServiceDeps {
+  db: Db;
+  catalog: Catalog;
+  ledger: Ledger;
+  engine: Engine;
+}
+
+/**
+ * Legacy Runs: each is one durable job (src/threads/run.job.ts). The service writes the Run and its job row
+ * together, then launches it; cancel and submit_tool_outputs are stored first and then signalled, so the
+ * workflow reads what they changed from the database.
+ */
+export function createRunsService(deps: RunsServiceDeps) {
+  const { db, catalog, ledger, engine } = deps;
+
+  async function create(accountId: string, threadId: string, body: CreateRunBody, knownBalance?: number): Promise<RunRow> {
+    await requireThread(accountId, threadId);
+    const prepared = await prepare(accountId, body, knownBalance);
+    const run = await inTransaction(db, async (trx) => {
+      if (body.additional_messages?.length) await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
+      const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
+      // Throwing rolls the additional messages back with it.
+      if (!inserted) throw invalidRequest('run', `Thread ${threadId} already has an active Run; wait for it to end or cancel it.`, 'active_run_exists');
+      return inserted;
+    });
+    await engine.launch({ id: run.id, kind: 'run' });
+    return run;
+  }
+
+  /** A thread of `thread.messages` and a Run of it, atomically (POST /v2/threads/runs). */
+  async function createThreadAndRun(accountId: string, body: CreateThreadAndRunBody, knownBalance?: number): Promise<RunRow> {
+    const prepared = await prepare(accountId, body, knownBalance);
+    const run = await inTransaction(db, async (trx) => {
+      const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
+      const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map((message: MessageInput) => messageInputToNew(message));
+      if (messages.length > 0) await insertMessages(trx, { threadId: thread.id, accountId, messages });
+      return (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }))!;
+    });
+    await engine.launch({ id: run.id, kind: 'run' });
+    return run;
+  }
+
+  /** The Run's row but its thread: the Assistant and the model resolved, the balance checked. */
+  async function prepare(accountId: string, body: CreateRunBody, knownBalance?: number) {
+    const assistant = await findAssistant(db, accountId, body.assistant_id);
+    if (!assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
+    const model = catalog.requireUsableModel(body.model ?? assistant.model, 'run', 'llm');
+    const tools = assistantFunctionTools(body.tools ?? assistant.tools ?? []);
+    if (tools.length > 0 && !model.functionCalling) throw invalidRequest('run', `Model ${model.code} does not support function calling.`);
+    if (body.max_completion_tokens != null && model.maxOutput > 0 && body.max_completion_tokens > model.maxOutput) {
+      throw invalidRequest('run', `max_completion_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
+    }
+    await ledger.assertCanSpend(accountId, knownBalance);
+    const request: RunRequest = {
+      additional_instructions: body.additional_instructions ?? null,
+      tools,
+      temperature: body.temperature ?? assistant.temperature ?? null,
+      top_p: body.top_p ?? null,
+      reasoning_effort: assistant.reasoning_effort ?? null,
+      max_completion_tokens: body.max_completion_tokens ?? null,
+      parallel_tool_calls: body.parallel_tool_calls ?? true,
+      message_limit: body.message_limit ?? null,
+    };
+    return {
+      id: newId('run'),
+      account_id: accountId,
+      assistant_id: assistant.id,
+      model: model.code,
+      vendor: model.vendor,
+      instructions: body.instructions !== undefined ? body.instructions : assistant.instructions,
+      request: JSON.stringify(request),
+      metadata: JSON.stringify(body.metadata ?? {}),
+    };
+  }
+
+  async function get(accountId: string, threadId: string, runId: string): Promise<RunRow> {
+    await requireThread(accountId, threadId);
+    const run = await runs.findRun(db, accountId, threadId, runId);
+    if (!run) throw notFound('run', `No run with id ${runId} in thread ${threadId}.`);
+    return run;
+  }
+
+  async function list(accountId: string, threadId: string, query: PageQuery): Promise<Page<RunRow>> {
+    await requireThread(accountId, threadId);
+    const cursorSeq = async (cursor: string) => {
+      const seq = await runs.findRunSeq(db, threadId, cursor);
+      if (seq === undefined) throw invalidRequest('run', `The cursor ${cursor} is not the id of a run of this thread.`);
+      return seq;
+    };
+    return runs.listRuns(db, threadId, await toPageRequest(query, cursorSeq));
+  }
+
+  async function update(accountId: string, threadId: string, runId: string, metadata: Record<string, string>): Promise<RunRow> {
+    await get(accountId, threadId, runId);
+    return (await runs.updateRunMetadata(db, accountId, threadId, runId, metadata))!;
+  }
+
+  /**
+   * An active Run goes to `cancelling` at once and its workflow is told; it ends `cancelled` when the workflow has
+   * stopped its vendor call. Cancelling a cancelled (or cancelling) Run again answers it as it is; a Run that ended
+   * otherwise is 400 `run.not_cancellable`.
+   */
+  async function cancel(accountId: string, threadId: string, runId: string): Promise<RunRow> {
+    const run = await get(accountId, threadId, runId);
+    if (run.status === 'cancelled' || run.status === 'cancelling') return run;
+    const cancelling = isActiveRunStatus(run.status) ? await runs.markCancelling(db, runId) : undefined;
+    if (!cancelling) {
+      const current = await get(accountId, threadId, runId);
+      if (current.status === 'cancelled') return current;
+      throw invalidRequest('run', `Run ${runId} is ${current.status} and can no longer be cancelled.`, 'not_cancellable');
+    }
+    await engine.cancel({ id: runId, kind: 'run' });
+    return cancelling;
+  }
+
+  /** Deleting a thread cancels its active Run first (the hook of the threads service). */
+  async function cancelActiveRuns(accountId: string, threadId: string): Promise<void> {
+    for (const run of await runs.findActiveRuns(db, threadId)) {
+      if (run.account_id !== accountId) continue;
+      if (await runs.markCancelling(db, run.id)) await engine.cancel({ id: run.id, kind: 'run' });
+    }
+  }
+
+  /**
+   * Every tool call of the Run's required_action needs its output, in one submission; the outputs are stored with
+   * the Run back in_progress, then the waiting workflow is woken. Nothing changes on a 400.
+   */
+  async function submitToolOutputs(accountId: string, threadId: string, runId: string, outputs: Array<{ tool_call_id: string; output: string }>): Promise<RunRow> {
+    const run = await get(accountId, threadId, runId);
+    if (run.status !== 'requires_action') {
+      throw invalidRequest('run', `Run ${runId} is ${run.status}; tool outputs are accepted only while it is requires_action.`, 'not_requires_action');
+    }
+    const round = run.transcript.at(-1)!;
+    const expected = new Set(round.calls.map((call) => call.id));
+    const unknown = outputs.filter((output) => !expected.has(output.tool_call_id)).map((output) => output.tool_call_id);
+    if (unknown.length > 0) throw invalidRequest('run', `Run ${runId} did not ask for tool call(s) ${unknown.join(', ')}.`);
+    const given = new Map(outputs.map((output) => [output.tool_call_id, output.output]));
+    const missing = [...expected].filter((id) => !given.has(id));
+    if (missing.length > 0) throw invalidRequest('run', `tool_outputs must answer every tool call of the Run; missing: ${missing.join(', ')}.`);
+    const transcript = [...run.transcript.slice(0, -1), { calls: round.calls.map((call) => ({ ...call, output: given.get(call.id)! })) }];
+    const stored = await runs.storeToolOutputs(db, runId, transcript);
+    if (!stored) {
+      const current = await get(accountId, threadId, runId);
+      const why = current.status === 'requires_action' ? 'its wait for them has expired' : `it is ${current.status}`;
+      throw invalidRequest('run', `Run ${runId} no longer accepts tool outputs: ${why}.`, 'not_requires_action');
+    }
+    await engine.signal({ id: runId, kind: 'run' }, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+    return stored;
+  }
+
+  async function requireThread(accountId: string, threadId: string) {
+    if (!(await findThread(db, accountId, threadId))) throw notFound('thread', `No thread with id ${threadId}.`);
+  }
+
+  return { create, createThreadAndRun, get, list, update, cancel, cancelActiveRuns, submitToolOutputs };
+}
+
+export type RunsService = ReturnType<typeof createRunsService>;

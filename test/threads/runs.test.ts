@@ -1,0 +1,138 @@
+import { useTestApp } from '../support/harness';
+import { debitsOf, pollUntil } from '../responses/helpers';
+
+/** Spec: Legacy endpoints (Runs); DECISIONS.md 6, 10, 11. Runs of dev-echo over real HTTP. */
+describe('runs', () => {
+  const suite = useTestApp({ app: { env: { RUN_REQUIRES_ACTION_TIMEOUT_MS: '1500' } } });
+  const call = (method: string, path: string, body?: unknown, key = suite.key) => suite.app.request(method, path, { key, body });
+
+  const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
+  let assistantId: number;
+  let toolAssistantId: number;
+  beforeAll(async () => {
+    assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })).body.id;
+    toolAssistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Weather', tools: [weatherTool] })).body.id;
+  });
+
+  const newThread = async (text: string) => (await call('POST', '/v2/threads', { messages: [{ role: 'user', content: text }] })).body.id as string;
+  const getRun = async (threadId: string, runId: string) => (await call('GET', `/v2/threads/${threadId}/runs/${runId}`)).body;
+  const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
+  /** Polls the Run until it reaches one of `statuses`; a Run that ends otherwise fails the test at once. */
+  const untilStatus = async (threadId: string, runId: string, statuses: string[]) => {
+    const run = await pollUntil(() => getRun(threadId, runId), (current) => statuses.includes(current.status) || FINAL.includes(current.status), 15_000);
+    if (!statuses.includes(run.status)) throw new Error(`run ${runId} ended ${run.status} (${JSON.stringify(run.last_error)}), not ${statuses.join(' or ')}`);
+    return run;
+  };
+  const debitsFor = async (runId: string) => (await debitsOf(suite.app, suite.accountId)).filter((debit) => (debit.metadata as { run_id?: string }).run_id === runId);
+  const messagesOf = async (threadId: string) => (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data;
+
+  it('runs a thread: queued, then completed with the assistant message appended, usage and one debit', async () => {
+    const threadId = await newThread('hello runs');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId, metadata: { origin: 'test' } });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ object: 'thread.run', thread_id: threadId, assistant_id: assistantId, model: 'dev-echo', instructions: 'Answer briefly.', required_action: null, metadata: { origin: 'test' } });
+    expect(['queued', 'in_progress', 'completed']).toContain(created.body.status);
+    const run = await untilStatus(threadId, created.body.id, ['completed']);
+    expect(run.usage).toMatchObject({ prompt_tokens: expect.any(Number), completion_tokens: 2, total_tokens: expect.any(Number) });
+    expect(run.completed_at).toEqual(expect.any(Number));
+    const messages = await messagesOf(threadId);
+    expect(messages.map((message: any) => [message.role, message.content[0].text])).toEqual([
+      ['user', 'hello runs'],
+      ['assistant', 'hello runs'],
+    ]);
+    expect(messages[1]).toMatchObject({ run_id: run.id, assistant_id: assistantId });
+    expect(run.usage.cost).toBeGreaterThan(0);
+    const debits = await debitsFor(run.id);
+    expect(debits).toHaveLength(1);
+    expect(debits[0]).toMatchObject({ amount: Math.ceil(run.usage.cost), metadata: { source: 'api', service: 'runs', model: 'dev-echo', vendor: 'dev', run_id: run.id } });
+  });
+
+  it('stops in requires_action for a function call, refuses wrong outputs, and completes after submit_tool_outputs', async () => {
+    const threadId = await newThread('/call get_weather {"city":"Paris"}');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: toolAssistantId });
+    const waiting = await untilStatus(threadId, created.body.id, ['requires_action']);
+    const toolCalls = waiting.required_action.submit_tool_outputs.tool_calls;
+    expect(toolCalls).toEqual([{ id: expect.any(String), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    const submit = (outputs: unknown) => call('POST', `/v2/threads/${threadId}/runs/${created.body.id}/submit_tool_outputs`, { tool_outputs: outputs });
+    const unknown = await submit([{ tool_call_id: 'call_nope', output: 'x' }]);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.code).toBe('run.invalid_request');
+    expect((await getRun(threadId, created.body.id)).status).toBe('requires_action');
+    const accepted = await submit([{ tool_call_id: toolCalls[0].id, output: 'sunny' }]);
+    expect(accepted.status).toBe(200);
+    const run = await untilStatus(threadId, created.body.id, ['completed']);
+    expect(run.required_action).toBeNull();
+    const messages = await messagesOf(threadId);
+    expect(messages.at(-1).content[0].text).toBe('Tool get_weather returned: sunny');
+    const again = await submit([{ tool_call_id: toolCalls[0].id, output: 'sunny' }]);
+    expect(again.status).toBe(400);
+    // One debit per vendor call: the one that asked for the tool, and the one that answered.
+    const debits = await debitsFor(run.id);
+    expect(debits.map((debit) => debit.usage)).toHaveLength(2);
+    expect(debits.reduce((sum, debit) => sum + Number(debit.amount), 0)).toBeGreaterThanOrEqual(Math.ceil(run.usage.cost));
+  });
+
+  it('expires a Run left in requires_action', async () => {
+    const threadId = await newThread('/call get_weather {"city":"Oslo"}');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: toolAssistantId });
+    const waiting = await untilStatus(threadId, created.body.id, ['requires_action']);
+    const run = await untilStatus(threadId, created.body.id, ['expired']);
+    expect(run.last_error).toMatchObject({ code: 'run.expired' });
+    const late = await call('POST', `/v2/threads/${threadId}/runs/${created.body.id}/submit_tool_outputs`, {
+      tool_outputs: [{ tool_call_id: waiting.required_action.submit_tool_outputs.tool_calls[0].id, output: 'late' }],
+    });
+    expect(late.status).toBe(400);
+  });
+
+  it('cancels a Run while the vendor streams; one active Run per thread', async () => {
+    const threadId = await newThread('/delay 100 /words 200');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId });
+    await untilStatus(threadId, created.body.id, ['in_progress']);
+    const second = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId });
+    expect(second.status).toBe(400);
+    const cancelled = await call('POST', `/v2/threads/${threadId}/runs/${created.body.id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(['cancelling', 'cancelled']).toContain(cancelled.body.status);
+    const run = await untilStatus(threadId, created.body.id, ['cancelled']);
+    expect(run.cancelled_at).toEqual(expect.any(Number));
+    expect((await messagesOf(threadId)).map((message: any) => message.role)).toEqual(['user']);
+    const list = await call('GET', `/v2/threads/${threadId}/runs`);
+    expect(list.body).toMatchObject({ object: 'list', first_id: created.body.id, has_more: false });
+  });
+
+  it('deleting a thread cancels its active Run first', async () => {
+    const threadId = await newThread('/delay 100 /words 200');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId });
+    await untilStatus(threadId, created.body.id, ['in_progress']);
+    expect((await call('DELETE', `/v2/threads/${threadId}`)).body).toEqual({ id: threadId, object: 'thread.deleted', deleted: true });
+    expect((await call('GET', `/v2/threads/${threadId}/runs/${created.body.id}`)).status).toBe(404);
+    // The Run is gone from the API with its thread; its job still ends it, cancelled, without appending.
+    const stored = await pollUntil(
+      () => suite.app.db.selectFrom('runs').select(['status', 'cancelled_at']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),
+      (run) => FINAL.includes(run.status),
+    );
+    expect(stored.status).toBe('cancelled');
+    expect(await suite.app.db.selectFrom('thread_messages').select('id').where('thread_id', '=', threadId).execute()).toEqual([]);
+  });
+
+  it('creates a thread and runs it in one call', async () => {
+    const created = await call('POST', '/v2/threads/runs', { assistant_id: assistantId, thread: { messages: [{ role: 'user', content: 'one call' }] } });
+    expect(created.status).toBe(200);
+    await untilStatus(created.body.thread_id, created.body.id, ['completed']);
+    expect((await messagesOf(created.body.thread_id)).map((message: any) => message.content[0].text)).toEqual(['one call', 'one call']);
+  });
+
+  it('answers bad bodies with 400 run.invalid_request and other accounts with 404', async () => {
+    const threadId = await newThread('x');
+    for (const body of [{}, { assistant_id: 'one' }, { assistant_id: assistantId, surprise: true }, { assistant_id: assistantId, stream: true }]) {
+      const reply = await call('POST', `/v2/threads/${threadId}/runs`, body);
+      expect([reply.status, reply.body.error?.code]).toEqual([400, 'run.invalid_request']);
+    }
+    const other = await suite.app.createAccount();
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId });
+    expect([created.status, created.body.error]).toEqual([200, undefined]);
+    expect((await call('GET', `/v2/threads/${threadId}/runs/${created.body.id}`, undefined, other.key)).status).toBe(404);
+    expect((await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId }, other.key)).status).toBe(404);
+    await untilStatus(threadId, created.body.id, ['completed']);
+  });
+});

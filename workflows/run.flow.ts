@@ -1,0 +1,88 @@
+import type { FlowContext } from './flow-context';
+
+/** Shapes exchanged between the Run flow and its activities (plain JSON: they enter Temporal history). */
+export interface RunJobInput {
+  runId: string;
+}
+
+/** The signal `submit_tool_outputs` sends once the outputs are stored; it only wakes the waiting flow. */
+export const SUBMIT_TOOL_OUTPUTS_SIGNAL = 'submit_tool_outputs';
+
+/** Vendor calls of one Run at most: each round that asks for tools costs the client a round trip. */
+export const MAX_RUN_ROUNDS = 16;
+
+export type ModelOutcome =
+  | { kind: 'tool_calls'; calls: Array<{ id: string; name: string; arguments: string }>; inputTokens: number; outputTokens: number }
+  | { kind: 'message'; status: 'completed' | 'incomplete'; text: string; inputTokens: number; outputTokens: number }
+  | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number }
+  /** The Run was cancelled before or during the call (nothing more to bill than `finalizeRun` is told). */
+  | { kind: 'cancelled' };
+
+/** What a Run ends with: a model outcome, or its wait for tool outputs ran out. */
+export type RunEnding = Exclude<ModelOutcome, { kind: 'tool_calls' }> | { kind: 'expired' };
+
+/** Where a Run in requires_action stands: still waiting (until `deadline`), outputs submitted, or over. */
+export type ToolOutputsState = { state: 'waiting'; deadline: number } | { state: 'submitted' } | { state: 'expired' } | { state: 'ended' };
+
+/** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
+export interface RunActivities {
+  /** queued → in_progress; false when the Run was cancelled (or finished) before it started. A re-run finds it started: true. */
+  startRun(input: RunJobInput): Promise<{ proceed: boolean }>;
+  /**
+   * The vendor call of round `round` over the thread's messages and the Run's transcript. A round whose
+   * outcome is already stored (a re-run) answers it without calling the vendor again.
+   */
+  callModel(input: RunJobInput & { round: number }): Promise<ModelOutcome>;
+  /** Bills the round, stores its tool calls and `required_action`, in_progress → requires_action. Idempotent. */
+  requireAction(input: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> }): Promise<ToolOutputsState>;
+  /** After a wake or the deadline: whether the outputs of round `round` arrived, or the wait ran out. */
+  collectToolOutputs(input: RunJobInput & { round: number }): Promise<ToolOutputsState>;
+  /** Bills the last round, appends the assistant's message, final status. Idempotent. */
+  finalizeRun(input: RunJobInput & { round: number; ending: RunEnding }): Promise<{ status: string }>;
+}
+
+/**
+ * One durable run of a legacy Run: call the model; while it asks for tools, stop in requires_action until the
+ * client submits their outputs (a signal), cancels, or 10 minutes pass (expired); then the final message.
+ */
+export async function runFlow(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise<string> {
+  const { activities } = ctx;
+  const ending = await run(ctx, input);
+  const final = await ctx.nonCancellable(() => activities.finalizeRun({ ...input, round: ending.round, ending: ending.ending }));
+  ctx.setStatus(final.status);
+  return final.status;
+}
+
+async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise<{ round: number; ending: RunEnding }> {
+  const { activities } = ctx;
+  const cancelled = { kind: 'cancelled' } as const;
+  const start = ctx.cancelRequested() ? { proceed: false } : await ctx.nonCancellable(() => activities.startRun(input));
+  if (!start.proceed) return { round: 0, ending: cancelled };
+  for (let round = 0; round < MAX_RUN_ROUNDS; round++) {
+    if (ctx.cancelRequested()) return { round, ending: cancelled };
+    ctx.setStatus('in_progress');
+    let outcome: ModelOutcome;
+    try {
+      outcome = await ctx.cancellable(() => activities.callModel({ ...input, round }));
+    } catch (err) {
+      if (ctx.isCancellation(err)) return { round, ending: cancelled };
+      // Infrastructure failure that outlived the activity's retries: end the Run cleanly.
+      const message = 'The Run could not be completed; create it again.';
+      return { round, ending: { kind: 'failed', code: 'run.execution_failed', message, inputTokens: 0, outputTokens: 0 } };
+    }
+    if (outcome.kind !== 'tool_calls') return { round, ending: outcome };
+
+    let wait = await ctx.nonCancellable(() => activities.requireAction({ ...input, round, outcome }));
+    ctx.setStatus('requires_action');
+    while (wait.state === 'waiting' && !ctx.cancelRequested()) {
+      await ctx.sleepUntil(wait.deadline, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+      if (ctx.cancelRequested()) break;
+      wait = await ctx.nonCancellable(() => activities.collectToolOutputs({ ...input, round }));
+    }
+    // The round is billed: the ending carries no tokens of its own.
+    if (ctx.cancelRequested() || wait.state === 'ended') return { round: round + 1, ending: cancelled };
+    if (wait.state === 'expired') return { round: round + 1, ending: { kind: 'expired' } };
+  }
+  const message = `The model asked for tools in ${MAX_RUN_ROUNDS} rounds without answering; the Run stops there.`;
+  return { round: MAX_RUN_ROUNDS, ending: { kind: 'failed', code: 'run.too_many_rounds', message, inputTokens: 0, outputTokens: 0 } };
+}
