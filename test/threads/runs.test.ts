@@ -122,6 +122,20 @@ describe('runs', () => {
     expect((await messagesOf(created.body.thread_id)).map((message: any) => message.content[0].text)).toEqual(['one call', 'one call']);
   });
 
+  it('refuses a Run with 402 when the balance is spent, writing nothing', async () => {
+    const broke = await suite.app.createAccount({ balance: 0 });
+    const as = (method: string, path: string, body?: unknown) => call(method, path, body, broke.key);
+    const assistant = (await as('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo' })).body.id;
+    const threadId = (await as('POST', '/v2/threads', { messages: [{ role: 'user', content: 'hi' }] })).body.id;
+    const refused = await as('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistant });
+    expect([refused.status, refused.body.error.code]).toEqual([402, 'organization.payment_required']);
+    const refusedWithThread = await as('POST', '/v2/threads/runs', { assistant_id: assistant, thread: { messages: [{ role: 'user', content: 'hi' }] } });
+    expect(refusedWithThread.status).toBe(402);
+    expect((await as('GET', `/v2/threads/${threadId}/runs`)).body.data).toEqual([]);
+    const threads = await suite.app.db.selectFrom('threads').select('id').where('account_id', '=', broke.accountId).execute();
+    expect(threads.map((thread) => thread.id)).toEqual([threadId]);
+  });
+
   it('answers bad bodies with 400 run.invalid_request and other accounts with 404', async () => {
     const threadId = await newThread('x');
     for (const body of [{}, { assistant_id: 'one' }, { assistant_id: assistantId, surprise: true }, { assistant_id: assistantId, stream: true }]) {
