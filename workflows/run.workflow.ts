@@ -1,19 +1,9 @@
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import { runFlow, SUBMIT_TOOL_OUTPUTS_SIGNAL, type RunActivities, type RunJobInput } from './run.flow';
-import { temporalFlowContext } from './temporal-context';
+import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
-const generation = proxyActivities<Pick<RunActivities, 'callModel'>>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '20 seconds',
-  // As for Responses: a cancel waits for the aborted call, so finalisation sees what it reported.
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
-});
-
-const bookkeeping = proxyActivities<Omit<RunActivities, 'callModel'>>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
-});
+const generation = proxyActivities<Pick<RunActivities, 'callModel'>>(GENERATION_ACTIVITY);
+const bookkeeping = proxyActivities<Omit<RunActivities, 'callModel'>>(BOOKKEEPING_ACTIVITY);
 
 /**
  * Durable name: `runWorkflow`. Workflow id = `run/<Run id>`. Signals `cancel` and `submit_tool_outputs` (a

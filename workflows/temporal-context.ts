@@ -1,5 +1,23 @@
-import { CancellationScope, condition, defineQuery, defineSignal, isCancellation, setHandler } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, defineQuery, defineSignal, isCancellation, setHandler, type ActivityOptions } from '@temporalio/workflow';
 import type { FlowContext } from './flow-context';
+
+/**
+ * Options of a vendor call's activity: long, heartbeating, cancelled by waiting for it (the SDK's effective
+ * default is TRY_CANCEL; WAIT lets finalisation see the usage of an aborted call), retried a little but never on
+ * a classified vendor failure (the activity reports those as an outcome).
+ */
+export const GENERATION_ACTIVITY: ActivityOptions = {
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '20 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
+};
+
+/** Options of the bookkeeping activities (database writes, idempotent): short, retried long. */
+export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
+};
 
 /** Every kind's workflow answers these: `cancel` (a signal) and `status` (a query). */
 export const cancelSignal = defineSignal<[reason?: string]>('cancel');

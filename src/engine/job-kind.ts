@@ -33,6 +33,9 @@ export interface JobKindDefinition<Input = unknown, Activities = any> {
   abandon(activities: Activities, resourceId: string): Promise<void>;
 }
 
+/** The retry policy of the kinds so far: five attempts, from half a second, doubling up to 30 seconds. */
+export const DEFAULT_JOB_RETRY: JobKindDefinition['retry'] = { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 };
+
 /** A job as engines see it: the resource id and its kind. */
 export interface JobRef {
   id: string;

@@ -1,4 +1,4 @@
-import type { JobKindDefinition } from '../engine/job-kind';
+import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
 
 /** A Response's durable job: one workflow per Response (workflows/response.flow.ts, response.workflow.ts). */
@@ -16,7 +16,7 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
     // At most once: the delivery is recorded before it is sent (webhooks/webhook-sender.ts).
     sendWebhook: 'rerun',
   },
-  retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+  retry: DEFAULT_JOB_RETRY,
   async abandon(activities, responseId) {
     const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
     const final = await activities.finalizeResponse({ responseId, outcome });

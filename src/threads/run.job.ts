@@ -1,4 +1,4 @@
-import type { JobKindDefinition } from '../engine/job-kind';
+import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
 
 /** A legacy Run's durable job: one workflow per Run (workflows/run.flow.ts, run.workflow.ts). */
@@ -17,7 +17,7 @@ export const runJob: JobKindDefinition<RunJobInput, RunActivities> = {
     collectToolOutputs: 'rerun',
     finalizeRun: 'rerun',
   },
-  retry: { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 },
+  retry: DEFAULT_JOB_RETRY,
   async abandon(activities, runId) {
     const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
     // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
