@@ -7,7 +7,7 @@ import type { Logger } from '../src/logger';
 import { ProviderError, type GenerateTextRequest, type LanguageModel } from '../src/providers/provider';
 import { vendorErrorToApiError } from '../src/providers/provider-errors';
 import { buildRunPrompt } from '../src/threads/run-prompt';
-import { loadRun, markFinal, markRequiresAction, markStarted, readWait } from '../src/threads/runs.repository';
+import { loadRun, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
 import { isActiveRunStatus, type RunRow, type RunUsage } from '../src/threads/runs.table';
 import { findThread, insertMessages } from '../src/threads/threads.repository';
 import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
@@ -104,7 +104,9 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         usage,
         timeoutMs,
       });
-      if (marked && amount > 0) await ledger.debit(debitOf(marked, round, amount, outcome), trx);
+      // Cancelled meanwhile: the calls are not stored, but the tokens the vendor reported are billed.
+      const billed = marked ?? (await markRoundBilled(trx, { id: runId, round, usage }));
+      if (billed && amount > 0) await ledger.debit(debitOf(billed, round, amount, outcome), trx);
     });
     // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
     return waitState(await readWait(db, runId), round);
@@ -114,31 +116,38 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     return waitState(await readWait(db, runId), round);
   }
 
+  /**
+   * The final status, the last round's debit and (for an answer) the assistant's message, in one transaction. A
+   * cancel asked before the end wins over an answer: the Run ends cancelled, its tokens billed, nothing appended.
+   */
   async function finalizeRun({ runId, round, ending }: RunJobInput & { round: number; ending: RunEnding }): Promise<{ status: string }> {
-    const run = await loadRun(db, runId);
-    if (!run) return { status: 'cancelled' };
-    if (!isActiveRunStatus(run.status)) return { status: run.status };
     const tokens = ending.kind === 'message' || ending.kind === 'failed' ? ending : { inputTokens: 0, outputTokens: 0 };
     const billed = tokens.inputTokens + tokens.outputTokens > 0;
-    const { usage, amount } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
-    const status = ending.kind === 'message' ? ending.status : ending.kind;
     const error = ending.kind === 'failed' ? { code: ending.code, message: ending.message } : ending.kind === 'expired' ? { code: 'run.expired', message: 'The tool outputs were not submitted in time.' } : null;
-    const final = await inTransaction(db, async (trx) => {
-      const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error });
-      if (!marked) return undefined;
-      if (amount > 0) await ledger.debit(debitOf(marked, round, amount, tokens), trx);
-      // The thread may have been deleted while the Run ran: then there is nothing to append to.
-      if (ending.kind === 'message' && (await findThread(trx, run.account_id, run.thread_id))) {
-        await insertMessages(trx, {
-          threadId: run.thread_id,
-          accountId: run.account_id,
-          messages: [{ id: `msg_${runId.slice(4)}`, role: 'assistant', content: [{ type: 'text', text: ending.text }], runId, assistantId: run.assistant_id }],
-        });
-      }
-      return marked;
-    });
-    if (final) return { status: final.status };
-    // Something else ended it first (a concurrent expiry check, say): report what is stored.
+    // A second pass only when a cancel arrived between the read and the write (markFinal refuses an answer then).
+    for (let pass = 0; pass < 2; pass++) {
+      const run = await loadRun(db, runId);
+      if (!run) return { status: 'cancelled' };
+      if (!isActiveRunStatus(run.status)) return { status: run.status };
+      const answered = ending.kind === 'message' ? ending.status : ending.kind;
+      const status = run.cancel_requested_at && answered !== 'failed' ? 'cancelled' : answered;
+      const { usage, amount } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
+      const final = await inTransaction(db, async (trx) => {
+        const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error: status === 'cancelled' ? null : error });
+        if (!marked) return undefined;
+        if (amount > 0) await ledger.debit(debitOf(marked, round, amount, tokens), trx);
+        // The thread may have been deleted while the Run ran: then there is nothing to append to.
+        if (ending.kind === 'message' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
+          await insertMessages(trx, {
+            threadId: run.thread_id,
+            accountId: run.account_id,
+            messages: [{ id: `msg_${runId.slice(4)}`, role: 'assistant', content: [{ type: 'text', text: ending.text }], runId, assistantId: run.assistant_id }],
+          });
+        }
+        return marked;
+      });
+      if (final) return { status: final.status };
+    }
     return { status: (await loadRun(db, runId))?.status ?? 'cancelled' };
   }
 

@@ -44,14 +44,23 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
     cancellable: (fn) => scope.run(fn),
     nonCancellable: (fn) => CancellationScope.nonCancellable(fn),
     isCancellation,
-    cancelRequested: () => cancelled,
+    // A cancel of the workflow itself (Temporal UI, CLI) counts as a cancel request too: it cancels the root scope.
+    cancelRequested: () => cancelled || CancellationScope.current().consideredCancelled,
     setStatus: (next) => {
       status = next;
     },
     async sleepUntil(deadline, wakeOn) {
       // Workflow time is replayed from history, so the same wait is taken again on replay.
       const remaining = deadline - Date.now();
-      if (remaining > 0 && !woken.has(wakeOn) && !cancelled) await condition(() => woken.has(wakeOn) || cancelled, remaining);
+      if (remaining > 0 && !woken.has(wakeOn) && !cancelled) {
+        try {
+          await condition(() => woken.has(wakeOn) || cancelled, remaining);
+        } catch (error) {
+          // The workflow itself was cancelled (not by our signal): the flow finalises the resource as cancelled.
+          if (!isCancellation(error)) throw error;
+          cancelled = true;
+        }
+      }
       woken.delete(wakeOn);
     },
   };

@@ -112,6 +112,21 @@ export async function markRequiresAction(
 }
 
 /**
+ * The tokens of round `round` on a Run cancelled before its tool calls were stored (the round ends the Run, but
+ * what the vendor reported is still paid for). Guarded by the round counter, like markRequiresAction.
+ */
+export async function markRoundBilled(executor: Db, update: { id: string; round: number; usage: RunUsage }): Promise<RunRow | undefined> {
+  return executor
+    .updateTable('runs')
+    .set({ rounds: update.round + 1, usage: JSON.stringify(update.usage) })
+    .where('id', '=', update.id)
+    .where('status', '=', 'cancelling')
+    .where('rounds', '=', update.round)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
  * requires_action → in_progress with the outputs of the last round, while it has not expired (checked against
  * the database's clock, as the expiry is). Answers undefined when the Run is not waiting for them.
  */
@@ -137,7 +152,8 @@ export async function readWait(executor: Db, id: string) {
 
 /**
  * The final status and what comes with it (usage, error, the timestamp of that status), from any active status;
- * expired only from requires_action after its deadline. Answers undefined when the Run was already final (or,
+ * expired only from requires_action after its deadline; completed, incomplete and expired only without a cancel
+ * request. Answers undefined when the Run was already final (or,
  * for expiry, was answered meanwhile): then nothing was written.
  */
 export async function markFinal(
@@ -156,6 +172,9 @@ export async function markFinal(
       [stamp[update.status]]: sql`now()`,
     })
     .where('id', '=', update.id);
-  query = update.status === 'expired' ? query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`now()`) : query.where(ACTIVE);
+  if (update.status === 'expired') query = query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`now()`);
+  else query = query.where(ACTIVE);
+  // Only a cancel ends a Run whose cancel was asked (the cancel endpoint already answered `cancelling`).
+  if (update.status !== 'cancelled' && update.status !== 'failed') query = query.where('cancel_requested_at', 'is', null);
   return query.returningAll().executeTakeFirst();
 }

@@ -20,8 +20,19 @@ describe('temporal workflow bundle', () => {
     for (const activity of ['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']) expect(bundle.code).toContain(activity);
   });
 
+  it('exports runWorkflow from the entry, with its wake signal and activity names', () => {
+    // The entry (workflows/index.ts) re-exports it: the worker finds workflow types among the entry's exports.
+    expect(bundle.code).toMatch(/runWorkflow: \(\) => \([^)]*\.runWorkflow\)/);
+    expect(bundle.code).toMatch(/async function runWorkflow\(/);
+    expect(bundle.code).toMatch(/SUBMIT_TOOL_OUTPUTS_SIGNAL = ['"]submit_tool_outputs['"]/);
+    for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun']) expect(bundle.code).toContain(activity);
+  });
+
   it('keeps activity and service code out of the sandbox (workflows import them as types only)', () => {
-    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', 'OutputAssembler', 'createResponseActivities']) {
+    const responses = ['OutputAssembler', 'createResponseActivities'];
+    // Run activities and what they import: the ledger, pricing, the Runs' and threads' repositories, the prompt.
+    const runs = ['createRunActivities', 'createActivities', 'currentActivityContext', 'createLedger', 'priceCall', 'markRequiresAction', 'readWait', 'insertMessages', 'buildRunPrompt'];
+    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', ...responses, ...runs]) {
       expect(bundle.code).not.toContain(marker);
     }
   });

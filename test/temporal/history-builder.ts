@@ -27,6 +27,14 @@ export interface FailureShape {
 
 const TASK_QUEUE = { name: 'switchyard', kind: 'TASK_QUEUE_KIND_NORMAL' };
 
+/** Events are this far apart unless `advance` moves the clock (a timer that waited, a slow activity). */
+export const EVENT_SPACING_MS = 1000;
+/** The time of a history's first event. */
+export const HISTORY_START_MS = Date.UTC(2026, 0, 1);
+
+/** A proto3-JSON Duration ("600s", "1.5s"). */
+const duration = (ms: number) => `${ms / 1000}s`;
+
 const base64 = (text: string) => Buffer.from(text).toString('base64');
 
 export function jsonPayload(value: unknown) {
@@ -51,16 +59,33 @@ export class HistoryBuilder {
   /** Activity id → [scheduledEventId, startedEventId], for cancel and failure events that refer back. */
   private readonly activities = new Map<string, { scheduled: string; started?: string }>();
   private nextActivityId = 1;
+  /** Timer id (the workflow's timer sequence number) → its TimerStarted event and duration. */
+  private readonly timers = new Map<string, { started: string; durationMs: number; startedAt: number }>();
+  private nextTimerId = 1;
+  /** The time the next event carries. */
+  private clock = HISTORY_START_MS;
 
   private add(eventType: string, attributesKey: string, attributes: Attributes): string {
     const eventId = String(this.events.length + 1);
-    this.events.push({
-      eventId,
-      eventTime: new Date(Date.UTC(2026, 0, 1) + this.events.length * 1000).toISOString(),
-      eventType,
-      [attributesKey]: attributes,
-    });
+    this.events.push({ eventId, eventTime: new Date(this.clock).toISOString(), eventType, [attributesKey]: attributes });
+    this.clock += EVENT_SPACING_MS;
     return eventId;
+  }
+
+  /**
+   * The time (epoch ms) the event `ahead` places after the next one will carry (0: the next event), if the clock
+   * is not advanced meanwhile. Workflow time (`Date.now()` in a workflow) is the time of the WorkflowTaskStarted
+   * event of the task that runs the code: e.g. right after an ActivityTaskCompleted, the next workflow task
+   * starts at `eventTimeAhead(1)` (WorkflowTaskScheduled is event 0).
+   */
+  eventTimeAhead(ahead = 0): number {
+    return this.clock + ahead * EVENT_SPACING_MS;
+  }
+
+  /** Moves the clock forward: the next event carries a time `ms` later than it would have. */
+  advance(ms: number): this {
+    this.clock += ms;
+    return this;
   }
 
   started(workflowType: string, args: unknown[], workflowId = 'resp_replay'): this {
@@ -190,6 +215,41 @@ export class HistoryBuilder {
     return this;
   }
 
+  /**
+   * TimerStarted, as the previous workflow task commanded (`sleep`, or `condition` with a timeout). The timer
+   * id is the workflow's timer sequence number (1, 2, … in the order it starts timers) unless `id` is given.
+   */
+  startTimer(durationMs: number, options: { id?: string } = {}): string {
+    const id = options.id ?? String(this.nextTimerId++);
+    const startedAt = this.clock;
+    const started = this.add('EVENT_TYPE_TIMER_STARTED', 'timerStartedEventAttributes', {
+      timerId: id,
+      startToFireTimeout: duration(durationMs),
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+    });
+    this.timers.set(id, { started, durationMs, startedAt });
+    return id;
+  }
+
+  /** TimerFired, at the time the timer was due (the clock moves there unless it is already past it). */
+  fireTimer(id: string): this {
+    const timer = this.timer(id);
+    this.clock = Math.max(this.clock, timer.startedAt + timer.durationMs);
+    this.add('EVENT_TYPE_TIMER_FIRED', 'timerFiredEventAttributes', { timerId: id, startedEventId: timer.started });
+    return this;
+  }
+
+  /** TimerCanceled: the CancelTimer command of the previous workflow task. */
+  cancelTimer(id: string): this {
+    this.add('EVENT_TYPE_TIMER_CANCELED', 'timerCanceledEventAttributes', {
+      timerId: id,
+      startedEventId: this.timer(id).started,
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+      identity: 'history-builder',
+    });
+    return this;
+  }
+
   /** `WorkflowHandle.cancel()` (Temporal UI, CLI, ops): cancels the workflow's root scope. */
   workflowCancelRequested(): this {
     this.add('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED', 'workflowExecutionCancelRequestedEventAttributes', { cause: 'ops', identity: 'history-builder' });
@@ -204,9 +264,23 @@ export class HistoryBuilder {
     return this;
   }
 
+  /** The workflow ended cancelled: it threw the CancelledFailure of a `WorkflowHandle.cancel()`. */
+  cancelledExecution(): this {
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED', 'workflowExecutionCanceledEventAttributes', {
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+    });
+    return this;
+  }
+
   /** A deep copy, so tests may mutate one history without touching another. */
   build(): JsonHistory {
     return JSON.parse(JSON.stringify({ events: this.events })) as JsonHistory;
+  }
+
+  private timer(id: string) {
+    const timer = this.timers.get(id);
+    if (!timer) throw new Error(`no timer ${id} in this history`);
+    return timer;
   }
 
   private entry(id: string) {

@@ -53,6 +53,8 @@ const sinks: InjectedSinks<ReplayProbeSinks> = {
       },
       callDuringReplay: true,
     },
+    // responseWorkflow starts no timers (runWorkflow's are checked in run-replay.test.ts).
+    timer: { fn: () => undefined, callDuringReplay: true },
     result: {
       fn: (_info, workflowId, value) => {
         probeFor(workflowId).results.push(value);
@@ -359,8 +361,11 @@ describe('responseWorkflow replay: histories the workflow must reject', () => {
 
 const fixtureFiles = fs.existsSync(FIXTURES) ? fs.readdirSync(FIXTURES).filter((file) => file.endsWith('.json')).sort() : [];
 
-/** Histories recorded by the opt-in real-server suite (test/temporal-server/), replayed on every run. */
-(fixtureFiles.length > 0 ? describe : describe.skip)('responseWorkflow replay: recorded histories', () => {
+/**
+ * Histories recorded by the opt-in real-server suites (test/temporal-server/), replayed on every run: every
+ * workflow type (the history names it), Responses' and Runs' (`run-*.json`) alike.
+ */
+(fixtureFiles.length > 0 ? describe : describe.skip)('workflow replay: recorded histories', () => {
   it.each(fixtureFiles)('%s replays and returns the recorded result', async (file) => {
     const json = JSON.parse(fs.readFileSync(path.join(FIXTURES, file), 'utf8'));
     const history = historyFromJSON(json);
