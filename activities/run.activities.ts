@@ -182,13 +182,13 @@ function debitOf(run: RunRow, round: number, amount: number, tokens: { inputToke
 
 /**
  * Where the wait after round `round` stands, from the stored Run. Expiry is decided by the database's clock (as
- * submissions are refused by it); the deadline handed to the flow is this process's clock plus the time left.
+ * submissions are refused by it); the flow is handed the time left by that clock, not a deadline of another.
  */
 function waitState(run: { status: string; rounds: number; remaining_ms: number | null } | undefined, round: number): ToolOutputsState {
   if (!run) return { state: 'ended' };
   if (run.status === 'requires_action' && run.rounds === round + 1) {
     const remaining = Number(run.remaining_ms ?? 0);
-    return remaining > 0 ? { state: 'waiting', deadline: Date.now() + remaining } : { state: 'expired' };
+    return remaining > 0 ? { state: 'waiting', remainingMs: Math.ceil(remaining) } : { state: 'expired' };
   }
   if (run.status === 'in_progress' && run.rounds > round) return { state: 'submitted' };
   return { state: 'ended' };

@@ -16,12 +16,13 @@ export interface FlowContext<Activities> {
   /** Live status for the engine's status query. */
   setStatus(status: string): void;
   /**
-   * Waits until `deadline` (epoch milliseconds, from an activity's result so that a replay waits for the same
-   * time), until the signal `wakeOn` arrives, or until a cancel request, whichever comes first. A signal only
+   * Waits `milliseconds` (a duration from an activity's result, measured by the database's clock: a deadline
+   * would mix the clocks of the database, the worker and the Temporal server), until the signal `wakeOn`
+   * arrives, or until a cancel request, whichever comes first. A signal only
    * wakes the flow: what it brought is read afterwards through an activity (the database is the record, so a
    * lost signal only delays until the deadline). The embedded engine suspends the job meanwhile, holding no
    * slot, and runs the flow again from its start when woken, its recorded steps replayed: code before the wait
-   * must be replay-safe, as in any flow. There it suspends by throwing: never catch around a sleepUntil.
+   * must be replay-safe, as in any flow. There it suspends by throwing: never catch around a sleep.
    */
-  sleepUntil(deadline: number, wakeOn: string): Promise<void>;
+  sleep(milliseconds: number, wakeOn: string): Promise<void>;
 }

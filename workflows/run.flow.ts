@@ -21,8 +21,8 @@ export type ModelOutcome =
 /** What a Run ends with: a model outcome, or its wait for tool outputs ran out. */
 export type RunEnding = Exclude<ModelOutcome, { kind: 'tool_calls' }> | { kind: 'expired' };
 
-/** Where a Run in requires_action stands: still waiting (until `deadline`), outputs submitted, or over. */
-export type ToolOutputsState = { state: 'waiting'; deadline: number } | { state: 'submitted' } | { state: 'expired' } | { state: 'ended' };
+/** Where a Run in requires_action stands: still waiting (for `remainingMs` more), outputs submitted, or over. */
+export type ToolOutputsState = { state: 'waiting'; remainingMs: number } | { state: 'submitted' } | { state: 'expired' } | { state: 'ended' };
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface RunActivities {
@@ -75,7 +75,7 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
     let wait = await ctx.nonCancellable(() => activities.requireAction({ ...input, round, outcome }));
     ctx.setStatus('requires_action');
     while (wait.state === 'waiting' && !ctx.cancelRequested()) {
-      await ctx.sleepUntil(wait.deadline, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+      await ctx.sleep(wait.remainingMs, SUBMIT_TOOL_OUTPUTS_SIGNAL);
       if (ctx.cancelRequested()) break;
       wait = await ctx.nonCancellable(() => activities.collectToolOutputs({ ...input, round }));
     }

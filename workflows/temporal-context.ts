@@ -25,7 +25,7 @@ export const statusQuery = defineQuery<string>('status');
 
 /**
  * The FlowContext of a Temporal workflow: a CancellationScope that the `cancel` signal cancels, the `status`
- * query, and `sleepUntil` as a durable timer raced against the `wakeSignals` (and a cancel). Call it once, at the
+ * query, and `sleep` as a durable timer raced against the `wakeSignals` (and a cancel). Call it once, at the
  * start of the workflow function (it registers the handlers).
  */
 export function temporalFlowContext<Activities>(activities: Activities, wakeSignals: readonly string[] = []): FlowContext<Activities> {
@@ -49,12 +49,10 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
     setStatus: (next) => {
       status = next;
     },
-    async sleepUntil(deadline, wakeOn) {
-      // Workflow time is replayed from history, so the same wait is taken again on replay.
-      const remaining = deadline - Date.now();
-      if (remaining > 0 && !woken.has(wakeOn) && !cancelled) {
+    async sleep(milliseconds, wakeOn) {
+      if (milliseconds > 0 && !woken.has(wakeOn) && !cancelled) {
         try {
-          await condition(() => woken.has(wakeOn) || cancelled, remaining);
+          await condition(() => woken.has(wakeOn) || cancelled, milliseconds);
         } catch (error) {
           // The workflow itself was cancelled (not by our signal): the flow finalises the resource as cancelled.
           if (!isCancellation(error)) throw error;

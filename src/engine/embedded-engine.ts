@@ -136,7 +136,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     running.set(job.id, controller);
     const definition = jobKinds[job.kind];
     const { maxAttempts } = definition.retry;
-    // Claims after a suspension (sleepUntil) are not attempts.
+    // Claims after a suspension (a sleep) are not attempts.
     const attempt = job.attempts - job.suspensions;
     try {
       if (attempt > maxAttempts) {
@@ -175,9 +175,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,
         // The job is suspended (it holds no slot) until the deadline or a signal, then runs again from its start.
-        sleepUntil: async (deadline) => {
-          if (controller.signal.aborted || Date.now() >= deadline) return;
-          throw new JobSuspended(deadline);
+        sleep: async (milliseconds) => {
+          if (controller.signal.aborted || milliseconds <= 0) return;
+          throw new JobSuspended(Date.now() + milliseconds);
         },
       };
       const outcome = await definition.flow(context, definition.input(job.id)).then(
@@ -258,7 +258,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   /**
-   * Back to pending until `until` (a sleepUntil deadline), or claimable at once when a signal arrived since this
+   * Back to pending until `until` (the end of a sleep), or claimable at once when a signal arrived since this
    * claim (`wakes` grew: the signal found the job running, so it could not end a suspension itself).
    */
   async function suspend(job: RunnableJob, until: number) {
@@ -377,7 +377,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
 export type { JobRef };
 
-/** Thrown through a flow by sleepUntil in the embedded engine: the job is suspended, not failed. */
+/** Thrown through a flow by sleep in the embedded engine: the job is suspended, not failed. */
 class JobSuspended extends Error {
   constructor(readonly until: number) {
     super('The job is suspended until a signal or its deadline.');

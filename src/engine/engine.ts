@@ -30,7 +30,7 @@ export interface Engine {
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */
   cancel(job: JobRef): Promise<void>;
   /**
-   * Wakes a workflow waiting in `sleepUntil` on the signal `name` (after the caller has stored what the signal
+   * Wakes a workflow waiting in `sleep` on the signal `name` (after the caller has stored what the signal
    * means). A workflow not waiting on it notices at its next wait; one not running yet runs when its turn comes.
    */
   signal(job: JobRef, name: string): Promise<void>;

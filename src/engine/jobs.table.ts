@@ -13,7 +13,7 @@ export interface JobsTable {
   lease_expires_at: NullableTimestamp;
   launched_at: NullableTimestamp;
   cancel_requested_at: NullableTimestamp;
-  /** Times the job was suspended in `sleepUntil` (claims that were not attempts). */
+  /** Times the job was suspended in `sleep` (claims that were not attempts). */
   suspensions: ColumnType<number, number | undefined, number>;
   /** Signals sent to the job (engine.signal): one that arrives while it runs makes its suspension end at once. */
   wakes: ColumnType<number, number | undefined, number>;

@@ -12,9 +12,8 @@ import { bundleWorkflows, quietLogger } from './workflow-bundle';
  * the history; the probe interceptors (replay-probe.interceptors.ts) report what the workflow computed — each
  * activity's input and options, each timer's duration, the returned status — since replay compares none of them.
  *
- * Workflow time (`Date.now()` in sleepUntil) is the time of the WorkflowTaskStarted event of the task running
- * the code, so a `requireAction` result's deadline is written relative to the time of the workflow task that
- * will see it (HistoryBuilder.eventTimeAhead), and its timer is `deadline - that time` long.
+ * A `requireAction` or `collectToolOutputs` result says how long the wait has left (`remainingMs`, by the
+ * database's clock); the workflow's timer is that long, whatever the workflow time of the task that sees it.
  */
 // The rejected histories make Core log "Failing workflow task" warnings; the assertions cover them.
 Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
@@ -101,11 +100,9 @@ function waitingHistory(options: { remainingMs?: number; timerMs?: number } = {}
   const remainingMs = options.remainingMs ?? TIMEOUT_MS;
   const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
   const requireAction = history.scheduleActivity('requireAction');
-  // ActivityTaskCompleted (the next event), WorkflowTaskScheduled, then WorkflowTaskStarted: the workflow time of sleepUntil.
-  const deadline = history.eventTimeAhead(2) + remainingMs;
-  history.completeActivity(requireAction, { state: 'waiting', deadline }).workflowTask();
+  history.completeActivity(requireAction, { state: 'waiting', remainingMs }).workflowTask();
   const timer = history.startTimer(options.timerMs ?? remainingMs);
-  return { history, timer, deadline };
+  return { history, timer, remainingMs };
 }
 
 /** After the wait: round 1 answers, finalisation, completed. */
@@ -193,7 +190,7 @@ describe('runWorkflow replay: hand-built histories', () => {
       ['callModel', { ...input, round: 1 }],
       ['finalizeRun', { ...input, round: 1, ending: answer }],
     ]);
-    // condition(…, deadline - Date.now()): the whole wait, measured from the workflow task that saw the deadline.
+    // condition(…, remainingMs): the whole wait, as the activity measured it.
     expect(probe.timers).toEqual([{ seq: 1, durationMs: TIMEOUT_MS }]);
     expect(probe.results).toEqual(['completed']);
   });
@@ -236,7 +233,7 @@ describe('runWorkflow replay: hand-built histories', () => {
     history
       .signal('submit_tool_outputs')
       .workflowTask() // no command: requireAction is still running
-      .completeActivity(requireAction, { state: 'waiting', deadline: history.eventTimeAhead(2) + TIMEOUT_MS })
+      .completeActivity(requireAction, { state: 'waiting', remainingMs: TIMEOUT_MS })
       .workflowTask()
       .activity('collectToolOutputs', { state: 'submitted' })
       .workflowTask();
@@ -247,12 +244,12 @@ describe('runWorkflow replay: hand-built histories', () => {
   });
 
   it('a wake-up that finds the Run still waiting (a signal without stored outputs) waits again, with a new timer for the rest', async () => {
-    const { history, timer, deadline } = waitingHistory();
+    const { history, timer } = waitingHistory();
     history.advance(60_000).signal('submit_tool_outputs').workflowTask().cancelTimer(timer);
     const collect = history.scheduleActivity('collectToolOutputs');
-    // The activity answers the deadline as it stands; the new timer runs from the next workflow task to it.
-    const rest = deadline - history.eventTimeAhead(2);
-    history.completeActivity(collect, { state: 'waiting', deadline }).workflowTask();
+    // The activity answers what is left of the wait; the new timer is that long.
+    const rest = TIMEOUT_MS - 60_000 - 5;
+    history.completeActivity(collect, { state: 'waiting', remainingMs: rest }).workflowTask();
     const second = history.startTimer(rest);
     history.signal('submit_tool_outputs').workflowTask().cancelTimer(second).activity('collectToolOutputs', { state: 'submitted' }).workflowTask();
     const probe = await replay(answerAndComplete(history).build());
@@ -261,20 +258,15 @@ describe('runWorkflow replay: hand-built histories', () => {
       { seq: 1, durationMs: TIMEOUT_MS },
       { seq: 2, durationMs: rest },
     ]);
-    expect(rest).toBeLessThan(TIMEOUT_MS - 60_000);
     expect(probe.results).toEqual(['completed']);
   });
 
-  it('a deadline already past when the workflow sees it: no timer, the wait is checked again at once (each time)', async () => {
-    // Deadlines are the activity process's clock plus the database's time left, compared with workflow time
-    // (the Temporal server's clock): with that server ahead of the worker, the timer fires early and, until the
-    // database says expired, every answer is a deadline already past — collectToolOutputs back to back.
+  it('a wait the workflow sees with nothing left (a zero remainingMs): no timer, the wait is checked again at once', async () => {
+    // The activities answer expired rather than a wait with nothing left; a zero is still handled without a timer.
     const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
-    history.completeActivity(requireAction, { state: 'waiting', deadline: history.eventTimeAhead(2) - 1 }).workflowTask();
-    const collect = history.scheduleActivity('collectToolOutputs');
     history
-      .completeActivity(collect, { state: 'waiting', deadline: history.eventTimeAhead(2) })
+      .completeActivity(requireAction, { state: 'waiting', remainingMs: 0 })
       .workflowTask()
       .activity('collectToolOutputs', { state: 'expired' })
       .workflowTask()
@@ -282,7 +274,7 @@ describe('runWorkflow replay: hand-built histories', () => {
       .workflowTask()
       .completed('expired');
     const probe = await replay(history.build());
-    expect(types(probe)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'collectToolOutputs', 'finalizeRun']);
+    expect(types(probe)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun']);
     expect(probe.timers).toEqual([]);
     expect(probe.results).toEqual(['expired']);
   });
@@ -413,7 +405,7 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
     const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
     history
-      .completeActivity(requireAction, { state: 'waiting', deadline: history.eventTimeAhead(2) + TIMEOUT_MS })
+      .completeActivity(requireAction, { state: 'waiting', remainingMs: TIMEOUT_MS })
       .workflowTask()
       .activity('collectToolOutputs', { state: 'expired' })
       .workflowTask()
@@ -423,10 +415,10 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
     await expectNondeterminism(history.build(), /Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/);
   });
 
-  it('a timer in the history where the workflow does not wait (the deadline had passed)', async () => {
+  it('a timer in the history where the workflow does not wait (nothing was left of the wait)', async () => {
     const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
-    history.completeActivity(requireAction, { state: 'waiting', deadline: history.eventTimeAhead(2) }).workflowTask();
+    history.completeActivity(requireAction, { state: 'waiting', remainingMs: 0 }).workflowTask();
     const timer = history.startTimer(1000);
     history.fireTimer(timer).workflowTask().activity('collectToolOutputs', { state: 'expired' }).workflowTask().activity('finalizeRun', { status: 'expired' }).workflowTask().completed('expired');
     await expectNondeterminism(history.build(), /Activity machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/);
