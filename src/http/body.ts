@@ -3,7 +3,8 @@ import { ApiError, invalidRequest } from '../errors';
 import { inspectedBody, MAX_JSON_DEPTH, nestsDeeperThan, refusedBody } from './json-limits';
 
 /**
- * Reads a JSON body with a hard size limit. Over the limit is 413, bad syntax is 400; both in the envelope.
+ * Reads a JSON body with a hard size limit. Over the limit is 413, a body that is not `application/json` 415,
+ * bad syntax 400; all in the envelope.
  * A body nested deeper than MAX_JSON_DEPTH is not parsed and is marked refused, and one that may hold strings
  * Postgres cannot store is marked for a check (json-limits.ts): the route's parseInput answers either with a
  * 400 in the route's area.
@@ -24,6 +25,9 @@ export function jsonBody(limitBytes: number) {
     const text = Buffer.concat(chunks).toString('utf8');
     if (text.trim() === '') {
       ctx.request.body = undefined;
+    } else if (!ctx.is('application/json', '+json')) {
+      // DECISIONS.md 27: a body is JSON only when it says so (no content type, text/plain and forms are refused).
+      throw new ApiError(415, 'request.unsupported_media_type', `The request body must be application/json (Content-Type: ${ctx.get('content-type') || 'none'}).`);
     } else {
       if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
         ctx.request.body = refusedBody(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);

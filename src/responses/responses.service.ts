@@ -226,7 +226,12 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     await engine.cancel({ id, kind: 'response' });
     // The workflow finalises the cancel (aborting the vendor call first). If its worker is unreachable, answer
     // with the current state after a bound rather than hang; the cancel request stays recorded and applies.
-    return waitForFinal(accountId, id, AbortSignal.timeout(CANCEL_WAIT_MS));
+    const final = await waitForFinal(accountId, id, AbortSignal.timeout(CANCEL_WAIT_MS));
+    // The generation finished before the cancel could stop it: the cancel lost the race (DECISIONS.md 15).
+    if (isFinalStatus(final.status) && final.status !== 'cancelled') {
+      throw invalidRequest('response', `Response ${id} ${final.status} before the cancel took effect.`, 'not_cancellable');
+    }
+    return final;
   }
 
   async function remove(accountId: string, id: string) {

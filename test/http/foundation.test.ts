@@ -72,4 +72,27 @@ describe('foundation: health, errors, admin, auth', () => {
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('request.too_large');
   });
+
+  it('answers a JSON route with 415 when the body does not say it is JSON, and writes nothing', async () => {
+    const accounts = async () => (await app.db.selectFrom('accounts').select('id').where('name', '=', 'untyped').execute()).length;
+    const body = JSON.stringify({ name: 'untyped' });
+    const sent: Array<Record<string, string>> = [
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      {}, // fetch sends a Uint8Array with no content type at all
+    ];
+    for (const headers of sent) {
+      const reply = await fetch(`${app.baseUrl}/admin/accounts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers },
+        body: new TextEncoder().encode(body),
+      });
+      expect(reply.status).toBe(415);
+      expect(((await reply.json()) as { error: { code: string } }).error.code).toBe('request.unsupported_media_type');
+    }
+    expect(await accounts()).toBe(0);
+    const typed = await app.request('POST', '/admin/accounts', { rawBody: body, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json; charset=utf-8' } });
+    expect(typed.status).toBe(201);
+    expect(await accounts()).toBe(1);
+  });
 });
