@@ -1,5 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
+import { createHttpServer } from '../src/http/server';
 import { createRuntime } from '../src/runtime';
 
 /**
@@ -14,7 +15,7 @@ async function main() {
   const config = loadConfig();
   const runtime = await createRuntime(config, { database: { schema } });
   await runtime.startEngine();
-  const server = runtime.app.listen(0, '127.0.0.1');
+  const server = createHttpServer(runtime.app).listen(0, '127.0.0.1');
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000 });

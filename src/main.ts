@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
+import { createHttpServer } from './http/server';
 import { createActivities } from '../activities';
 import { runTemporalWorker } from './engine/temporal-engine';
 import { createRuntime } from './runtime';
@@ -48,7 +49,7 @@ async function main(mode: Mode): Promise<void> {
           `Try: curl -s http://127.0.0.1:${config.http.port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`,
       );
     }
-    server = runtime.app.listen(config.http.port, config.http.host);
+    server = createHttpServer(runtime.app).listen(config.http.port, config.http.host);
     await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
     logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
   }

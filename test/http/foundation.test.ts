@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { TestApp, ADMIN_TOKEN } from '../support/harness';
 
 describe('foundation: health, errors, admin, auth', () => {
@@ -71,6 +72,23 @@ describe('foundation: health, errors, admin, auth', () => {
     });
     expect(huge.status).toBe(413);
     expect(huge.body.error.code).toBe('request.too_large');
+  });
+
+  it('answers headers too large and malformed requests with the envelope, not a bare status line', async () => {
+    const huge = await fetch(`${app.baseUrl}/v2/models`, { headers: { 'x-auth-token': 'k'.repeat(1024 * 1024) } });
+    expect(huge.status).toBe(431);
+    expect(huge.headers.get('content-type')).toContain('application/json');
+    expect(await huge.json()).toEqual({ error: { code: 'request.headers_too_large', message: expect.any(String) } });
+    const { port } = new URL(app.baseUrl);
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('NOT A REQUEST\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'request.invalid_request', message: expect.any(String) } });
   });
 
   it('answers a JSON route with 415 when the body does not say it is JSON, and writes nothing', async () => {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Server } from 'node:http';
 import pg from 'pg';
 import { loadConfig } from '../../src/config';
+import { createHttpServer } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
 
 /**
@@ -62,7 +63,7 @@ export class TestApp {
     });
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
     await runtime.startEngine();
-    const server = runtime.app.listen(0, '127.0.0.1');
+    const server = createHttpServer(runtime.app).listen(0, '127.0.0.1');
     // Tests that write to PGlite directly block this process for seconds; with Node's 5 s default the server
     // may close an idle keep-alive socket just as the test's next request goes out on it (ECONNRESET).
     server.keepAliveTimeout = 60_000;

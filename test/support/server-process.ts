@@ -4,13 +4,14 @@
  */
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config';
+import { createHttpServer } from '../../src/http/server';
 import { createRuntime } from '../../src/runtime';
 
 async function main() {
   const config = loadConfig();
   const runtime = await createRuntime(config, { database: { schema: process.env.TEST_SCHEMA } });
   await runtime.startEngine();
-  const server = runtime.app.listen(config.http.port, '127.0.0.1');
+  const server = createHttpServer(runtime.app).listen(config.http.port, '127.0.0.1');
   server.once('listening', () => process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`));
 }
 
