@@ -83,7 +83,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
-      : createEmbeddedEngine({ db, bus, logger, activities, concurrency: config.engine.concurrency, leaseMs: config.engine.leaseMs, exclusiveStorage: database.kind === 'pglite' });
+      : createEmbeddedEngine({
+          db,
+          bus,
+          logger,
+          activities,
+          concurrency: config.engine.concurrency,
+          leaseMs: config.engine.leaseMs,
+          exclusiveStorage: database.kind === 'pglite',
+          liveness: database.postgres ? { connectionString: database.postgres.connectionString } : undefined,
+        });
     const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const runs = createRunsService({ db, catalog, ledger, engine });
     const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs };

@@ -1,6 +1,7 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
+import type pg from 'pg';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from '../events/event-bus';
@@ -10,6 +11,7 @@ import type { Engine, JobRef, JobReservation } from './engine';
 import type { JobKind } from './job-kind';
 import { jobKinds } from './job-kinds';
 import type { JobRow } from './jobs.table';
+import { holdLivenessLock, ownerHasDied } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
 
 const CANCEL_TOPIC = 'job-cancel';
@@ -30,7 +32,10 @@ export interface EmbeddedEngineOptions {
   retryBaseMs?: number;
   /** How long a quick result's record waits for the flow's next rerun step (step-recorder.ts). */
   recordDelayMs?: number;
+  /** Postgres: hold a liveness lock (liveness.ts), so the jobs of a dead process are taken over at once, not after their leases. */
+  liveness?: { connectionString: string };
 }
+
 
 /** A quick result's record waits this long for the flow's next rerun step (see step-recorder.ts). */
 const RECORD_AT_ONCE_AFTER_MS = 1000;
@@ -60,6 +65,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   let pollTimer: NodeJS.Timeout | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
   let unsubscribeCancel: (() => void) | undefined;
+  let livenessSession: pg.Client | undefined;
   const idle: Array<() => void> = [];
 
   const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
@@ -80,6 +86,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
             w.or([
               w.and([w('status', '=', 'pending'), w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', sql<Date>`now()`)])]),
               w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)]),
+              // Running under a process that has died: its liveness lock is free (taken here until commit).
+              ...(livenessSession
+                ? [w.and([w('status', '=', 'running'), w('lease_owner', '<>', owner), ownerHasDied])]
+                : []),
             ]),
           )
           .orderBy('created_at')
@@ -351,6 +361,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       if (options.exclusiveStorage) {
         await db.updateTable('jobs').set({ status: 'pending', lease_owner: null, lease_expires_at: null }).where('status', '=', 'running').execute();
       }
+      if (options.liveness) livenessSession = await holdLivenessLock(options.liveness.connectionString, owner, logger);
       unsubscribeCancel = bus.subscribeAll(CANCEL_TOPIC, (message) => running.get(message.id)?.abort());
       pollTimer = setInterval(() => {
         backlog = true;
@@ -371,6 +382,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
         clearTimeout(timer);
       }
+      // Only now: jobs still running here are left to their leases, not taken over while they run.
+      await livenessSession?.end().catch(() => undefined);
     },
   };
 }

@@ -19,7 +19,7 @@ interface Server {
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-crash-'));
 const schema = postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
 
-function startServer(): Promise<Server> {
+function startServer(env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../support/server-process.ts')], {
     env: {
       ...process.env,
@@ -31,6 +31,7 @@ function startServer(): Promise<Server> {
       KEY_SIGNING_SECRET: SIGNING_SECRET,
       ENGINE_LEASE_MS: '2000',
       ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: schema } : {}),
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,17 +68,18 @@ async function readEvents(server: Server, key: string, id: string, stop: (event:
 const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
 
 describe('crash and restart', () => {
+  beforeAll(async () => {
+    if (!schema) return;
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    await client.query(`create schema ${schema}`);
+    await client.end();
+  });
   afterAll(async () => {
     if (schema) await dropSchema(schema);
   });
 
   it('resumes or cleanly fails every unfinished Response, never charging twice', async () => {
-    if (schema) {
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`create schema ${schema}`);
-      await client.end();
-    }
     const first = await startServer();
     let second: Server | undefined;
     try {
@@ -149,4 +151,31 @@ describe('crash and restart', () => {
       if (second) await new Promise((resolve) => second!.child.once('exit', resolve));
     }
   }, 90_000);
+
+  it('takes over the Responses of a killed process at once, not after their 30 s lease', async () => {
+    // The same schema (or PGlite data directory) as the first case.
+    const lease = { ENGINE_LEASE_MS: '30000' };
+    const first = await startServer(lease);
+    let second: Server | undefined;
+    try {
+      const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+      const account = await call(first, 'POST', '/admin/accounts', { name: 'takeover', balance: 100_000 }, admin);
+      const key = (await call(first, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(100)}` }, { 'x-auth-token': key });
+      await readEvents(first, key, streaming.body.id, (event) => event.type === 'response.output_text.delta');
+      first.child.kill('SIGKILL');
+      await new Promise((resolve) => first.child.once('exit', resolve));
+
+      second = await startServer(lease);
+      const restartedAt = Date.now();
+      // Postgres: the dead process's liveness lock went with its session; PGlite: a start resets every running job.
+      const end = (await readEvents(second, key, streaming.body.id, isFinal)).pop();
+      expect(Date.now() - restartedAt).toBeLessThan(5000);
+      expect(end).toMatchObject({ type: 'response.failed', response: { error: { code: 'response.interrupted' } } });
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGTERM');
+      if (second) await new Promise((resolve) => second!.child.once('exit', resolve));
+    }
+  }, 60_000);
 });
