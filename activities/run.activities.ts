@@ -74,7 +74,9 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         const calls = run.request.parallel_tool_calls ? result.toolCalls : result.toolCalls.slice(0, 1);
         return { kind: 'tool_calls', calls: calls.map((tool) => ({ id: tool.callId, name: tool.name, arguments: tool.arguments })), ...tokens };
       }
-      return { kind: 'message', status: result.finishReason === 'length' ? 'incomplete' : 'completed', text: result.text, ...tokens };
+      // Cut short by the output cap or the vendor's content filter: the answer is partial (or empty).
+      const cut = result.finishReason === 'length' || result.finishReason === 'content_filter';
+      return { kind: 'message', status: cut ? 'incomplete' : 'completed', text: result.text, ...tokens };
     } catch (error) {
       if (context.signal.aborted) throw abortError();
       if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
@@ -136,8 +138,9 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error: status === 'cancelled' ? null : error });
         if (!marked) return undefined;
         if (amount > 0) await ledger.debit(debitOf(marked, round, amount, tokens), trx);
-        // The thread may have been deleted while the Run ran: then there is nothing to append to.
-        if (ending.kind === 'message' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
+        // The thread may have been deleted while the Run ran: then there is nothing to append to. An empty answer
+        // appends nothing either (vendors refuse empty text in a later prompt).
+        if (ending.kind === 'message' && ending.text !== '' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
           await insertMessages(trx, {
             threadId: run.thread_id,
             accountId: run.account_id,

@@ -345,13 +345,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       if (waiting) void execute(waiting);
       else await bus.publish({ topic: CANCEL_TOPIC, id: job.id });
     },
-    async signal(job) {
+    async signal(job, _name, signalOptions) {
       // Ends a suspension now; a job running now sees the count grow when it suspends.
-      await db
+      await (signalOptions?.within ?? db)
         .updateTable('jobs')
         .set({ wakes: sql`wakes + 1`, lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end` })
         .where('id', '=', job.id)
         .execute();
+      if (signalOptions?.within) return; // claimable once committed: the caller's second call (or the poll) claims it
       backlog = true;
       void pump();
     },

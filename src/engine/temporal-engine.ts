@@ -43,8 +43,13 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     await db.updateTable('jobs').set({ launched_at: sql`now()`, status: 'running', updated_at: sql`now()` }).where('id', '=', job.id).execute();
   }
 
-  /** A workflow that is gone (finished and past retention) has nothing left to signal. */
-  async function signal(job: JobRef, name: string): Promise<void> {
+  /**
+   * A workflow that is gone (finished and past retention) has nothing left to signal. Nothing of a signal can be
+   * written in a database transaction (`within`): the caller's call after the commit delivers it, and a Run whose
+   * delivery was lost reads the stored outputs at its deadline.
+   */
+  async function signal(job: JobRef, name: string, options?: { within?: unknown }): Promise<void> {
+    if (options?.within) return;
     try {
       await client.workflow.getHandle(workflowIdOf(job)).signal(name);
     } catch (error) {

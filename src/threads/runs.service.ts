@@ -155,13 +155,19 @@ export function createRunsService(deps: RunsServiceDeps) {
     const missing = [...expected].filter((id) => !given.has(id));
     if (missing.length > 0) throw invalidRequest('run', `tool_outputs must answer every tool call of the Run; missing: ${missing.join(', ')}.`);
     const transcript = [...run.transcript.slice(0, -1), { calls: round.calls.map((call) => ({ ...call, output: given.get(call.id)! })) }];
-    const stored = await runs.storeToolOutputs(db, runId, transcript);
+    const job = { id: runId, kind: 'run' } as const;
+    // The embedded engine's wake commits with the outputs: a crash before the delivery below cannot lose it.
+    const stored = await inTransaction(db, async (trx) => {
+      const row = await runs.storeToolOutputs(trx, runId, transcript);
+      if (row) await engine.signal(job, SUBMIT_TOOL_OUTPUTS_SIGNAL, { within: trx });
+      return row;
+    });
     if (!stored) {
       const current = await get(accountId, threadId, runId);
       const why = current.status === 'requires_action' ? 'its wait for them has expired' : `it is ${current.status}`;
       throw invalidRequest('run', `Run ${runId} no longer accepts tool outputs: ${why}.`, 'not_requires_action');
     }
-    await engine.signal({ id: runId, kind: 'run' }, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+    await engine.signal(job, SUBMIT_TOOL_OUTPUTS_SIGNAL);
     return stored;
   }
 
