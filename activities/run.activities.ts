@@ -7,7 +7,7 @@ import type { Logger } from '../src/logger';
 import { ProviderError, type GenerateTextRequest, type LanguageModel } from '../src/providers/provider';
 import { vendorErrorToApiError } from '../src/providers/provider-errors';
 import { buildRunPrompt } from '../src/threads/run-prompt';
-import { loadRun, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
+import { loadRun, markExpired, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
 import { isActiveRunStatus, type RunRow, type RunUsage } from '../src/threads/runs.table';
 import { findThread, insertMessages } from '../src/threads/threads.repository';
 import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
@@ -111,10 +111,20 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       if (billed && amount > 0) await ledger.debit(debitOf(billed, round, amount, outcome), trx);
     });
     // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
-    return waitState(await readWait(db, runId), round);
+    return settleWait(runId, round);
   }
 
   async function collectToolOutputs({ runId, round }: RunJobInput & { round: number }): Promise<ToolOutputsState> {
+    return settleWait(runId, round);
+  }
+
+  /**
+   * Where the wait after round `round` stands. A wait that has run out is ended here, by a write guarded like the
+   * submission's (markExpired): a submission that wins the race is answered `submitted`, never left behind.
+   */
+  async function settleWait(runId: string, round: number): Promise<ToolOutputsState> {
+    const state = waitState(await readWait(db, runId), round);
+    if (state.state !== 'expired' || (await markExpired(db, runId, round))) return state;
     return waitState(await readWait(db, runId), round);
   }
 
@@ -151,7 +161,10 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       });
       if (final) return { status: final.status };
     }
-    return { status: (await loadRun(db, runId))?.status ?? 'cancelled' };
+    const current = await loadRun(db, runId);
+    // Still active after both passes: fail the attempt (retried, then abandoned) rather than leave the Run active.
+    if (current && isActiveRunStatus(current.status)) throw new Error(`Run ${runId} is still ${current.status} after its finalisation.`);
+    return { status: current?.status ?? 'cancelled' };
   }
 
   /** The Run's usage with this call's tokens added, and the whole kopecks to debit for them. */

@@ -43,6 +43,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  // Code before this migration knows no job kind but `response`.
+  await sql`delete from jobs where kind = 'run'`.execute(db);
   await db.schema.alterTable('jobs').dropColumn('wakes').execute();
   await db.schema.alterTable('jobs').dropColumn('suspensions').execute();
   await db.schema.dropTable('runs').execute();

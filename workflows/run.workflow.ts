@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import { runFlow, SUBMIT_TOOL_OUTPUTS_SIGNAL, type RunActivities, type RunJobInput } from './run.flow';
 import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
@@ -10,17 +10,24 @@ const bookkeeping = proxyActivities<Omit<RunActivities, 'callModel'>>(BOOKKEEPIN
  * wake-up: the outputs are in the database), query `status`.
  */
 export async function runWorkflow(input: RunJobInput): Promise<string> {
-  return runFlow(
-    temporalFlowContext<RunActivities>(
-      {
-        startRun: bookkeeping.startRun,
-        callModel: generation.callModel,
-        requireAction: bookkeeping.requireAction,
-        collectToolOutputs: bookkeeping.collectToolOutputs,
-        finalizeRun: bookkeeping.finalizeRun,
-      },
-      [SUBMIT_TOOL_OUTPUTS_SIGNAL],
-    ),
-    input,
+  const context = temporalFlowContext<RunActivities>(
+    {
+      startRun: bookkeeping.startRun,
+      callModel: generation.callModel,
+      requireAction: bookkeeping.requireAction,
+      collectToolOutputs: bookkeeping.collectToolOutputs,
+      finalizeRun: bookkeeping.finalizeRun,
+    },
+    [SUBMIT_TOOL_OUTPUTS_SIGNAL],
   );
+  try {
+    return await runFlow(context, input);
+  } catch (error) {
+    // A bookkeeping activity ran out of retries (the database unreachable for minutes): end the Run failed once
+    // it is back, instead of leaving it active for good (its thread would take no other Run). The embedded
+    // engine does the same through the kind's `abandon`.
+    if (isCancellation(error)) throw error;
+    const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
+    return (await CancellationScope.nonCancellable(() => bookkeeping.finalizeRun({ ...input, round: 0, ending }))).status;
+  }
 }

@@ -1,7 +1,6 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import type pg from 'pg';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import type { EventBus } from '../events/event-bus';
@@ -11,7 +10,8 @@ import type { Engine, JobRef, JobReservation } from './engine';
 import type { JobKind } from './job-kind';
 import { jobKinds } from './job-kinds';
 import type { JobRow } from './jobs.table';
-import { holdLivenessLock, ownerHasDied } from './liveness';
+import { claimJobs, claimPendingJob } from './jobs.repository';
+import { holdLivenessLock, type LivenessLock } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
 
 const CANCEL_TOPIC = 'job-cancel';
@@ -65,53 +65,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   let pollTimer: NodeJS.Timeout | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
   let unsubscribeCancel: (() => void) | undefined;
-  let livenessSession: pg.Client | undefined;
+  let livenessSession: LivenessLock | undefined;
   const idle: Array<() => void> = [];
 
   const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
 
-  async function claim(limit: number): Promise<JobRow[]> {
-    const leaseUntil = leaseFromNow();
-    return db
-      .updateTable('jobs')
-      .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('jobs')
-          .select('id')
-          // Only kinds this process knows (a newer replica may write kinds that an older one cannot run).
-          .where('kind', 'in', KNOWN_KINDS)
-          // A pending job's lease_expires_at, when set, is the time its retry may start.
-          .where((w) =>
-            w.or([
-              w.and([w('status', '=', 'pending'), w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', sql<Date>`now()`)])]),
-              w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)]),
-              // Running under a process that has died: its liveness lock is free (taken here until commit).
-              ...(livenessSession
-                ? [w.and([w('status', '=', 'running'), w('lease_owner', '<>', owner), ownerHasDied])]
-                : []),
-            ]),
-          )
-          .orderBy('created_at')
-          .limit(limit)
-          .forUpdate()
-          .skipLocked(),
-      )
-      .returningAll()
-      .execute();
-  }
-
-  async function claimPending(id: string): Promise<JobRow | undefined> {
-    const leaseUntil = leaseFromNow();
-    return db
-      .updateTable('jobs')
-      .set({ status: 'running', lease_owner: owner, lease_expires_at: leaseUntil, attempts: sql`attempts + 1`, updated_at: sql`now()` })
-      .where('id', '=', id)
-      .where('status', '=', 'pending')
-      .where('kind', 'in', KNOWN_KINDS)
-      .returningAll()
-      .executeTakeFirst();
-  }
+  const claims = { owner, kinds: KNOWN_KINDS, leaseUntil: leaseFromNow };
+  const claim = (limit: number) => claimJobs(db, { ...claims, limit, takeOverDead: livenessSession !== undefined });
+  const claimPending = (id: string) => claimPendingJob(db, { ...claims, id });
 
   async function pump(): Promise<void> {
     if (!started || stopping) return;
@@ -187,7 +148,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         // The job is suspended (it holds no slot) until the deadline or a signal, then runs again from its start.
         sleep: async (milliseconds) => {
           if (controller.signal.aborted || milliseconds <= 0) return;
-          throw new JobSuspended(Date.now() + milliseconds);
+          throw new JobSuspended(milliseconds);
         },
       };
       const outcome = await definition.flow(context, definition.input(job.id)).then(
@@ -195,7 +156,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         (error: unknown) => ({ failed: true as const, error }),
       );
       await recorder.settle(outcome.failed);
-      if (outcome.failed && outcome.error instanceof JobSuspended) return await suspend(job, outcome.error.until);
+      if (outcome.failed && outcome.error instanceof JobSuspended) return await suspend(job, outcome.error.milliseconds);
       if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
     } catch (error) {
@@ -268,24 +229,26 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   /**
-   * Back to pending until `until` (the end of a sleep), or claimable at once when a signal arrived since this
-   * claim (`wakes` grew: the signal found the job running, so it could not end a suspension itself).
+   * Back to pending for `milliseconds` (a sleep, timed by the database's clock), or claimable at once when a
+   * signal arrived since this claim (`wakes` grew: the signal found the job running, so it could not end a
+   * suspension itself) or a cancel was asked meanwhile.
    */
-  async function suspend(job: RunnableJob, until: number) {
+  async function suspend(job: RunnableJob, milliseconds: number) {
     const row = await db
       .updateTable('jobs')
       .set({
         status: 'pending',
         lease_owner: null,
         suspensions: sql`suspensions + 1`,
-        lease_expires_at: sql<Date>`case when wakes > ${job.wakes} then now() else ${new Date(until)}::timestamptz end`,
+        lease_expires_at: sql<Date>`case when wakes > ${job.wakes} or cancel_requested_at is not null then now()
+          else now() + ${Math.ceil(milliseconds)} * interval '1 millisecond' end`,
         updated_at: sql`now()`,
       })
       .where('id', '=', job.id)
       .where('lease_owner', '=', owner)
-      .returning(sql<boolean>`wakes > ${job.wakes}`.as('woken'))
+      .returning(sql<boolean>`wakes > ${job.wakes} or cancel_requested_at is not null`.as('woken'))
       .executeTakeFirst();
-    // Otherwise the poll tick claims it once its deadline has passed.
+    // Otherwise the poll tick claims it once its time has passed.
     if (row?.woken) {
       backlog = true;
       void pump();
@@ -336,7 +299,12 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       };
     },
     async cancel(job) {
-      await db.updateTable('jobs').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', job.id).execute();
+      // A suspended job (pending until its sleep ends) becomes claimable at once, by this process or another.
+      await db
+        .updateTable('jobs')
+        .set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())`, lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end` })
+        .where('id', '=', job.id)
+        .execute();
       const local = running.get(job.id);
       if (local) return local.abort();
       // Still waiting for a free slot: run its short cancelled path now (start is skipped, finalisation
@@ -358,11 +326,12 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     },
     async start() {
       if (started) return;
+      // Held before any claim: a process that claims jobs is one whose death others can see.
+      if (options.liveness) livenessSession = await holdLivenessLock(options.liveness.connectionString, owner, logger, () => stopping);
       started = true;
       if (options.exclusiveStorage) {
         await db.updateTable('jobs').set({ status: 'pending', lease_owner: null, lease_expires_at: null }).where('status', '=', 'running').execute();
       }
-      if (options.liveness) livenessSession = await holdLivenessLock(options.liveness.connectionString, owner, logger);
       unsubscribeCancel = bus.subscribeAll(CANCEL_TOPIC, (message) => running.get(message.id)?.abort());
       pollTimer = setInterval(() => {
         backlog = true;
@@ -383,8 +352,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
         clearTimeout(timer);
       }
-      // Only now: jobs still running here are left to their leases, not taken over while they run.
-      await livenessSession?.end().catch(() => undefined);
+      // Jobs still running here are left to their leases: the session (and the lock) ends with the process, so
+      // they are not taken over while they still run.
+      if (running.size === 0) await livenessSession?.end().catch(() => undefined);
     },
   };
 }
@@ -393,7 +363,7 @@ export type { JobRef };
 
 /** Thrown through a flow by sleep in the embedded engine: the job is suspended, not failed. */
 class JobSuspended extends Error {
-  constructor(readonly until: number) {
+  constructor(readonly milliseconds: number) {
     super('The job is suspended until a signal or its deadline.');
     this.name = 'JobSuspended';
   }

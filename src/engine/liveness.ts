@@ -5,19 +5,48 @@ import type { Logger } from '../logger';
 /** The advisory lock class of the liveness locks (the key is hashtext of the lease owner). */
 const LIVENESS_LOCK_CLASS = 0x5377;
 
+export interface LivenessLock {
+  /** Releases the lock (the process will claim nothing more). */
+  end(): Promise<void>;
+}
+
 /**
  * A session holding the liveness lock of `owner` (an embedded engine's lease owner name) for as long as the
  * process lives: when the process dies, its session ends and the lock with it, so other processes (its own
  * restart included) see at once that its running jobs have no runner. Should the session drop while the process
- * lives (the database restarted), the lock is gone and other processes may take over jobs still running here;
- * the lease checks on every write of a job keep that to a re-run, as after a lease expiry.
+ * lives (the database restarted), the lock is taken again as soon as a session can be opened; meanwhile other
+ * processes may take over jobs still running here, which the guarded writes of every job turn into a re-run
+ * (a repeated vendor call at worst), never a second debit.
  */
-export async function holdLivenessLock(connectionString: string, owner: string, logger: Logger): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString });
-  client.on('error', (error) => logger.warn({ err: error }, 'liveness session lost; running jobs may be taken over by their lease rule'));
-  await client.connect();
-  await client.query('select pg_advisory_lock($1, hashtext($2))', [LIVENESS_LOCK_CLASS, owner]);
-  return client;
+export async function holdLivenessLock(connectionString: string, owner: string, logger: Logger, stopping: () => boolean): Promise<LivenessLock> {
+  let client: pg.Client | undefined;
+  let ended = false;
+  const connect = async () => {
+    const next = new pg.Client({ connectionString });
+    next.on('error', (error) => logger.warn({ err: error }, 'liveness session failed'));
+    next.once('end', () => {
+      if (client !== next || ended || stopping()) return;
+      client = undefined;
+      logger.warn('liveness session lost: taking the lock again');
+      void reconnect();
+    });
+    await next.connect();
+    await next.query('select pg_advisory_lock($1, hashtext($2))', [LIVENESS_LOCK_CLASS, owner]);
+    client = next;
+  };
+  const reconnect = async () => {
+    while (!ended && !stopping() && !client) {
+      await new Promise((resolve) => setTimeout(resolve, 250).unref());
+      await connect().catch((error) => logger.warn({ err: error }, 'liveness lock not taken yet; retrying'));
+    }
+  };
+  await connect();
+  return {
+    async end() {
+      ended = true;
+      await client?.end().catch(() => undefined);
+    },
+  };
 }
 
 /**

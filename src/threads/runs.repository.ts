@@ -127,18 +127,38 @@ export async function markRoundBilled(executor: Db, update: { id: string; round:
 }
 
 /**
- * requires_action → in_progress with the outputs of the last round, while it has not expired (checked against
- * the database's clock, as the expiry is). Answers undefined when the Run is not waiting for them.
+ * requires_action → in_progress with the outputs of the round the caller read (`rounds`), while it has not
+ * expired by the database's clock at this moment. Expiry is a guarded write too (markExpired): under the row lock
+ * exactly one of the two wins. Answers undefined when the Run is not waiting for these outputs.
  */
-export async function storeToolOutputs(executor: Db, id: string, transcript: RunRound[]): Promise<RunRow | undefined> {
+export async function storeToolOutputs(executor: Db, id: string, rounds: number, transcript: RunRound[]): Promise<RunRow | undefined> {
   return executor
     .updateTable('runs')
     .set({ status: 'in_progress', required_action: NULL, transcript: JSON.stringify(transcript), expires_at: null })
     .where('id', '=', id)
     .where('status', '=', 'requires_action')
-    .where('expires_at', '>', sql<Date>`now()`)
+    .where('rounds', '=', rounds)
+    .where('expires_at', '>', sql<Date>`clock_timestamp()`)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** requires_action → expired once the wait of round `round` has run out (by the database's clock); see storeToolOutputs. */
+export async function markExpired(executor: Db, id: string, round: number): Promise<boolean> {
+  const expired = await executor
+    .updateTable('runs')
+    .set({
+      status: 'expired',
+      failed_at: sql`now()`,
+      required_action: NULL,
+      last_error: JSON.stringify({ code: 'run.expired', message: 'The tool outputs were not submitted in time.' }),
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'requires_action')
+    .where('rounds', '=', round + 1)
+    .where('expires_at', '<=', sql<Date>`clock_timestamp()`)
+    .executeTakeFirst();
+  return expired.numUpdatedRows > 0n;
 }
 
 /** Where a Run's wait for tool outputs stands: its status, its rounds, and the milliseconds left by the database's clock. */
@@ -172,7 +192,7 @@ export async function markFinal(
       [stamp[update.status]]: sql`now()`,
     })
     .where('id', '=', update.id);
-  if (update.status === 'expired') query = query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`now()`);
+  if (update.status === 'expired') query = query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`clock_timestamp()`);
   else query = query.where(ACTIVE);
   // Only a cancel ends a Run whose cancel was asked (the cancel endpoint already answered `cancelling`).
   if (update.status !== 'cancelled' && update.status !== 'failed') query = query.where('cancel_requested_at', 'is', null);

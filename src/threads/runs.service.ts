@@ -158,7 +158,7 @@ export function createRunsService(deps: RunsServiceDeps) {
     const job = { id: runId, kind: 'run' } as const;
     // The embedded engine's wake commits with the outputs: a crash before the delivery below cannot lose it.
     const stored = await inTransaction(db, async (trx) => {
-      const row = await runs.storeToolOutputs(trx, runId, transcript);
+      const row = await runs.storeToolOutputs(trx, runId, run.rounds, transcript);
       if (row) await engine.signal(job, SUBMIT_TOOL_OUTPUTS_SIGNAL, { within: trx });
       return row;
     });

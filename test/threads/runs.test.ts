@@ -100,6 +100,20 @@ describe('runs', () => {
     expect(list.body).toMatchObject({ object: 'list', first_id: created.body.id, has_more: false });
   });
 
+  it('cancels a Run waiting in requires_action (its job suspended) at once', async () => {
+    const threadId = await newThread('/call get_weather {"city":"Rome"}');
+    const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: toolAssistantId });
+    await untilStatus(threadId, created.body.id, ['requires_action']);
+    // The job suspends just after the Run shows requires_action.
+    await pollUntil(
+      () => suite.app.db.selectFrom('jobs').select(['status', 'suspensions']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),
+      (job) => job.status === 'pending' && job.suspensions === 1,
+    );
+    expect((await call('POST', `/v2/threads/${threadId}/runs/${created.body.id}/cancel`)).body.status).toBe('cancelling');
+    const run = await untilStatus(threadId, created.body.id, ['cancelled']);
+    expect(run).toMatchObject({ required_action: null, last_error: null, usage: { completion_tokens: expect.any(Number) } });
+  });
+
   it('deleting a thread cancels its active Run first', async () => {
     const threadId = await newThread('/delay 100 /words 200');
     const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId });
