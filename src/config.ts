@@ -13,6 +13,11 @@ const booleanString = z
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(20_000),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
+  HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z
     .string()
@@ -40,7 +45,20 @@ const environmentSchema = z.object({
 export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
 
 export interface Config {
-  readonly http: { readonly port: number; readonly host: string; readonly bodyLimitBytes: number };
+  readonly http: {
+    readonly port: number;
+    readonly host: string;
+    readonly bodyLimitBytes: number;
+    /** Connections (src/http/server.ts): how long a request may take to send its headers, and its whole body. */
+    readonly headersTimeoutMs: number;
+    readonly requestTimeoutMs: number;
+    /** How long a keep-alive connection waits for its next request. */
+    readonly keepAliveTimeoutMs: number;
+    /** How long a connection with no request in flight (one that never sent one, say) is kept. */
+    readonly idleTimeoutMs: number;
+    /** Open connections at most; beyond, the longest-idle one is closed for the new one. */
+    readonly maxConnections: number;
+  };
   readonly dataDir: string;
   readonly database: {
     readonly url?: string;
@@ -92,7 +110,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (raw && /_(API_KEY|BASE_URL)$/.test(key)) settings[key] = raw;
   }
   const config: Config = {
-    http: { port: value.PORT, host: value.HOST, bodyLimitBytes: 10 * 1024 * 1024 },
+    http: {
+      port: value.PORT,
+      host: value.HOST,
+      bodyLimitBytes: 10 * 1024 * 1024,
+      headersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: value.HTTP_REQUEST_TIMEOUT_MS,
+      keepAliveTimeoutMs: value.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+      idleTimeoutMs: value.HTTP_IDLE_TIMEOUT_MS,
+      maxConnections: value.HTTP_MAX_CONNECTIONS,
+    },
     dataDir,
     database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },
     auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },

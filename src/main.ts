@@ -49,7 +49,7 @@ async function main(mode: Mode): Promise<void> {
           `Try: curl -s http://127.0.0.1:${config.http.port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`,
       );
     }
-    server = createHttpServer(runtime.app).listen(config.http.port, config.http.host);
+    server = createHttpServer(runtime.app, config.http).listen(config.http.port, config.http.host);
     await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
     logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
   }

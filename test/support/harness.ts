@@ -58,15 +58,16 @@ export class TestApp {
       KEY_SIGNING_SECRET: SIGNING_SECRET,
       DATA_DIR: dataDir,
       OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      // Tests that write to PGlite directly block this process for seconds; with Node's 5 s default the server
+      // may close an idle keep-alive socket just as the test's next request goes out on it (ECONNRESET).
+      HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
+      HTTP_IDLE_TIMEOUT_MS: '60000',
       ...(postgresUrl ? { DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '10' } : {}),
       ...options.env,
     });
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
     await runtime.startEngine();
-    const server = createHttpServer(runtime.app).listen(0, '127.0.0.1');
-    // Tests that write to PGlite directly block this process for seconds; with Node's 5 s default the server
-    // may close an idle keep-alive socket just as the test's next request goes out on it (ECONNRESET).
-    server.keepAliveTimeout = 60_000;
+    const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
     return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema);

@@ -11,7 +11,7 @@ async function main() {
   const config = loadConfig();
   const runtime = await createRuntime(config, { database: { schema: process.env.TEST_SCHEMA } });
   await runtime.startEngine();
-  const server = createHttpServer(runtime.app).listen(config.http.port, '127.0.0.1');
+  const server = createHttpServer(runtime.app, config.http).listen(config.http.port, '127.0.0.1');
   server.once('listening', () => process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`));
 }
 
