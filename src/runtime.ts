@@ -18,6 +18,7 @@ import { createInProcessBus, createPostgresBus, type EventBus } from './events/e
 import { createEventLog, type EventLog } from './events/event-log';
 import { createResponsesService, type ResponsesService } from './responses/responses.service';
 import { RowHandoff } from './responses/row-handoff';
+import { createIdempotentReplies } from './idempotency/idempotent-replies';
 import { createRunsService, type RunsService } from './threads/runs.service';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
@@ -95,7 +96,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         });
     const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const runs = createRunsService({ db, catalog, ledger, engine });
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs };
+    const replies = createIdempotentReplies(db);
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs, replies };
     const app = createApp(deps);
     return {
       deps,

@@ -1,31 +1,47 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
+import { readIdempotencyKey } from '../http/idempotency-key';
 import { parseInput } from '../http/validation';
+import type { IdempotentReplies } from '../idempotency/idempotent-replies';
 import type { FinishReason } from '../providers/provider';
 import { legacyChatBodySchema, v1ChatBodySchema } from './chat.schema';
 import { createChatService, type ChatCompletion, type ChatDeps } from './chat.service';
 
-/** Legacy POST /v2/chat/completions and v1 POST /v1/chat/completions. */
-export function chatRoutes(deps: ChatDeps): Router {
+export type ChatRoutesDeps = ChatDeps & { replies: IdempotentReplies };
+
+/** Legacy POST /v2/chat/completions and v1 POST /v1/chat/completions, each with an optional Idempotency-Key. */
+export function chatRoutes(deps: ChatRoutesDeps): Router {
   const service = createChatService(deps);
   const router = new Router();
 
+  /** The reply `produce` makes, or with an Idempotency-Key the one stored for it (DECISIONS.md 17). */
+  async function reply(ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) {
+    const key = readIdempotencyKey(ctx);
+    if (!key) return void (ctx.body = await produce());
+    const { reply: stored, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, produce);
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.body = stored;
+  }
+
   router.post('/v2/chat/completions', async (ctx) => {
     const body = parseInput(legacyChatBodySchema, ctx.request.body ?? {}, 'chat');
-    const completion = await service.complete(ctx.state.auth.accountId, {
+    const request = {
       model: body.model,
       messages: body.messages,
       instructions: body.instructions,
       maxTokens: body.max_tokens,
       temperature: body.temperature,
       tools: body.tools,
-    }, ctx.state.auth.account.balance);
-    ctx.body = legacyCompletionToWire(completion);
+    };
+    await reply(ctx, 'chat', async (requestId) => legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, ctx.state.auth.account.balance, requestId)));
   });
 
   router.post('/v1/chat/completions', async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
-    const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, ctx.state.auth.account.balance);
-    ctx.body = { message: { role: 'assistant', content: completion.text } };
+    await reply(ctx, 'chat.v1', async (requestId) => {
+      const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, ctx.state.auth.account.balance, requestId);
+      return { message: { role: 'assistant', content: completion.text } };
+    });
   });
 
   return router;

@@ -42,7 +42,8 @@ export interface ChatCompletion {
  * (service `chat`, DECISIONS.md 10), refused with 402 before the call when the balance is ≤ 0.
  */
 export function createChatService(deps: ChatDeps) {
-  async function complete(accountId: string, request: ChatRequest, knownBalance?: number): Promise<ChatCompletion> {
+  /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
+  async function complete(accountId: string, request: ChatRequest, knownBalance?: number, requestId = newId('req')): Promise<ChatCompletion> {
     const created = Math.floor(Date.now() / 1000);
     const tools = request.tools ? toFunctionTools(request.tools) : undefined;
     const model = await deps.catalog.requireUsableModel(request.model, 'chat', 'llm');
@@ -57,8 +58,6 @@ export function createChatService(deps: ChatDeps) {
     }
     await deps.ledger.assertCanSpend(accountId, knownBalance);
 
-    // Our own id, never the client's X-Request-Id: the debit is keyed by it.
-    const requestId = newId('req');
     let result: Awaited<ReturnType<LanguageModel['generateText']>>;
     try {
       result = await deps.providers.languageModel(model.vendor).generateText({

@@ -1,20 +1,28 @@
 import Router from '@koa/router';
+import { readIdempotencyKey } from '../http/idempotency-key';
+import type { IdempotentReplies } from '../idempotency/idempotent-replies';
 import { parseEmbeddingsBody } from './embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from './embeddings.service';
 
-/** POST /v2/embeddings. */
-export function embeddingsRoutes(deps: EmbeddingsDeps): Router {
+export type EmbeddingsRoutesDeps = EmbeddingsDeps & { replies: IdempotentReplies };
+
+/** POST /v2/embeddings (with an optional Idempotency-Key). */
+export function embeddingsRoutes(deps: EmbeddingsRoutesDeps): Router {
   const service = createEmbeddingsService(deps);
   const router = new Router();
 
   router.post('/v2/embeddings', async (ctx) => {
     const body = parseEmbeddingsBody(ctx.request.body);
-    const result = await service.embed(ctx.state.auth.accountId, body, ctx.state.auth.account.balance);
-    ctx.body = {
-      embedding: result.embedding,
-      model: result.model,
-      usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+    const { accountId, account } = ctx.state.auth;
+    const embed = async (requestId?: string) => {
+      const result = await service.embed(accountId, body, account.balance, requestId);
+      return { embedding: result.embedding, model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
     };
+    const key = readIdempotencyKey(ctx);
+    if (!key) return void (ctx.body = await embed());
+    const { reply, replayed } = await deps.replies.run({ accountId, scope: 'embeddings', key, body: ctx.request.body }, embed);
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.body = reply;
   });
 
   return router;

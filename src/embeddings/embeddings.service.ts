@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
@@ -23,14 +23,12 @@ export interface EmbeddingResult {
 
 /** One synchronous embedding call, billed once per request (DECISIONS.md 10, 11). */
 export function createEmbeddingsService(deps: EmbeddingsDeps) {
-  async function embed(accountId: string, input: { model: string; input: string }, knownBalance?: number): Promise<EmbeddingResult> {
+  /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
+  async function embed(accountId: string, input: { model: string; input: string }, knownBalance?: number, requestId = newId('req')): Promise<EmbeddingResult> {
     const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
     // Refuse before spending anything upstream.
     await deps.ledger.assertCanSpend(accountId, knownBalance);
 
-    // Our own id, not the client-supplied X-Request-Id: the debit is keyed by it, and a client that
-    // repeats its request id must not get a second call for free.
-    const requestId = `req_${randomBytes(12).toString('hex')}`;
     let result: Awaited<ReturnType<EmbeddingModel['embed']>>;
     try {
       result = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });

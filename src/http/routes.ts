@@ -2,11 +2,9 @@ import type Router from '@koa/router';
 import { assistantsRoutes, type AssistantsRoutesDeps } from '../assistants/assistants.routes';
 import { catalogRoutes, type CatalogRoutesDeps } from '../catalog/catalog.routes';
 import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
-import { chatRoutes } from '../chat/chat.routes';
-import type { ChatDeps } from '../chat/chat.service';
+import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
 import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
-import { embeddingsRoutes } from '../embeddings/embeddings.routes';
-import type { EmbeddingsDeps } from '../embeddings/embeddings.service';
+import { embeddingsRoutes, type EmbeddingsRoutesDeps } from '../embeddings/embeddings.routes';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';
@@ -14,8 +12,8 @@ import { threadsRoutes, type ThreadsRoutesDeps } from '../threads/threads.routes
 
 /** What the public route modules need together: each declares its own slice. */
 export type PublicRoutesDeps = OrganizationRoutesDeps &
-  EmbeddingsDeps &
-  ChatDeps &
+  EmbeddingsRoutesDeps &
+  ChatRoutesDeps &
   ConversationsRoutesDeps &
   AssistantsRoutesDeps &
   CatalogRoutesDeps &

@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import { sendEventStream } from '../http/sse';
 import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
-import { createResponseSchema, getResponseQuerySchema, idempotencyKeySchema } from './responses.schema';
+import { readIdempotencyKey } from '../http/idempotency-key';
+import { createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { responseToWire } from './response-wire';
@@ -20,8 +21,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
 
   router.post('/', async (ctx) => {
     const body = parseInput(createResponseSchema, ctx.request.body, 'response');
-    const rawKey = ctx.get('idempotency-key');
-    const idempotencyKey = rawKey ? parseInput(idempotencyKeySchema, rawKey, 'request') : undefined;
+    const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
     const { response, replayed, follower } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account, { subscribe: waits });

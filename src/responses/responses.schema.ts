@@ -88,4 +88,3 @@ export const getResponseQuerySchema = z.strictObject({
   starting_after: queryInteger(-2_147_483_648, 2_147_483_647).optional(),
 });
 
-export const idempotencyKeySchema = z.string().min(1).max(255, 'Idempotency-Key is at most 255 characters');

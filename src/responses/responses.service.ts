@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import { findAccount } from '../accounts/accounts.repository';
 import { assistantFunctionTools } from '../assistants/assistant-tools';
@@ -12,6 +11,7 @@ import { createGroupCommit } from '../db/group-commit';
 import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
+import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
 import { buildPrompt, promptTooLongMessage } from './prompt';
@@ -278,21 +278,4 @@ function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], func
   if (typeof choice === 'object' && choice.type === 'function' && !functionTools.some((tool) => tool.name === choice.name)) {
     throw invalidRequest('response', `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`);
   }
-}
-
-/** Canonical JSON (sorted keys) so key order does not make "the same body" different. */
-export function hashRequest(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

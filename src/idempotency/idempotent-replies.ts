@@ -1,0 +1,112 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import { ApiError, invalidRequest } from '../errors';
+import { hashRequest } from '../http/request-hash';
+import { newId } from '../ids';
+
+/** DECISIONS.md 17: a key is kept 24 hours. */
+const KEPT = sql<Date>`now() - interval '24 hours'`;
+
+/**
+ * A call still `running` this long after it was claimed is taken to have died with its process (a crash): the
+ * next request with the same key and body runs it again, under the same request id, so its debit is not repeated.
+ * Longer than any vendor call may take (PROVIDER_TIMEOUT_MS is 10 minutes by default).
+ */
+const ABANDONED_AFTER = sql<Date>`now() - interval '11 minutes'`;
+
+export interface IdempotentCall {
+  accountId: string;
+  /** The endpoint family: `chat`, `chat.v1`, `embeddings`. */
+  scope: string;
+  key: string;
+  /** The request body the key is bound to. */
+  body: unknown;
+}
+
+/**
+ * Idempotency-Key for the synchronous billable calls, with the contract of Responses (DECISIONS.md 17): the same
+ * key and body answer the stored reply and run nothing (`replayed`); another body is 400
+ * `request.idempotency_key_reused`; a call still running under the key is 409 `request.conflict`. `produce` gets
+ * the request id to key its debit by; a call that fails stores nothing, so it may be retried with its key.
+ */
+export function createIdempotentReplies(db: Db) {
+  async function run<T>(call: IdempotentCall, produce: (requestId: string) => Promise<T>): Promise<{ reply: T; replayed: boolean }> {
+    const requestHash = hashRequest(call.body);
+    const claimed = await claim(call, requestHash);
+    if (!claimed) return replayOf<T>(call, requestHash);
+    let reply: T;
+    try {
+      reply = await produce(claimed.request_id);
+    } catch (error) {
+      await release(call).catch(() => undefined);
+      throw error;
+    }
+    await db
+      .updateTable('idempotent_replies')
+      .set({ status: 'completed', reply: JSON.stringify(reply) })
+      .where('account_id', '=', call.accountId)
+      .where('scope', '=', call.scope)
+      .where('key', '=', call.key)
+      .execute();
+    return { reply, replayed: false };
+  }
+
+  /**
+   * The key for this call: new, expired (older than 24 hours), or abandoned by a crashed call with the same body
+   * (whose request id it keeps). Undefined when another call holds it or completed under it.
+   */
+  async function claim(call: IdempotentCall, requestHash: string) {
+    return db
+      .insertInto('idempotent_replies')
+      .values({ account_id: call.accountId, scope: call.scope, key: call.key, request_hash: requestHash, request_id: newId('req'), status: 'running' })
+      .onConflict((oc) =>
+        oc
+          .columns(['account_id', 'scope', 'key'])
+          .doUpdateSet({
+            request_hash: requestHash,
+            request_id: sql`case when idempotent_replies.created_at < ${KEPT} then excluded.request_id else idempotent_replies.request_id end`,
+            status: 'running',
+            reply: sql`null`,
+            created_at: sql`now()`,
+          })
+          .where((w) =>
+            w.or([
+              w('idempotent_replies.created_at', '<', KEPT),
+              w.and([w('idempotent_replies.status', '=', 'running'), w('idempotent_replies.request_hash', '=', requestHash), w('idempotent_replies.created_at', '<', ABANDONED_AFTER)]),
+            ]),
+          ),
+      )
+      .returning(['request_id'])
+      .executeTakeFirst();
+  }
+
+  async function replayOf<T>(call: IdempotentCall, requestHash: string): Promise<{ reply: T; replayed: boolean }> {
+    const stored = await db
+      .selectFrom('idempotent_replies')
+      .select(['request_hash', 'status', 'reply'])
+      .where('account_id', '=', call.accountId)
+      .where('scope', '=', call.scope)
+      .where('key', '=', call.key)
+      .executeTakeFirst();
+    if (stored && stored.request_hash !== requestHash) {
+      throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
+    }
+    if (stored?.status === 'completed') return { reply: stored.reply as T, replayed: true };
+    // Running elsewhere (or released by a failure just now: a retry then runs it).
+    throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+  }
+
+  async function release(call: IdempotentCall) {
+    await db
+      .deleteFrom('idempotent_replies')
+      .where('account_id', '=', call.accountId)
+      .where('scope', '=', call.scope)
+      .where('key', '=', call.key)
+      .where('status', '=', 'running')
+      .execute();
+  }
+
+  return { run };
+}
+
+export type IdempotentReplies = ReturnType<typeof createIdempotentReplies>;

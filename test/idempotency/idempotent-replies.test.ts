@@ -1,0 +1,76 @@
+import { useTestApp } from '../support/harness';
+
+/**
+ * Idempotency-Key on the synchronous billable calls (chat completions v2 and v1, embeddings), with the contract
+ * of Responses (DECISIONS.md 17): same key and body → the stored reply, nothing run or billed again; another body
+ * → 400; a call still running → 409; a failed call stores nothing; a call abandoned by a crash runs again under
+ * its request id, so its debit is not repeated.
+ */
+describe('Idempotency-Key on chat completions and embeddings', () => {
+  const suite = useTestApp();
+  const post = (path: string, body: unknown, key?: string) =>
+    suite.app.request('POST', path, { key: suite.key, body, headers: key ? { 'idempotency-key': key } : {} });
+  const debits = () =>
+    suite.app.db.selectFrom('ledger_transactions').select(['operation_key', 'amount']).where('account_id', '=', suite.accountId).where('type', '=', 'debit').execute();
+
+  const calls = [
+    { path: '/v2/chat/completions', body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once' }] }, other: { model: 'dev-echo', messages: [{ role: 'user', content: 'twice' }] } },
+    { path: '/v1/chat/completions', body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once v1' }] }, other: { model: 'dev-echo', messages: [{ role: 'user', content: 'v1 again' }] } },
+    { path: '/v2/embeddings', body: { model: 'dev-embed', input: 'embed once' }, other: { model: 'dev-embed', input: 'embed twice' } },
+  ];
+
+  it.each(calls)('$path: a repeat answers the stored reply and bills once; another body is 400', async ({ path, body, other }) => {
+    const key = `key-${path}`;
+    const before = (await debits()).length;
+    const first = await post(path, body, key);
+    expect(first.status).toBe(200);
+    const second = await post(path, { ...body }, key);
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+    expect((await debits()).length).toBe(before + 1);
+    const reused = await post(path, other, key);
+    expect([reused.status, reused.body.error.code]).toEqual([400, 'request.idempotency_key_reused']);
+    // Without a key, every call runs and bills.
+    await post(path, body);
+    expect((await debits()).length).toBe(before + 2);
+  });
+
+  it('answers 409 while a call with the key is still running, and stores nothing for a failed call', async () => {
+    const body = { model: 'dev-echo', messages: [{ role: 'user', content: 'in flight' }] };
+    const first = await post('/v2/chat/completions', body, 'in-flight');
+    expect(first.status).toBe(200);
+    await suite.app.db.updateTable('idempotent_replies').set({ status: 'running' }).where('key', '=', 'in-flight').execute();
+    const busy = await post('/v2/chat/completions', body, 'in-flight');
+    expect([busy.status, busy.body.error.code]).toEqual([409, 'request.conflict']);
+
+    const failing = { model: 'dev-echo', messages: [{ role: 'user', content: '/error' }] };
+    const failed = await post('/v2/chat/completions', failing, 'fails');
+    expect(failed.status).toBeGreaterThanOrEqual(400);
+    expect(await suite.app.db.selectFrom('idempotent_replies').select('key').where('key', '=', 'fails').execute()).toEqual([]);
+  });
+
+  it('runs a call abandoned by a crash again under its request id: billed once', async () => {
+    const body = { model: 'dev-echo', messages: [{ role: 'user', content: 'crashed after billing' }] };
+    // What a process that died after billing, before storing the reply, leaves behind.
+    const claimed = await post('/v2/chat/completions', body, 'crashed');
+    const [row] = await suite.app.db.selectFrom('idempotent_replies').select('request_id').where('key', '=', 'crashed').execute();
+    expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
+    await suite.app.db
+      .updateTable('idempotent_replies')
+      .set({ status: 'running', reply: JSON.stringify(null), created_at: new Date(Date.now() - 12 * 60_000) })
+      .where('key', '=', 'crashed')
+      .execute();
+    const retried = await post('/v2/chat/completions', body, 'crashed');
+    expect(retried.status).toBe(200);
+    expect(retried.body.message).toEqual(claimed.body.message);
+    expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
+    const [after] = await suite.app.db.selectFrom('idempotent_replies').select(['request_id', 'status']).where('key', '=', 'crashed').execute();
+    expect(after).toEqual({ request_id: row.request_id, status: 'completed' });
+  });
+
+  it('refuses an over-long key with 400', async () => {
+    const reply = await post('/v2/embeddings', { model: 'dev-embed', input: 'x' }, 'k'.repeat(256));
+    expect([reply.status, reply.body.error.code]).toEqual([400, 'request.invalid_request']);
+  });
+});
