@@ -15,7 +15,7 @@ async function main() {
   const config = loadConfig();
   const runtime = await createRuntime(config, { database: { schema } });
   await runtime.startEngine();
-  const server = createHttpServer(runtime.app).listen(0, '127.0.0.1');
+  const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.once('listening', resolve));
   const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000 });
