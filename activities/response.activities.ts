@@ -8,8 +8,8 @@ import type { EventLog } from '../src/events/event-log';
 import { EventWriter } from '../src/events/event-writer';
 import type { StreamEvent } from '../src/events/stream-event';
 import type { Logger } from '../src/logger';
-import { ProviderError, type LanguageModel } from '../src/providers/provider';
-import { vendorErrorToApiError } from '../src/providers/provider-errors';
+import type { LanguageModel } from '../src/providers/provider';
+import { vendorFailureOf } from '../src/providers/provider-errors';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
 import { buildPrompt, promptTooLongMessage } from '../src/responses/prompt';
@@ -151,12 +151,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         };
       }
       if (context.signal.aborted) throw abortError();
-      if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
-        const apiError = vendorErrorToApiError(error, 'response');
-        logger.warn({ responseId, err: error }, 'vendor call failed');
-        return failed(apiError.code, apiError.message);
-      }
-      throw error;
+      const failure = vendorFailureOf(error, 'response');
+      if (!failure) throw error;
+      logger.warn({ responseId, err: error }, 'vendor call failed');
+      return failed(failure.code, failure.message);
     } finally {
       clearInterval(heartbeat);
     }

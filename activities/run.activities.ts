@@ -4,8 +4,8 @@ import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import type { Logger } from '../src/logger';
-import { ProviderError, type GenerateTextRequest, type LanguageModel } from '../src/providers/provider';
-import { vendorErrorToApiError } from '../src/providers/provider-errors';
+import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
+import { vendorFailureOf } from '../src/providers/provider-errors';
 import { buildRunPrompt } from '../src/threads/run-prompt';
 import { loadRun, markExpired, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
 import { isActiveRunStatus, type RunRow, type RunUsage } from '../src/threads/runs.table';
@@ -79,12 +79,10 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       return { kind: 'message', status: cut ? 'incomplete' : 'completed', text: result.text, ...tokens };
     } catch (error) {
       if (context.signal.aborted) throw abortError();
-      if (ProviderError.isInstance(error) || (error as { status?: number })?.status === 400) {
-        const apiError = vendorErrorToApiError(error, 'run');
-        logger.warn({ runId, err: error }, 'vendor call failed');
-        return failed(apiError.code, apiError.message);
-      }
-      throw error;
+      const failure = vendorFailureOf(error, 'run');
+      if (!failure) throw error;
+      logger.warn({ runId, err: error }, 'vendor call failed');
+      return failed(failure.code, failure.message);
     } finally {
       clearInterval(heartbeat);
     }

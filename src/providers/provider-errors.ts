@@ -58,3 +58,14 @@ function withCause(apiError: ApiError, cause: unknown): ApiError {
 }
 
 const clip = (text: string) => (text.length > 300 ? `${text.slice(0, 300)}…` : text);
+
+/**
+ * A failed vendor call of a generation (a Response's, a Run's), as the code and message it ends with: a
+ * classified vendor failure, or a request the vendor refused (400). Undefined for anything else, which the
+ * activity rethrows for its engine to retry.
+ */
+export function vendorFailureOf(error: unknown, area: ErrorArea): { code: string; message: string } | undefined {
+  if (!ProviderError.isInstance(error) && (error as { status?: number })?.status !== 400) return undefined;
+  const apiError = vendorErrorToApiError(error, area);
+  return { code: apiError.code, message: apiError.message };
+}
