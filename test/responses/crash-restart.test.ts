@@ -1,60 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from '../support/harness';
+import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { ADMIN_TOKEN, dropSchema } from '../support/harness';
 import { SseStream } from '../support/sse';
 
 /**
  * A server killed (SIGKILL) mid-generation and started again on the same storage: every Response ends final
  * or runs again; none stays queued/in_progress; nothing is debited twice.
  */
-interface Server {
-  child: ChildProcess;
-  baseUrl: string;
-}
-
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-crash-'));
-const schema = postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined;
-
-function startServer(env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../support/server-process.ts')], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN,
-      KEY_SIGNING_SECRET: SIGNING_SECRET,
-      ENGINE_LEASE_MS: '2000',
-      ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: schema } : {}),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /READY (\d+)/.exec(chunk.toString());
-      if (match) resolve({ child, baseUrl: `http://127.0.0.1:${match[1]}` });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-}
-
-async function call(server: Server, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
-  const reply = await fetch(server.baseUrl + urlPath, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: reply.status, body: (await reply.json()) as any };
-}
-
+type Server = ServerProcess;
+const call = callServer;
 /** Reads a Response's event stream (data objects) until `stop(event)` is true or the stream ends. */
 async function readEvents(server: Server, key: string, id: string, stop: (event: any) => boolean) {
   const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key });
@@ -68,15 +21,14 @@ async function readEvents(server: Server, key: string, id: string, stop: (event:
 const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
 
 describe('crash and restart', () => {
+  // One storage for both cases: the second restarts on what the first left.
+  let storage: ServerStorage;
+  const startServer = (env: Record<string, string> = {}) => startServerProcess(storage, env);
   beforeAll(async () => {
-    if (!schema) return;
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    await client.query(`create schema ${schema}`);
-    await client.end();
+    storage = await newServerStorage('switchyard-crash-');
   });
   afterAll(async () => {
-    if (schema) await dropSchema(schema);
+    if (storage?.schema) await dropSchema(storage.schema);
   });
 
   it('resumes or cleanly fails every unfinished Response, never charging twice', async () => {

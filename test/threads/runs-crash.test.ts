@@ -1,13 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
 import { openDatabase } from '../../src/db/database';
 import { startFakeOpenAI } from '../fakes';
 import { pollUntil, wordList } from '../responses/helpers';
-import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from '../support/harness';
+import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { ADMIN_TOKEN, dropSchema, postgresUrl } from '../support/harness';
 
 /**
  * A server killed (SIGKILL) while a legacy Run is in flight, then started again on the same storage (the PGlite
@@ -15,53 +11,9 @@ import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from '../support
  * is never left stuck, is never billed twice for one vendor call (operation key `run:<id>:<round>`), and never
  * gets two assistant messages.
  */
-interface Server {
-  child: ChildProcess;
-  baseUrl: string;
-}
-
-interface Storage {
-  dataDir: string;
-  schema?: string;
-}
-
-async function newStorage(): Promise<Storage> {
-  const storage = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-run-crash-')), schema: postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined };
-  if (storage.schema) {
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    await client.query(`create schema ${storage.schema}`);
-    await client.end();
-  }
-  return storage;
-}
-
-function startServer(storage: Storage, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../support/server-process.ts')], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      PORT: '0',
-      LOG_LEVEL: 'silent',
-      DATA_DIR: storage.dataDir,
-      ADMIN_TOKEN,
-      KEY_SIGNING_SECRET: SIGNING_SECRET,
-      ENGINE_LEASE_MS: '2000',
-      ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: storage.schema } : {}),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      const match = /READY (\d+)/.exec(chunk.toString());
-      if (match) resolve({ child, baseUrl: `http://127.0.0.1:${match[1]}` });
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-  });
-}
+type Server = ServerProcess;
+const newStorage = () => newServerStorage('switchyard-run-crash-');
+const startServer = startServerProcess;
 
 /** SIGKILL (a crash) or SIGTERM (a clean stop); resolves once the process is gone. */
 async function stopServer(server: Server | undefined, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
@@ -71,14 +23,7 @@ async function stopServer(server: Server | undefined, signal: 'SIGKILL' | 'SIGTE
   await exited;
 }
 
-async function call(server: Server, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
-  const reply = await fetch(server.baseUrl + urlPath, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: reply.status, body: (await reply.json()) as any };
-}
+const call = callServer;
 
 /** An account and its key on `server`; answers the headers of that key. */
 async function newAccount(server: Server): Promise<{ accountId: string; auth: Record<string, string> }> {
@@ -99,7 +44,7 @@ function pollRun(server: Server, auth: Record<string, string>, threadId: string,
  * What the storage holds for a Run once no server runs on it (PGlite is single-process, so it is opened only
  * after the last server stopped): its debits, the thread's messages it appended, its job row.
  */
-async function storedFor(storage: Storage, runId: string) {
+async function storedFor(storage: ServerStorage, runId: string) {
   const handle = await openDatabase(
     { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: storage.dataDir } as Parameters<typeof openDatabase>[0],
     { schema: storage.schema },
@@ -119,7 +64,7 @@ async function storedFor(storage: Storage, runId: string) {
 }
 
 describe('a legacy Run across a crash of its server', () => {
-  const storages: Storage[] = [];
+  const storages: ServerStorage[] = [];
   afterAll(async () => {
     for (const storage of storages) {
       if (storage.schema) await dropSchema(storage.schema);

@@ -1,0 +1,71 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { ADMIN_TOKEN, SIGNING_SECRET, postgresUrl } from './harness';
+
+/**
+ * The service in a process of its own (server-process.ts), for tests that kill it (SIGKILL) and start it again on
+ * the same storage: a PGlite data folder, or a Postgres schema when TEST_DATABASE_URL is set.
+ */
+export interface ServerProcess {
+  child: ChildProcess;
+  baseUrl: string;
+}
+
+export interface ServerStorage {
+  dataDir: string;
+  schema?: string;
+}
+
+/** A new data folder, and on Postgres a new schema (drop it with dropSchema afterwards). */
+export async function newServerStorage(prefix: string): Promise<ServerStorage> {
+  const storage = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)), schema: postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined };
+  if (storage.schema) {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    await client.query(`create schema ${storage.schema}`);
+    await client.end();
+  }
+  return storage;
+}
+
+/** Starts the service on `storage` (a 2 s lease unless `env` says otherwise); resolves once it listens. */
+export function startServerProcess(storage: ServerStorage, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, 'server-process.ts')], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: storage.dataDir,
+      ADMIN_TOKEN,
+      KEY_SIGNING_SECRET: SIGNING_SECRET,
+      ENGINE_LEASE_MS: '2000',
+      ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: storage.schema } : {}),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      const match = /READY (\d+)/.exec(chunk.toString());
+      if (match) resolve({ child, baseUrl: `http://127.0.0.1:${match[1]}` });
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+  });
+}
+
+/** A JSON request to a server process; the reply's status and parsed body. */
+export async function callServer(server: ServerProcess, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
+  const reply = await fetch(server.baseUrl + urlPath, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: reply.status, body: (await reply.json()) as any };
+}
