@@ -27,7 +27,8 @@ export interface IdempotentCall {
  * Idempotency-Key for the synchronous billable calls, with the contract of Responses (DECISIONS.md 17): the same
  * key and body answer the stored reply and run nothing (`replayed`); another body is 400
  * `request.idempotency_key_reused`; a call still running under the key is 409 `request.conflict`. `produce` gets
- * the request id to key its debit by; a call that fails stores nothing, so it may be retried with its key.
+ * the request id to key its debit by; a call that fails stores no reply, so it may be retried with its key, under
+ * the same request id (a failure after its debit, storing the reply say, is then not billed twice).
  */
 export function createIdempotentReplies(db: Db) {
   async function run<T>(call: IdempotentCall, produce: (requestId: string) => Promise<T>): Promise<{ reply: T; replayed: boolean }> {
@@ -38,7 +39,7 @@ export function createIdempotentReplies(db: Db) {
     try {
       reply = await produce(claimed.request_id);
     } catch (error) {
-      await release(call).catch(() => undefined);
+      await markFailed(call).catch(() => undefined);
       throw error;
     }
     await db
@@ -52,8 +53,8 @@ export function createIdempotentReplies(db: Db) {
   }
 
   /**
-   * The key for this call: new, expired (older than 24 hours), or abandoned by a crashed call with the same body
-   * (whose request id it keeps). Undefined when another call holds it or completed under it.
+   * The key for this call: new, expired (older than 24 hours), or left by a failed or crashed call with the same
+   * body (whose request id it keeps). Undefined when another call holds it or completed under it.
    */
   async function claim(call: IdempotentCall, requestHash: string) {
     return db
@@ -72,6 +73,7 @@ export function createIdempotentReplies(db: Db) {
           .where((w) =>
             w.or([
               w('idempotent_replies.created_at', '<', KEPT),
+              w.and([w('idempotent_replies.status', '=', 'failed'), w('idempotent_replies.request_hash', '=', requestHash)]),
               w.and([w('idempotent_replies.status', '=', 'running'), w('idempotent_replies.request_hash', '=', requestHash), w('idempotent_replies.created_at', '<', ABANDONED_AFTER)]),
             ]),
           ),
@@ -92,13 +94,14 @@ export function createIdempotentReplies(db: Db) {
       throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
     }
     if (stored?.status === 'completed') return { reply: stored.reply as T, replayed: true };
-    // Running elsewhere (or released by a failure just now: a retry then runs it).
+    // Running elsewhere.
     throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
   }
 
-  async function release(call: IdempotentCall) {
+  async function markFailed(call: IdempotentCall) {
     await db
-      .deleteFrom('idempotent_replies')
+      .updateTable('idempotent_replies')
+      .set({ status: 'failed' })
       .where('account_id', '=', call.accountId)
       .where('scope', '=', call.scope)
       .where('key', '=', call.key)

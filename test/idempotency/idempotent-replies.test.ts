@@ -3,7 +3,7 @@ import { useTestApp } from '../support/harness';
 /**
  * Idempotency-Key on the synchronous billable calls (chat completions v2 and v1, embeddings), with the contract
  * of Responses (DECISIONS.md 17): same key and body → the stored reply, nothing run or billed again; another body
- * → 400; a call still running → 409; a failed call stores nothing; a call abandoned by a crash runs again under
+ * → 400; a call still running → 409; a failed call stores no reply and runs again under its request id; a call abandoned by a crash runs again under
  * its request id, so its debit is not repeated.
  */
 describe('Idempotency-Key on chat completions and embeddings', () => {
@@ -36,7 +36,7 @@ describe('Idempotency-Key on chat completions and embeddings', () => {
     expect((await debits()).length).toBe(before + 2);
   });
 
-  it('answers 409 while a call with the key is still running, and stores nothing for a failed call', async () => {
+  it('answers 409 while a call with the key is still running, and stores no reply for a failed call', async () => {
     const body = { model: 'dev-echo', messages: [{ role: 'user', content: 'in flight' }] };
     const first = await post('/v2/chat/completions', body, 'in-flight');
     expect(first.status).toBe(200);
@@ -47,7 +47,12 @@ describe('Idempotency-Key on chat completions and embeddings', () => {
     const failing = { model: 'dev-echo', messages: [{ role: 'user', content: '/error' }] };
     const failed = await post('/v2/chat/completions', failing, 'fails');
     expect(failed.status).toBeGreaterThanOrEqual(400);
-    expect(await suite.app.db.selectFrom('idempotent_replies').select('key').where('key', '=', 'fails').execute()).toEqual([]);
+    const [left] = await suite.app.db.selectFrom('idempotent_replies').select(['status', 'reply', 'request_id']).where('key', '=', 'fails').execute();
+    expect(left).toMatchObject({ status: 'failed', reply: null });
+    // Retried with its key, it runs again (and fails again), under the same request id.
+    expect((await post('/v2/chat/completions', failing, 'fails')).status).toBe(failed.status);
+    const [again] = await suite.app.db.selectFrom('idempotent_replies').select(['status', 'request_id']).where('key', '=', 'fails').execute();
+    expect(again).toEqual({ status: 'failed', request_id: left.request_id });
   });
 
   it('runs a call abandoned by a crash again under its request id: billed once', async () => {
