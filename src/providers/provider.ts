@@ -76,6 +76,69 @@ export interface EmbeddingModel {
   embed(request: EmbedRequest): Promise<{ embedding: number[]; usage: { inputTokens: number } }>;
 }
 
+/** Container formats the service accepts for transcription, found in the content (src/audio/audio-format.ts). */
+export type AudioFormat = 'wav' | 'mp3' | 'flac' | 'ogg' | 'mp4' | 'webm' | 'mpeg';
+
+/** An uploaded audio file: its format and size, and its bytes as a stream (read it as often as needed, never whole). */
+export interface AudioInput {
+  format: AudioFormat;
+  /** The media type of `format` (`audio/wav`, `audio/mpeg`, ...). */
+  mediaType: string;
+  filename: string;
+  size: number;
+  read(): AsyncIterable<Uint8Array>;
+}
+
+export interface TranscribeRequest {
+  model: string;
+  audio: AudioInput;
+  /** ISO 639-1; absent: the vendor decides. */
+  language?: string;
+  prompt?: string;
+  beamSize?: number;
+  signal?: AbortSignal;
+}
+
+export interface TranscriptionSegment {
+  text: string;
+  /** Seconds from the start of the file. */
+  start: number;
+  end: number;
+  speakerId: string | null;
+}
+
+export interface TranscriptionResult {
+  text: string;
+  language: string | null;
+  /** The audio's duration in seconds: what a transcription is billed by. */
+  durationSeconds: number;
+  segments: TranscriptionSegment[];
+  /** What the model wants the client to know about this result (the dev models: that they recognise no words). */
+  notice?: string;
+}
+
+export interface TranscriptionModel {
+  transcribe(request: TranscribeRequest): Promise<TranscriptionResult>;
+}
+
+export interface SpeechRequest {
+  model: string;
+  voice: string;
+  text: string;
+  signal?: AbortSignal;
+}
+
+export interface SpeechResult {
+  mediaType: 'audio/mpeg';
+  /** The MP3, in pieces as the vendor produces them (one piece when the vendor answers whole). */
+  audio: AsyncIterable<Uint8Array>;
+}
+
+export interface SpeechModel {
+  /** Resolves once the vendor has accepted the text (a refusal is an error, not a broken stream). */
+  synthesize(request: SpeechRequest): Promise<SpeechResult>;
+}
+
 export type ProviderErrorKind =
   | 'auth'
   | 'rate_limit'
@@ -130,6 +193,8 @@ export class ProviderError extends Error {
 export interface VendorProvider {
   languageModel?: LanguageModel;
   embeddingModel?: EmbeddingModel;
+  speechModel?: SpeechModel;
+  transcriptionModel?: TranscriptionModel;
 }
 
 /** Settings every HTTP adapter takes (DESIGN.md: dependencies passed in, no module singletons). */

@@ -4,7 +4,7 @@ import { resolveVendorConnection } from '../catalog/vendor-connection';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { createDevProvider } from './dev/dev-provider';
-import type { EmbeddingModel, LanguageModel, VendorAdapterOptions, VendorProvider } from './provider';
+import type { EmbeddingModel, LanguageModel, SpeechModel, TranscriptionModel, VendorAdapterOptions, VendorProvider } from './provider';
 
 /**
  * The only place that maps a catalog vendor's `adapter` to code. Vendors themselves (which exist, their
@@ -30,6 +30,10 @@ export interface ProviderRegistry {
   languageModel(vendorCode: string): LanguageModel;
   /** 400 `model.not_available` when the vendor is unknown, not configured or has no embedding models. */
   embeddingModel(vendorCode: string): EmbeddingModel;
+  /** 400 `model.not_available` when the vendor is unknown, not configured or has no speech models. */
+  speechModel(vendorCode: string): SpeechModel;
+  /** 400 `model.not_available` when the vendor is unknown, not configured or has no transcription models. */
+  transcriptionModel(vendorCode: string): TranscriptionModel;
 }
 
 export interface ProviderRegistryOptions {
@@ -75,6 +79,16 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
     embeddingModel(vendorCode) {
       const model = provider(vendorCode).embeddingModel;
       if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no embedding models.`);
+      return model;
+    },
+    speechModel(vendorCode) {
+      const model = provider(vendorCode).speechModel;
+      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no speech models.`);
+      return model;
+    },
+    transcriptionModel(vendorCode) {
+      const model = provider(vendorCode).transcriptionModel;
+      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no transcription models.`);
       return model;
     },
   };

@@ -6,10 +6,14 @@ import {
   type GenerateTextResult,
   type LanguageModel,
   type ProviderErrorKind,
+  type SpeechModel,
   type TextStreamPart,
   type ToolCall,
+  type TranscriptionModel,
   type VendorProvider,
 } from '../provider';
+import { createDevSpeechModel } from './audio/dev-speech';
+import { createDevTranscriptionModel } from './audio/dev-transcription';
 
 /**
  * The built-in `dev` vendor (DECISIONS.md "The built-in dev vendor"): no keys, no network, deterministic.
@@ -27,10 +31,15 @@ import {
  * function-call round trip completes. Stream deltas are the first word, then " word" for each next one.
  *
  * dev-embed: 256-dimension unit vectors by feature hashing of lower-cased words.
+ *
+ * dev-tts, dev-stt and dev-stt-async: real speech synthesis and audio analysis, offline (audio/).
  */
 export const DEV_ECHO = 'dev-echo';
 export const DEV_EMBED = 'dev-embed';
 export const DEV_EMBEDDING_DIMENSIONS = 256;
+export const DEV_TTS = 'dev-tts';
+export const DEV_STT = 'dev-stt';
+export const DEV_STT_ASYNC = 'dev-stt-async';
 
 const MAX_DELAY_MS = 60_000;
 const MAX_WORDS = 100_000;
@@ -168,7 +177,25 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     },
   };
 
-  return { languageModel, embeddingModel };
+  const speech = createDevSpeechModel((message) => fail('bad_request', message));
+  const speechModel: SpeechModel = {
+    async synthesize(request) {
+      if (request.model !== DEV_TTS) throw fail('not_found', `The dev vendor has no speech model "${request.model}".`);
+      throwIfAborted(request.signal);
+      return speech.synthesize(request);
+    },
+  };
+
+  const transcription = createDevTranscriptionModel((message) => fail('bad_request', message));
+  const transcriptionModel: TranscriptionModel = {
+    async transcribe(request) {
+      if (request.model !== DEV_STT && request.model !== DEV_STT_ASYNC) throw fail('not_found', `The dev vendor has no transcription model "${request.model}".`);
+      throwIfAborted(request.signal);
+      return transcription.transcribe(request);
+    },
+  };
+
+  return { languageModel, embeddingModel, speechModel, transcriptionModel };
 }
 
 /** Whitespace-separated words: the dev vendor's tokens. */

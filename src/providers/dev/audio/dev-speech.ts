@@ -1,0 +1,111 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { SpeechModel, SpeechRequest, SpeechResult } from '../../provider';
+import { lamejs } from './bundled-codecs';
+import { usltTag } from './id3';
+
+/**
+ * dev-tts (DECISIONS.md 24): real speech, offline. meSpeak (eSpeak compiled to JavaScript) renders each
+ * sentence to 22.05 kHz PCM, lamejs encodes it to 48 kbit/s mono MP3 as it goes, and the file starts with
+ * an ID3v2.4 tag whose `USLT` frame holds the text spoken, which dev-stt reads back.
+ *
+ * Both run on the event loop, so the text is rendered a sentence (at most ~200 characters) at a time and
+ * encoded in blocks of about a second, yielding between them: a long text never stalls other requests for
+ * more than a few tens of milliseconds, and the client receives the first sentence while the next renders.
+ */
+
+/** Voices of dev-tts (the catalog lists the same names): meSpeak's voice, and its ISO 639-2 language for USLT. */
+export const DEV_VOICES: Readonly<Record<string, { file: string; language: string }>> = {
+  'en-us': { file: 'mespeak/voices/en/en-us.json', language: 'eng' },
+  'en-gb': { file: 'mespeak/voices/en/en.json', language: 'eng' },
+  de: { file: 'mespeak/voices/de.json', language: 'deu' },
+  fr: { file: 'mespeak/voices/fr.json', language: 'fra' },
+  es: { file: 'mespeak/voices/es.json', language: 'spa' },
+  it: { file: 'mespeak/voices/it.json', language: 'ita' },
+};
+
+const SAMPLE_RATE = 22_050;
+const BITRATE_KBPS = 48;
+const MAX_PIECE_CHARACTERS = 200;
+/** lamejs frames are 1,152 samples; 19 of them are about a second of audio. */
+const ENCODE_BLOCK_SAMPLES = 1152 * 19;
+
+type MeSpeak = typeof import('mespeak');
+let engine: MeSpeak | undefined;
+
+function meSpeak(voiceFile: string): { engine: MeSpeak; voiceId: string } {
+  if (!engine) {
+    // On load meSpeak warns on the console that it cannot play audio outside a browser; it only renders here.
+    const warn = console.warn;
+    console.warn = () => undefined;
+    try {
+      engine = require('mespeak') as MeSpeak;
+    } finally {
+      console.warn = warn;
+    }
+    engine.loadConfig(require('mespeak/src/mespeak_config.json'));
+  }
+  const voice = require(voiceFile) as { voice_id: string };
+  if (!engine.isVoiceLoaded(voice.voice_id)) engine.loadVoice(voice);
+  return { engine, voiceId: voice.voice_id };
+}
+
+export function createDevSpeechModel(fail: (message: string) => Error): SpeechModel {
+  return {
+    async synthesize(request: SpeechRequest): Promise<SpeechResult> {
+      const voice = DEV_VOICES[request.voice];
+      if (!voice) throw fail(`dev-tts has no voice "${request.voice}" (voices: ${Object.keys(DEV_VOICES).join(', ')}).`);
+      const pieces = splitForSpeech(request.text);
+      if (pieces.length === 0) throw fail('dev-tts needs text with at least one word.');
+      // The first sentence is rendered before answering, so that a failure is still an error status.
+      const first = render(pieces[0]!, voice.file);
+      return { mediaType: 'audio/mpeg', audio: encode(first, pieces.slice(1), request, voice) };
+    },
+  };
+
+  async function* encode(first: Int16Array, rest: string[], request: SpeechRequest, voice: { file: string; language: string }): AsyncGenerator<Uint8Array> {
+    yield usltTag(request.text, voice.language);
+    const encoder = new (lamejs().Mp3Encoder)(1, SAMPLE_RATE, BITRATE_KBPS);
+    let pcm: Int16Array | undefined = first;
+    for (let next = 0; pcm; pcm = next < rest.length ? render(rest[next++]!, voice.file) : undefined) {
+      for (let at = 0; at < pcm.length; at += ENCODE_BLOCK_SAMPLES) {
+        if (request.signal?.aborted) throw fail('dev-tts was cancelled.');
+        const frames = encoder.encodeBuffer(pcm.subarray(at, at + ENCODE_BLOCK_SAMPLES));
+        if (frames.length > 0) yield Buffer.from(frames.buffer, frames.byteOffset, frames.length);
+        await yieldToEventLoop();
+      }
+    }
+    const tail = encoder.flush();
+    if (tail.length > 0) yield Buffer.from(tail.buffer, tail.byteOffset, tail.length);
+  }
+}
+
+/** 16-bit mono PCM at 22.05 kHz of one piece of text. */
+function render(text: string, voiceFile: string): Int16Array {
+  const { engine: speaker, voiceId } = meSpeak(voiceFile);
+  const wav = speaker.speak(text, { voice: voiceId, rawdata: 'buffer' });
+  if (!wav) throw new Error('meSpeak rendered nothing.');
+  const bytes = Buffer.from(wav instanceof Uint8Array ? wav : Uint8Array.from(wav as ArrayLike<number>));
+  // meSpeak writes a canonical 44-byte header; find the data chunk all the same.
+  let at = 12;
+  while (at + 8 <= bytes.length && bytes.toString('latin1', at, at + 4) !== 'data') at += 8 + bytes.readUInt32LE(at + 4);
+  const start = at + 8;
+  const length = Math.floor((bytes.length - start) / 2);
+  return new Int16Array(Buffer.from(bytes.subarray(start, start + length * 2)).buffer, 0, length);
+}
+
+/** Sentences (and, when a sentence is long, runs of words) of at most MAX_PIECE_CHARACTERS. */
+export function splitForSpeech(text: string): string[] {
+  const pieces: string[] = [];
+  for (const sentence of text.split(/(?<=[.!?;:])\s+|\n+/)) {
+    let piece = '';
+    for (const word of sentence.split(/\s+/).filter(Boolean)) {
+      if (piece && piece.length + 1 + word.length > MAX_PIECE_CHARACTERS) {
+        pieces.push(piece);
+        piece = '';
+      }
+      piece = piece ? `${piece} ${word}` : word.slice(0, MAX_PIECE_CHARACTERS);
+    }
+    if (piece) pieces.push(piece);
+  }
+  return pieces;
+}

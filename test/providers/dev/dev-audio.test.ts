@@ -1,0 +1,62 @@
+import { createDevProvider } from '../../../src/providers/dev/dev-provider';
+import { readUslt, usltTag } from '../../../src/providers/dev/audio/id3';
+import { wavFile } from '../../../src/providers/dev/audio/wav-reader';
+import type { AudioInput } from '../../../src/providers/provider';
+
+const provider = createDevProvider();
+
+async function collect(audio: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  for await (const piece of audio) pieces.push(Buffer.from(piece));
+  return Buffer.concat(pieces);
+}
+
+const input = (bytes: Buffer, format: AudioInput['format'], pieceSize = 4096): AudioInput => ({
+  format,
+  mediaType: format === 'wav' ? 'audio/wav' : 'audio/mpeg',
+  filename: `clip.${format}`,
+  size: bytes.length,
+  async *read() {
+    for (let at = 0; at < bytes.length; at += pieceSize) yield bytes.subarray(at, at + pieceSize);
+  },
+});
+
+/** A tone from `from` to `to` seconds (the rest silence), `seconds` long. */
+function tones(seconds: number, sampleRate: number, spans: Array<[number, number]>): Float32Array {
+  const samples = new Float32Array(Math.round(seconds * sampleRate));
+  for (const [from, to] of spans) {
+    for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++) samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
+  }
+  return samples;
+}
+
+describe('dev audio models', () => {
+  it('ID3 USLT: what is written is read back', () => {
+    expect(readUslt(usltTag('Привет, мир', 'rus'))).toEqual({ text: 'Привет, мир', language: 'rus' });
+  });
+
+  it('dev-stt finds two tones separated by silence as two segments with their times, and the true duration', async () => {
+    const wav = wavFile(tones(3, 16_000, [[0.5, 1.5], [2, 2.5]]), 16_000);
+    const result = await provider.transcriptionModel!.transcribe({ model: 'dev-stt', audio: input(wav, 'wav', 777) });
+    expect(result.durationSeconds).toBe(3);
+    expect(result.segments.map(({ start, end }) => [start, end])).toEqual([[0.5, 1.5], [2, 2.5]]);
+    expect(result.text).toBe('');
+    expect(result.notice).toMatch(/does not recognise words/);
+  });
+
+  it('dev-tts speaks MP3 that dev-stt decodes back to its words; longer text, longer audio', async () => {
+    const short = await provider.speechModel!.synthesize({ model: 'dev-tts', voice: 'en-us', text: 'Hello there.' });
+    const shortMp3 = await collect(short.audio);
+    const long = await provider.speechModel!.synthesize({ model: 'dev-tts', voice: 'en-us', text: 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April.' });
+    const longMp3 = await collect(long.audio);
+    const a = await provider.transcriptionModel!.transcribe({ model: 'dev-stt', audio: input(shortMp3, 'mp3') });
+    const b = await provider.transcriptionModel!.transcribe({ model: 'dev-stt', audio: input(longMp3, 'mp3') });
+    expect(a.text).toBe('Hello there.');
+    expect(b.text).toBe('The quick brown fox jumps over the lazy dog. It was a bright cold day in April.');
+    expect(b.language).toBe('en');
+    expect(b.durationSeconds).toBeGreaterThan(a.durationSeconds * 2);
+    expect(a.durationSeconds).toBeGreaterThan(0.5);
+    expect(b.segments.length).toBeGreaterThan(0);
+    expect(b.segments.map((segment) => segment.text).join(' ')).toBe(b.text);
+  });
+});
