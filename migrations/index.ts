@@ -4,6 +4,7 @@ import * as streamEvents from './20261124000000_stream_events';
 import * as threads from './20261124010000_threads';
 import * as runs from './20261124020000_runs';
 import * as idempotentReplies from './20261124030000_idempotent_replies';
+import * as audio from './20261125000000_audio';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '20261124010000_threads': threads,
   '20261124020000_runs': runs,
   '20261124030000_idempotent_replies': idempotentReplies,
+  '20261125000000_audio': audio,
 };

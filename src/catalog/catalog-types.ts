@@ -35,7 +35,15 @@ export interface CatalogModel {
   webVisible: boolean;
   protocols: string[];
   price: Price | null;
+  /** What a tts or stt model adds to its record; null for other types. */
+  audio: AudioCapabilities | null;
 }
+
+/**
+ * tts: the voices it speaks and the longest text it takes (characters); stt: whether it transcribes
+ * asynchronously (a job with check/result and a callback) instead of in the request.
+ */
+export type AudioCapabilities = { voices: string[]; maxInputCharacters: number } | { asynchronous: boolean };
 
 export interface CatalogVendor {
   code: string;

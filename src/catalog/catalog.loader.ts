@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError } from '../config';
-import type { CatalogModel, CatalogVendor, Price } from './catalog-types';
+import type { AudioCapabilities, CatalogModel, CatalogVendor, Price } from './catalog-types';
 import { catalogFileSchema, type CatalogFile } from './catalog.schema';
 
 /**
@@ -84,6 +84,10 @@ function crossCheck(file: CatalogFile): Issue[] {
       issues.push({ path: ['models', index], message: `model "${model.code}" has no entry under prices (use input: 0, output: 0 for a free model)` });
     } else if ((model.type === 'llm' || model.type === 'embed') && price.unit !== 'tokens') {
       issues.push({ path: ['prices', model.code, 'unit'], message: `a ${model.type} model is priced in tokens` });
+    } else if (model.type === 'tts' && price.unit !== 'characters') {
+      issues.push({ path: ['prices', model.code, 'unit'], message: 'a tts model is priced in characters (of the text spoken)' });
+    } else if (model.type === 'stt' && price.unit !== 'seconds') {
+      issues.push({ path: ['prices', model.code, 'unit'], message: 'an stt model is priced in seconds (of the audio transcribed)' });
     }
   });
   for (const code of Object.keys(file.prices)) {
@@ -121,9 +125,16 @@ function toDefinition(file: CatalogFile, source: string): CatalogDefinition {
       webVisible: model.web_visible,
       protocols: [...model.protocols],
       price,
+      audio: audioOf(model),
     };
   });
   return { path: source, vendors, models };
+}
+
+function audioOf(model: CatalogFile['models'][number]): AudioCapabilities | null {
+  if (model.type === 'tts') return { voices: [...(model.voices ?? [])], maxInputCharacters: model.max_input_characters ?? 0 };
+  if (model.type === 'stt') return { asynchronous: model.asynchronous ?? false };
+  return null;
 }
 
 /** "line 42, models[3] (gpt-4.1).max_output: Invalid input: expected int, received string" */

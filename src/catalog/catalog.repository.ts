@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { CatalogModel, CatalogVendor } from './catalog-types';
+import { audioToWire } from './catalog.wire';
 import type { CatalogModelRow, CatalogPriceRow, CatalogVendorRow } from './catalog.table';
 
 /** Any stable number: serialises catalog syncs of processes starting together (api + workers). */
@@ -67,6 +68,7 @@ export async function syncCatalog(db: Db, catalog: { vendors: CatalogVendor[]; m
             is_default: model.isDefault,
             web_visible: model.webVisible,
             protocols: JSON.stringify(model.protocols),
+            audio: JSON.stringify(audioToWire(model.audio)),
             position,
           })),
         )
@@ -85,6 +87,7 @@ export async function syncCatalog(db: Db, catalog: { vendors: CatalogVendor[]; m
             is_default: eb.ref('excluded.is_default'),
             web_visible: eb.ref('excluded.web_visible'),
             protocols: eb.ref('excluded.protocols'),
+            audio: eb.ref('excluded.audio'),
             position: eb.ref('excluded.position'),
           })),
         )

@@ -70,8 +70,24 @@ const modelSchema = z
     default: z.boolean().default(false),
     web_visible: z.boolean().default(true),
     protocols: z.array(protocolSchema).default([]),
+    /** tts: the voices a request may name, and the longest text (characters) it takes. */
+    voices: z.array(z.string().trim().min(1).max(64)).min(1).optional(),
+    max_input_characters: z.int().positive().optional(),
+    /** stt: transcribes as a durable job (check/result, callback) instead of within the request. */
+    asynchronous: z.boolean().optional(),
   })
   .superRefine((model, ctx) => {
+    const only = (field: 'voices' | 'max_input_characters' | 'asynchronous', type: string) => {
+      if (model[field] !== undefined && model.type !== type) ctx.addIssue({ code: 'custom', path: [field], message: `only a ${type} model has ${field}` });
+    };
+    only('voices', 'tts');
+    only('max_input_characters', 'tts');
+    only('asynchronous', 'stt');
+    if (model.type === 'tts') {
+      if (!model.voices) ctx.addIssue({ code: 'custom', path: ['voices'], message: 'a tts model lists the voices it speaks' });
+      if (!model.max_input_characters) ctx.addIssue({ code: 'custom', path: ['max_input_characters'], message: 'a tts model states the longest text it takes' });
+      if (model.voices && new Set(model.voices).size !== model.voices.length) ctx.addIssue({ code: 'custom', path: ['voices'], message: 'lists a voice twice' });
+    }
     if (model.type !== 'llm' && model.protocols.length > 0) {
       ctx.addIssue({ code: 'custom', path: ['protocols'], message: 'only llm models are served through responses or chat_completions' });
     }

@@ -110,5 +110,6 @@ function freezeModel(model: CatalogModel): CatalogModel {
     ...model,
     protocols: Object.freeze([...model.protocols]) as string[],
     price: model.price ? Object.freeze({ ...model.price }) : null,
+    audio: model.audio ? Object.freeze('voices' in model.audio ? { ...model.audio, voices: Object.freeze([...model.audio.voices]) as string[] } : { ...model.audio }) : null,
   });
 }

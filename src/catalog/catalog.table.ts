@@ -25,6 +25,8 @@ export interface CatalogModelsTable {
   is_default: boolean;
   web_visible: boolean;
   protocols: Json<string[]>;
+  /** tts: `{voices, max_input_characters}`; stt: `{asynchronous}`; null for other types. */
+  audio: Json<Record<string, unknown> | null>;
   position: number;
 }
 

@@ -1,4 +1,4 @@
-import type { Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
+import type { AudioCapabilities, Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
 
 /** Model record (spec "Model record"): exactly these fields, in this order. */
 export function modelToWire(model: CatalogModel, availability: Availability) {
@@ -17,7 +17,14 @@ export function modelToWire(model: CatalogModel, availability: Availability) {
     default: model.isDefault,
     web_visible: model.webVisible,
     protocols: [...model.protocols],
+    ...audioToWire(model.audio),
   };
+}
+
+/** The audio fields of a tts (`voices`, `max_input_characters`) or stt (`asynchronous`) model record. */
+export function audioToWire(audio: AudioCapabilities | null) {
+  if (!audio) return null;
+  return 'voices' in audio ? { voices: [...audio.voices], max_input_characters: audio.maxInputCharacters } : { asynchronous: audio.asynchronous };
 }
 
 /** Vendor record: `{code, name, available, model_types}`. */

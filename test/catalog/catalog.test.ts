@@ -75,9 +75,14 @@ describe('catalog endpoints (no vendor keys)', () => {
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.body)).toEqual(shippedModelCodes);
     for (const [code, record] of Object.entries<any>(reply.body)) {
-      expect(Object.keys(record)).toEqual(MODEL_FIELDS);
+      // Audio models add their own fields (DECISIONS.md 24): tts its voices and text limit, stt whether it is asynchronous.
+      const audioFields = record.type === 'tts' ? ['voices', 'max_input_characters'] : record.type === 'stt' ? ['asynchronous'] : [];
+      expect(Object.keys(record)).toEqual([...MODEL_FIELDS, ...audioFields]);
       expect(record.code).toBe(code);
     }
+    expect(reply.body['dev-tts']).toMatchObject({ type: 'tts', voices: ['en-us', 'en-gb', 'de', 'fr', 'es', 'it'], max_input_characters: 1000 });
+    expect(reply.body['dev-stt']).toMatchObject({ type: 'stt', asynchronous: false });
+    expect(reply.body['dev-stt-async']).toMatchObject({ type: 'stt', asynchronous: true });
     expect(reply.body['dev-echo']).toEqual(devEcho);
     expect(reply.body['dev-embed']).toMatchObject({ type: 'embed', vendor: 'dev', available: true, protocols: [] });
     expect(reply.body['gpt-4.1']).toMatchObject({ vendor: 'openai', type: 'llm', available: false, context_window: 1047576, max_output: 32768 });
@@ -140,7 +145,7 @@ describe('catalog endpoints (no vendor keys)', () => {
     expect(reply.body.map((vendor: any) => vendor.code)).toEqual(shipped.vendors.map((vendor) => vendor.code));
     for (const vendor of reply.body) expect(Object.keys(vendor)).toEqual(['code', 'name', 'available', 'model_types']);
     expect(reply.body.find((vendor: any) => vendor.code === 'dev')).toEqual({
-      code: 'dev', name: 'Switchyard dev simulator', available: true, model_types: ['llm', 'embed'],
+      code: 'dev', name: 'Switchyard dev simulator', available: true, model_types: ['llm', 'embed', 'tts', 'stt'],
     });
     expect(reply.body.find((vendor: any) => vendor.code === 'openai')).toMatchObject({ available: false, model_types: ['llm', 'embed', 'tts', 'stt'] });
 
@@ -161,7 +166,7 @@ describe('catalog endpoints (no vendor keys)', () => {
   });
 
   it('GET /v2/vendors/{code} and /v2/vendors/{code}/models; unknown vendor is 404 vendor.not_found', async () => {
-    expect((await get('/v2/vendors/dev')).body).toEqual({ code: 'dev', name: 'Switchyard dev simulator', available: true, model_types: ['llm', 'embed'] });
+    expect((await get('/v2/vendors/dev')).body).toEqual({ code: 'dev', name: 'Switchyard dev simulator', available: true, model_types: ['llm', 'embed', 'tts', 'stt'] });
     expect((await get('/v2/vendors/anthropic')).body).toEqual({ code: 'anthropic', name: 'Anthropic', available: false, model_types: ['llm'] });
 
     const openai = await get('/v2/vendors/openai/models');
@@ -171,7 +176,7 @@ describe('catalog endpoints (no vendor keys)', () => {
     const openaiEmbed = await get('/v2/vendors/openai/models?type=embed');
     expect(Object.keys(openaiEmbed.body)).toEqual(['text-embedding-3-small', 'text-embedding-3-large']);
     expect((await get('/v2/vendors/anthropic/models?type=embed')).body).toEqual({});
-    expect(Object.keys((await get('/v2/vendors/dev/models')).body)).toEqual(['dev-echo', 'dev-embed']);
+    expect(Object.keys((await get('/v2/vendors/dev/models')).body)).toEqual(['dev-echo', 'dev-embed', 'dev-tts', 'dev-stt', 'dev-stt-async']);
 
     for (const url of ['/v2/vendors/nobody', '/v2/vendors/nobody/models']) {
       const reply = await get(url);
