@@ -17,7 +17,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('file_name', 'text', (c) => c.notNull())
     .addColumn('file_format', 'text', (c) => c.notNull())
-    .addColumn('file_bytes', 'bigint', (c) => c.notNull())
+    .addColumn('file_bytes', 'integer', (c) => c.notNull())
     .addColumn('options', 'jsonb', (c) => c.notNull())
     .addColumn('callback_url', 'text')
     .addColumn('meta', 'jsonb')

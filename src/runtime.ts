@@ -20,6 +20,7 @@ import { createResponsesService, type ResponsesService } from './responses/respo
 import { RowHandoff } from './responses/row-handoff';
 import { createIdempotentReplies } from './idempotency/idempotent-replies';
 import { createRunsService, type RunsService } from './threads/runs.service';
+import { createAudioService, type AudioService } from './audio/audio.service';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
@@ -38,6 +39,7 @@ export interface RuntimeDeps extends AppDeps {
   engine: Engine;
   responses: ResponsesService;
   runs: RunsService;
+  audio: AudioService;
 }
 
 export interface RuntimeOptions {
@@ -97,7 +99,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const runs = createRunsService({ db, catalog, ledger, engine });
     const replies = createIdempotentReplies(db);
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs, replies };
+    const audio = createAudioService({ db, catalog, ledger, engine, providers, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs, replies, audio };
     const app = createApp(deps);
     return {
       deps,

@@ -1,5 +1,6 @@
 import type { AccountsTable, ApiKeysTable } from '../accounts/accounts.table';
 import type { AssistantsTable } from '../assistants/assistants.table';
+import type { TranscriptionChunksTable, TranscriptionsTable } from '../audio/transcriptions.table';
 import type { LedgerTransactionsTable } from '../billing/ledger.table';
 import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from '../catalog/catalog.table';
 import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
@@ -32,4 +33,6 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   threads: ThreadsTable;
   thread_messages: ThreadMessagesTable;
+  transcriptions: TranscriptionsTable;
+  transcription_chunks: TranscriptionChunksTable;
 }

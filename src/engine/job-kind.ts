@@ -1,7 +1,7 @@
 import type { FlowContext } from '../../workflows/flow-context';
 
 /** Every kind of durable job; each has its definition in the registry (job-kinds.ts). */
-export type JobKind = 'response' | 'run';
+export type JobKind = 'response' | 'run' | 'transcription';
 
 /**
  * How the embedded engine treats an activity's result on a re-run after a crash: `record`ed (not replay-safe,

@@ -1,3 +1,4 @@
+import { transcriptionJob } from '../audio/transcription.job';
 import { responseJob } from '../responses/response.job';
 import { runJob } from '../threads/run.job';
 import type { JobKind, JobKindDefinition } from './job-kind';
@@ -10,4 +11,5 @@ import type { JobKind, JobKindDefinition } from './job-kind';
 export const jobKinds: { readonly [Kind in JobKind]: JobKindDefinition<any, any> } = {
   response: responseJob,
   run: runJob,
+  transcription: transcriptionJob,
 };

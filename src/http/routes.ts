@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import { assistantsRoutes, type AssistantsRoutesDeps } from '../assistants/assistants.routes';
+import { audioRoutes, type AudioRoutesDeps } from '../audio/audio.routes';
 import { catalogRoutes, type CatalogRoutesDeps } from '../catalog/catalog.routes';
 import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
 import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
@@ -20,7 +21,8 @@ export type PublicRoutesDeps = OrganizationRoutesDeps &
   V1RoutesDeps &
   ResponsesRoutesDeps &
   RunsRoutesDeps &
-  ThreadsRoutesDeps;
+  ThreadsRoutesDeps &
+  AudioRoutesDeps;
 
 /**
  * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
@@ -37,4 +39,5 @@ export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   // Before threads: `POST /v2/threads/runs` is not the update of a thread named `runs`.
   runsRoutes,
   threadsRoutes,
+  audioRoutes,
 ];

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { invalidRequest } from '../errors';
+import { describeIssues, parseInput } from '../http/validation';
+
+/** POST /v2/audio/speech (spec "Audio"). The text's limit and the voice are the model's (checked against the catalog). */
+export const speechBodySchema = z.strictObject({
+  model: z.string().min(1, 'model is required'),
+  voice: z.string().min(1, 'voice is required'),
+  text: z.string().refine((text) => text.trim() !== '', 'text must not be empty'),
+});
+
+export type SpeechBody = z.infer<typeof speechBodySchema>;
+
+export const parseSpeechBody = (body: unknown): SpeechBody => parseInput(speechBodySchema, body ?? {}, 'audio');
+
+const MAX_META_BYTES = 16 * 1024;
+
+/** The text fields of POST /v2/audio/transcription (multipart values are strings; numbers and `meta` are parsed). */
+export const transcriptionFieldsSchema = z.strictObject({
+  model: z.string().min(1, 'model is required'),
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be a language code such as "en" or "pt-BR"')
+    .optional(),
+  prompt: z.string().max(4096, 'prompt is at most 4096 characters').optional(),
+  beam_size: z
+    .string()
+    .regex(/^\d+$/, 'beam_size must be an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(1, 'beam_size is 1-10').max(10, 'beam_size is 1-10'))
+    .optional(),
+  source: z.string().max(64, 'source is at most 64 characters').optional(),
+  callback_url: z.string().min(1).optional(),
+  meta: z
+    .string()
+    .max(MAX_META_BYTES, `meta is at most ${MAX_META_BYTES} bytes of JSON`)
+    .transform((text, ctx) => {
+      try {
+        const value: unknown = JSON.parse(text);
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({ code: 'custom', message: 'meta must be a JSON object' });
+      return z.NEVER;
+    })
+    .optional(),
+});
+
+export type TranscriptionFields = z.output<typeof transcriptionFieldsSchema>;
+
+export function parseTranscriptionFields(fields: Record<string, string>): TranscriptionFields {
+  const result = transcriptionFieldsSchema.safeParse(fields);
+  if (!result.success) throw invalidRequest('transcription', describeIssues(result.error));
+  return result.data;
+}

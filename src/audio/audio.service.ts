@@ -1,0 +1,155 @@
+import { createReadStream } from 'node:fs';
+import type { Ledger } from '../billing/ledger';
+import { priceCall } from '../billing/pricing';
+import type { Catalog } from '../catalog/catalog.service';
+import type { Db } from '../db/database';
+import type { Engine } from '../engine/engine';
+import { invalidRequest, notFound } from '../errors';
+import { newId } from '../ids';
+import type { SpeechModel, SpeechResult, TranscriptionModel } from '../providers/provider';
+import { vendorErrorToApiError } from '../providers/provider-errors';
+import { validateOutboundUrl } from '../webhooks/ssrf-guard';
+import type { SpeechBody, TranscriptionFields } from './audio.schema';
+import type { SpooledAudio } from './multipart-upload';
+import { billedSeconds, transcriptionBody, transcriptionCharge } from './transcription-result';
+import * as transcriptions from './transcriptions.repository';
+import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
+
+export interface AudioServiceDeps {
+  db: Db;
+  catalog: Catalog;
+  ledger: Ledger;
+  engine: Engine;
+  providers: { speechModel(vendor: string): SpeechModel; transcriptionModel(vendor: string): TranscriptionModel };
+  allowPrivateNetworks: boolean;
+}
+
+/** Bytes per stored chunk of an asynchronous upload. */
+const CHUNK_BYTES = 1 << 20;
+
+export type TranscriptionReply = TranscriptionBody & { usage: { cost: number } };
+export type Submitted = { request_id: string; status: 'queued' };
+
+/**
+ * Speech synthesis and transcription (spec "Audio"). Speech and synchronous transcription call the vendor in
+ * the request and debit once per request; an asynchronous transcription stores the upload and its job row,
+ * and its workflow (src/audio/transcription.job.ts) does the rest.
+ */
+export function createAudioService(deps: AudioServiceDeps) {
+  const { db, catalog, ledger, engine } = deps;
+
+  /** The synthesis, started: the vendor accepted the text and the request is billed; the MP3 may still be arriving. */
+  async function speak(accountId: string, body: SpeechBody, knownBalance?: number, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
+    const model = catalog.requireUsableModel(body.model, 'audio', 'tts');
+    const audio = model.audio && 'voices' in model.audio ? model.audio : { voices: [], maxInputCharacters: 0 };
+    if (!audio.voices.includes(body.voice)) {
+      throw invalidRequest('audio', `Model ${model.code} has no voice "${body.voice}"; its voices: ${audio.voices.join(', ')}.`, 'unknown_voice');
+    }
+    const characters = [...body.text].length;
+    if (characters > audio.maxInputCharacters) {
+      throw invalidRequest('audio', `text is ${characters} characters; model ${model.code} takes at most ${audio.maxInputCharacters}.`, 'text_too_long');
+    }
+    await ledger.assertCanSpend(accountId, knownBalance);
+    let result: SpeechResult;
+    try {
+      result = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text });
+    } catch (error) {
+      throw vendorErrorToApiError(error, 'audio');
+    }
+    const { amount } = priceCall(model.price, { input: characters, output: 0 });
+    await ledger.debit({
+      accountId,
+      amount,
+      operationKey: `speech:${requestId}`,
+      metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'speech', request_id: requestId, characters },
+    });
+    return { ...result, requestId };
+  }
+
+  /** A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. */
+  async function transcribe(accountId: string, fields: TranscriptionFields, upload: SpooledAudio, knownBalance?: number): Promise<TranscriptionReply | Submitted> {
+    const model = catalog.requireUsableModel(fields.model, 'transcription', 'stt');
+    const asynchronous = model.audio !== null && 'asynchronous' in model.audio && model.audio.asynchronous;
+    if (!asynchronous) {
+      for (const field of ['callback_url', 'meta'] as const) {
+        if (fields[field] !== undefined) throw invalidRequest('transcription', `${field} applies to asynchronous models only; ${model.code} transcribes within the request.`);
+      }
+    }
+    if (fields.callback_url !== undefined) validateOutboundUrl(fields.callback_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'transcription');
+    await ledger.assertCanSpend(accountId, knownBalance);
+    if (asynchronous) return submit(accountId, model.code, fields, upload);
+
+    const requestId = newId('req');
+    let result;
+    try {
+      result = await deps.providers.transcriptionModel(model.vendor).transcribe({
+        model: model.upstreamId,
+        audio: upload.input(),
+        language: fields.language,
+        prompt: fields.prompt,
+        beamSize: fields.beam_size,
+      });
+    } catch (error) {
+      throw vendorErrorToApiError(error, 'transcription');
+    }
+    const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(result.durationSeconds), requestId });
+    await ledger.debit(debit);
+    return { ...transcriptionBody(result), usage: { cost } };
+  }
+
+  /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
+  async function submit(accountId: string, model: string, fields: TranscriptionFields, upload: SpooledAudio): Promise<Submitted> {
+    // Uploads a crashed process left half-stored are removed by whoever stores the next one.
+    await transcriptions.sweepAbandonedUploads(db);
+    const id = newId('stt');
+    await transcriptions.insertUploading(db, {
+      id,
+      account_id: accountId,
+      model,
+      status: 'uploading',
+      file_name: upload.file.filename,
+      file_format: upload.file.format,
+      file_bytes: upload.file.size,
+      options: JSON.stringify({ language: fields.language ?? null, prompt: fields.prompt ?? null, beam_size: fields.beam_size ?? null, source: fields.source ?? null }),
+      callback_url: fields.callback_url ?? null,
+      meta: JSON.stringify(fields.meta ?? null),
+      result: JSON.stringify(null),
+      error: JSON.stringify(null),
+    });
+    try {
+      let seq = 0;
+      for await (const chunk of createReadStream(upload.file.path, { highWaterMark: CHUNK_BYTES })) {
+        await transcriptions.appendChunk(db, id, seq++, chunk as Buffer);
+      }
+      await transcriptions.markQueued(db, id);
+    } catch (error) {
+      await transcriptions.deleteTranscription(db, id).catch(() => undefined);
+      throw error;
+    }
+    await engine.launch({ id, kind: 'transcription' });
+    return { request_id: id, status: 'queued' };
+  }
+
+  async function find(accountId: string, id: string): Promise<TranscriptionRow> {
+    const row = await transcriptions.findTranscription(db, accountId, id);
+    if (!row) throw notFound('transcription', `No transcription request with id ${id}.`);
+    return row;
+  }
+
+  /** GET .../result/{id}: the reply plus `meta`; 400 `transcription.not_ready` before it ends, its error when it failed. */
+  async function result(accountId: string, id: string): Promise<TranscriptionReply & { meta: Record<string, unknown> | null }> {
+    const row = await find(accountId, id);
+    if (row.status === 'failed') {
+      const error = row.error ?? { code: 'transcription.execution_failed', message: 'The transcription failed.' };
+      throw invalidRequest('transcription', `Transcription ${id} failed (${error.code}): ${error.message}`, 'failed');
+    }
+    if (row.status !== 'completed' || !row.result) {
+      throw invalidRequest('transcription', `Transcription ${id} is ${row.status}; its result is ready when GET .../check/${id} says completed.`, 'not_ready');
+    }
+    return { ...row.result, usage: { cost: row.cost ?? 0 }, meta: row.meta };
+  }
+
+  return { speak, transcribe, find, result };
+}
+
+export type AudioService = ReturnType<typeof createAudioService>;

@@ -1,0 +1,43 @@
+import type { DebitInput } from '../billing/ledger';
+import { priceCall } from '../billing/pricing';
+import type { CatalogModel } from '../catalog/catalog-types';
+import type { TranscriptionResult } from '../providers/provider';
+import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
+
+/** The reply body (spec "Audio") of a model's result. */
+export function transcriptionBody(result: TranscriptionResult): TranscriptionBody {
+  return {
+    text: result.text,
+    language: result.language,
+    duration: result.durationSeconds,
+    segments: result.segments.map((segment) => ({ text: segment.text, start: segment.start, end: segment.end, speaker_id: segment.speakerId })),
+    ...(result.notice ? { notice: result.notice } : {}),
+  };
+}
+
+/** Audio is billed by the started second (DECISIONS.md 10: price unit `seconds`). */
+export const billedSeconds = (durationSeconds: number) => Math.ceil(Math.max(0, durationSeconds));
+
+/** The cost of transcribing `seconds`, and its debit (`service: transcription`, keyed by the request id). */
+export function transcriptionCharge(input: { accountId: string; model: CatalogModel; seconds: number; requestId: string }): { cost: number; debit: DebitInput } {
+  const { cost, amount } = priceCall(input.model.price, { input: input.seconds, output: 0 });
+  return {
+    cost,
+    debit: {
+      accountId: input.accountId,
+      amount,
+      operationKey: `transcription:${input.requestId}`,
+      metadata: { source: 'api', vendor: input.model.vendor, model: input.model.code, service: 'transcription', request_id: input.requestId, seconds: input.seconds },
+    },
+  };
+}
+
+/** GET .../check/{id}: `{request_id, status}`. */
+export const transcriptionStatusToWire = (row: TranscriptionRow) => ({ request_id: row.id, status: row.status });
+
+/** The callback's body (DECISIONS.md 9): `status_at` in Unix seconds like every timestamp of the API. */
+export const transcriptionCallbackPayload = (row: TranscriptionRow) => ({
+  request_id: row.id,
+  status: row.status,
+  status_at: Math.floor(row.status_at.getTime() / 1000),
+});

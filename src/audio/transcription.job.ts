@@ -1,0 +1,25 @@
+import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
+import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
+
+/** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
+export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities> = {
+  workflowType: 'transcriptionWorkflow',
+  flow: transcriptionFlow,
+  input: (transcriptionId) => ({ transcriptionId }),
+  steps: {
+    // Guarded by the stored status.
+    startTranscription: 'rerun',
+    // The vendor call: its result is recorded, so a re-run after a crash never calls (and is never billed) twice.
+    transcribeAudio: 'record',
+    // Guarded by the status it leaves; the debit by its operation key.
+    finalizeTranscription: 'rerun',
+    // At most once through its delivery row.
+    sendTranscriptionCallback: 'rerun',
+  },
+  retry: DEFAULT_JOB_RETRY,
+  async abandon(activities, transcriptionId) {
+    const outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be processed; submit the file again.' } as const;
+    const state = await activities.finalizeTranscription({ transcriptionId, outcome });
+    if (state.callback) await activities.sendTranscriptionCallback({ transcriptionId });
+  },
+};

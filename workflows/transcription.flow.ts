@@ -1,0 +1,54 @@
+import type { FlowContext } from './flow-context';
+import type { TranscriptionBody } from '../src/audio/transcriptions.table';
+
+/** Shapes exchanged between the transcription flow and its activities (plain JSON: they enter Temporal history). */
+export interface TranscriptionJobInput {
+  transcriptionId: string;
+}
+
+export type TranscriptionOutcome =
+  | { kind: 'completed'; result: TranscriptionBody; seconds: number }
+  | { kind: 'failed'; code: string; message: string };
+
+/** Where a transcription stands: whether it still has to be transcribed, its status, and whether it has a callback. */
+export interface TranscriptionState {
+  proceed: boolean;
+  status: string;
+  callback: boolean;
+}
+
+/** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
+export interface TranscriptionActivities {
+  /** queued → processing. A re-run finds it processing (proceed) or final (not). */
+  startTranscription(input: TranscriptionJobInput): Promise<TranscriptionState>;
+  /** The vendor call over the stored upload. Not repeatable (it bills upstream): recorded. */
+  transcribeAudio(input: TranscriptionJobInput): Promise<TranscriptionOutcome>;
+  /** Stores the result (or the failure), bills the audio's seconds, deletes the upload. Idempotent. */
+  finalizeTranscription(input: TranscriptionJobInput & { outcome: TranscriptionOutcome }): Promise<TranscriptionState>;
+  /** The one-shot callback `{request_id, status, status_at}` (at most once, outcome recorded). */
+  sendTranscriptionCallback(input: TranscriptionJobInput): Promise<void>;
+}
+
+/**
+ * One asynchronous transcription (DESIGN.md "Durable job kinds"): processing, the vendor call over the stored
+ * upload, the final record with its debit, then the callback. A re-run after a crash replays the recorded
+ * vendor call; a job found final only completes its callback.
+ */
+export async function transcriptionFlow(ctx: FlowContext<TranscriptionActivities>, input: TranscriptionJobInput): Promise<string> {
+  const { activities } = ctx;
+  let state = await ctx.nonCancellable(() => activities.startTranscription(input));
+  if (state.proceed) {
+    ctx.setStatus('processing');
+    let outcome: TranscriptionOutcome;
+    try {
+      outcome = await ctx.nonCancellable(() => activities.transcribeAudio(input));
+    } catch {
+      // Infrastructure failure that outlived the activity's retries: end it cleanly, billed nothing.
+      outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be completed; submit the file again.' };
+    }
+    state = await ctx.nonCancellable(() => activities.finalizeTranscription({ ...input, outcome }));
+  }
+  if (state.callback) await ctx.nonCancellable(() => activities.sendTranscriptionCallback(input));
+  ctx.setStatus(state.status);
+  return state.status;
+}

@@ -1,0 +1,17 @@
+import { proxyActivities } from '@temporalio/workflow';
+import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from './transcription.flow';
+import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
+
+const generation = proxyActivities<Pick<TranscriptionActivities, 'transcribeAudio'>>(GENERATION_ACTIVITY);
+const bookkeeping = proxyActivities<Omit<TranscriptionActivities, 'transcribeAudio'>>(BOOKKEEPING_ACTIVITY);
+
+/** Durable name: `transcriptionWorkflow`. Workflow id = `transcription/<request id>`. Query `status`. */
+export async function transcriptionWorkflow(input: TranscriptionJobInput): Promise<string> {
+  const context = temporalFlowContext<TranscriptionActivities>({
+    startTranscription: bookkeeping.startTranscription,
+    transcribeAudio: generation.transcribeAudio,
+    finalizeTranscription: bookkeeping.finalizeTranscription,
+    sendTranscriptionCallback: bookkeeping.sendTranscriptionCallback,
+  });
+  return transcriptionFlow(context, input);
+}
