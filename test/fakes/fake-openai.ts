@@ -16,8 +16,28 @@ import {
  * OpenAI on loopback: `POST /v1/responses` (JSON or SSE with response.created … response.completed),
  * `POST /v1/chat/completions` (JSON or `data:` chunks ending in `[DONE]`, usage chunk only when
  * `stream_options.include_usage` is set — so it also serves as the OpenAI-compatible fake) and
- * `POST /v1/embeddings`. Payload shapes follow the API reference and recorded traffic.
+ * `POST /v1/embeddings`, `POST /v1/audio/speech` (MP3 bytes) and `POST /v1/audio/transcriptions` (multipart in,
+ * `verbose_json` out: the step's text split over two segments). Payload shapes follow the API reference and
+ * recorded traffic.
  */
+
+/** What the fake's speech endpoint answers: an MPEG-1 Layer III frame header and padding (the client only relays it). */
+export const FAKE_SPEECH_MP3 = Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(413, 0x55)]);
+
+function transcription(step: ResolvedStep) {
+  const text = step.text ?? 'Hello from the fake vendor.';
+  const [first, second] = splitInTwo(text);
+  const segment = (id: number, start: number, end: number, words: string) => ({
+    id, seek: 0, start, end, text: ` ${words}`, tokens: [50364, 2425], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.1, no_speech_prob: 0.01,
+  });
+  return {
+    task: 'transcribe',
+    language: 'english',
+    duration: 4.2,
+    text,
+    segments: [segment(0, 0, 2.1, first!.trim()), segment(1, 2.1, 4.2, (second ?? '').trim())],
+  };
+}
 export function startFakeOpenAI(options?: FakeServerOptions): Promise<FakeVendorServer> {
   return startFakeVendorServer(openAIProtocol, options);
 }
@@ -36,6 +56,10 @@ const openAIProtocol: VendorProtocol = {
         return request.stream ? chatStream(request, step, ids) : { kind: 'json', body: chatCompletion(request, step, ids) };
       case '/v1/embeddings':
         return { kind: 'json', body: embeddings(request, step) };
+      case '/v1/audio/speech':
+        return { kind: 'binary', contentType: 'audio/mpeg', body: FAKE_SPEECH_MP3 };
+      case '/v1/audio/transcriptions':
+        return { kind: 'json', body: transcription(step) };
       default:
         return undefined;
     }

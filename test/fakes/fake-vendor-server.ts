@@ -25,6 +25,8 @@ export interface SseEvent {
 
 export type VendorReply =
   | { kind: 'json'; body: unknown }
+  /** Bytes as they are (speech audio). */
+  | { kind: 'binary'; contentType: string; body: Buffer }
   | { kind: 'sse'; events: SseEvent[]; lineEnd?: '\n' | '\r\n' };
 
 export interface VendorProtocol {
@@ -184,6 +186,11 @@ export async function startFakeVendorServer(
       return sendJson(res, 404, headers, protocol.errorBody(404, `Unknown path ${record.path}`, record));
     }
     if (reply.kind === 'json') return sendJson(res, 200, headers, reply.body);
+    if (reply.kind === 'binary') {
+      res.writeHead(200, { ...headers, 'content-type': reply.contentType, 'content-length': String(reply.body.length) });
+      res.end(reply.body);
+      return;
+    }
 
     res.writeHead(200, { ...headers, 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const lineEnd = reply.lineEnd ?? '\n';
@@ -238,7 +245,9 @@ export async function startFakeVendorServer(
         ? { status: 404, contentType: 'application/json', body: Buffer.from(JSON.stringify(protocol.errorBody(404, undefined, record))) }
         : reply.kind === 'json'
           ? { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(reply.body)) }
-          : {
+          : reply.kind === 'binary'
+            ? { status: 200, contentType: reply.contentType, body: reply.body }
+            : {
               status: 200,
               contentType: 'text/event-stream',
               body: Buffer.from(reply.events.map((event) => serialiseEvent(event, reply.lineEnd ?? '\n')).join('')),

@@ -1,5 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { VendorAdapterOptions, VendorProvider } from '../provider';
+import { createAiSdkSpeechModel, createAiSdkTranscriptionModel } from '../shared/ai-sdk-audio-models';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
@@ -9,7 +10,7 @@ const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * OpenAI: language models through the Responses API (`POST /responses`), embeddings through
- * `POST /embeddings`.
+ * `POST /embeddings`, speech through `POST /audio/speech`, transcription through `POST /audio/transcriptions`.
  */
 export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvider {
   const openai = createOpenAI(sdkConnection(options, DEFAULT_BASE_URL));
@@ -28,5 +29,11 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
       }),
     }),
     embeddingModel: createAiSdkEmbeddingModel({ options, model: (modelId) => openai.embedding(modelId) }),
+    speechModel: createAiSdkSpeechModel({ options, model: (modelId) => openai.speech(modelId) }),
+    transcriptionModel: createAiSdkTranscriptionModel({
+      options,
+      model: (modelId) => openai.transcription(modelId),
+      providerOptions: (request) => ({ openai: { ...definedOnly({ language: request.language, prompt: request.prompt }), timestampGranularities: ['segment'] } }),
+    }),
   };
 }
