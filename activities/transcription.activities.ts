@@ -1,7 +1,7 @@
 import { createLedger, type Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
-import { currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
+import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import { MEDIA_TYPES } from '../src/audio/audio-format';
 import { billedSeconds, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge } from '../src/audio/transcription-result';
 import { loadTranscription, markFinal, markProcessing, readChunks } from '../src/audio/transcriptions.repository';
@@ -57,6 +57,8 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
       });
       return { kind: 'completed', result: transcriptionBody(result), seconds: billedSeconds(result.durationSeconds) };
     } catch (error) {
+      // Stopped by its engine (a shutdown, a Temporal cancellation): not the transcription's failure; it runs again.
+      if (context.signal.aborted) throw abortError();
       const failure = vendorFailureOf(error, 'transcription');
       if (!failure) throw error;
       return { kind: 'failed', ...failure };

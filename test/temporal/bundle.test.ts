@@ -28,11 +28,18 @@ describe('temporal workflow bundle', () => {
     for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun']) expect(bundle.code).toContain(activity);
   });
 
+  it('exports transcriptionWorkflow from the entry, with its activity names', () => {
+    expect(bundle.code).toMatch(/transcriptionWorkflow: \(\) => \([^)]*\.transcriptionWorkflow\)/);
+    expect(bundle.code).toMatch(/async function transcriptionWorkflow\(/);
+    for (const activity of ['startTranscription', 'transcribeAudio', 'finalizeTranscription', 'sendTranscriptionCallback']) expect(bundle.code).toContain(activity);
+  });
+
   it('keeps activity and service code out of the sandbox (workflows import them as types only)', () => {
     const responses = ['OutputAssembler', 'createResponseActivities'];
     // Run activities and what they import: the ledger, pricing, the Runs' and threads' repositories, the prompt.
     const runs = ['createRunActivities', 'createActivities', 'currentActivityContext', 'createLedger', 'priceCall', 'markRequiresAction', 'readWait', 'insertMessages', 'buildRunPrompt'];
-    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', ...responses, ...runs]) {
+    const transcriptions = ['createTranscriptionActivities', 'readChunks', 'transcriptionCharge', 'markProcessing', 'busboy', 'mpg123'];
+    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', ...responses, ...runs, ...transcriptions]) {
       expect(bundle.code).not.toContain(marker);
     }
   });
