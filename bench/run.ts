@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { runAudioBench } from './audio';
 import { runChatBench } from './chat';
 import { runResponsesBench } from './responses';
 
@@ -8,7 +9,7 @@ import { runResponsesBench } from './responses';
  * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage = 'usage: node dist/bench/run.js audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -49,6 +50,19 @@ async function main(argv: string[]) {
         output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json'))),
       });
       return;
+    case 'audio': {
+      const model = value('--model', 'dev-stt');
+      await runAudioBench({
+        pglite: flag('--pglite'),
+        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        concurrency: number('--concurrency', 20),
+        megabytes: number('--megabytes', 24.9),
+        rounds: number('--rounds', 2),
+        model,
+        output: path.resolve(root, value('--out', path.join('bench', 'results', `audio-${model}${flag('--pglite') ? '-pglite' : ''}.json`))),
+      });
+      return;
+    }
     default:
       process.stderr.write(`${usage}\n`);
       process.exitCode = 2;
