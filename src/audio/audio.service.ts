@@ -25,7 +25,7 @@ export interface AudioServiceDeps {
 }
 
 /** Bytes per stored chunk of an asynchronous upload. */
-const CHUNK_BYTES = 1 << 20;
+const CHUNK_BYTES = 256 * 1024;
 
 export type TranscriptionReply = TranscriptionBody & { usage: { cost: number } };
 export type Submitted = { request_id: string; status: 'queued' };

@@ -4,8 +4,8 @@ import type { TranscriptionBody, TranscriptionRow, TranscriptionsTable } from '.
 
 /** The asynchronous transcriptions' queries. Status changes are guarded by the status they leave. */
 
-/** Chunks read per query when an upload is streamed back (4 MiB at most in memory). */
-const CHUNKS_PER_READ = 4;
+/** Chunks read per query when an upload is streamed back (one: pg returns bytea as hex text, twice its size). */
+const CHUNKS_PER_READ = 1;
 /** An upload still `uploading` after this long was abandoned (its process died mid-upload). */
 const ABANDONED_UPLOAD = sql`interval '1 hour'`;
 

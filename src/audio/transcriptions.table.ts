@@ -43,7 +43,7 @@ export interface TranscriptionsTable {
   status_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
-/** An upload, stored in order in chunks of up to 1 MiB; deleted when its job ends. */
+/** An upload, stored in order in chunks of up to 256 KiB; deleted when its job ends. */
 export interface TranscriptionChunksTable {
   transcription_id: string;
   seq: number;
