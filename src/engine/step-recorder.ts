@@ -71,7 +71,13 @@ export function createStepRecorder(options: StepRecorderOptions) {
         // Recorded while the flow goes on: the record matters only if this process dies before the flow's
         // next (rerun) step has stored the result itself, and a crash before the record commits is no
         // different from a crash during the activity. The job completes only after its records.
-        const write = () => void recording.push(options.write({ job_id: options.jobId, step: index, activity: name, result: result ?? null }));
+        const write = () => {
+          const written = options.write({ job_id: options.jobId, step: index, activity: name, result: result ?? null });
+          // Observed at once (settle awaits it later): a record failing before then, as when the database closes
+          // under a job still running at shutdown, must not be an unhandled rejection that ends the process.
+          written.catch(() => undefined);
+          recording.push(written);
+        };
         if (performance.now() - startedAt >= options.recordAtOnceAfterMs) {
           write();
         } else {
