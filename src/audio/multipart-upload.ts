@@ -110,12 +110,8 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
     await writing;
   } catch (error) {
     await discard();
-    if (ApiError.isInstance(error) && error.status === 413) refuseRest(ctx, error);
-    if (ApiError.isInstance(error)) {
-      // The rest of the body is not read: the connection closes after the reply.
-      ctx.set('Connection', 'close');
-      throw error;
-    }
+    // The rest of the body is not read: the connection closes after the reply.
+    if (ApiError.isInstance(error)) refuseRest(ctx, error);
     throw invalidRequest('transcription', 'The upload was interrupted.');
   }
   if (!file) {

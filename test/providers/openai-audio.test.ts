@@ -1,27 +1,11 @@
 import { FAKE_SPEECH_MP3 } from '../fakes/fake-openai';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { createOpenAIProvider } from '../../src/providers/openai/openai-provider';
-import { ProviderError, type AudioInput, type VendorAdapterOptions } from '../../src/providers/provider';
-import { toneWav } from '../audio/audio-fixtures';
+import { ProviderError, type VendorAdapterOptions } from '../../src/providers/provider';
+import { audioInput, collectAudio as collect, toneWav } from '../audio/audio-fixtures';
 import { providerErrorOf } from './adapter-contract';
 
 const API_KEY = 'sk-test-openai-0123456789abcdefSECRET';
-
-const wavInput = (bytes: Buffer): AudioInput => ({
-  format: 'wav',
-  mediaType: 'audio/wav',
-  filename: 'clip.wav',
-  size: bytes.length,
-  async *read() {
-    for (let at = 0; at < bytes.length; at += 1000) yield bytes.subarray(at, at + 1000);
-  },
-});
-
-async function collect(audio: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const pieces: Buffer[] = [];
-  for await (const piece of audio) pieces.push(Buffer.from(piece));
-  return Buffer.concat(pieces);
-}
 
 describe('openai adapter: speech and transcription through the AI SDK, against a fake on loopback', () => {
   let fake: FakeVendorServer;
@@ -44,7 +28,7 @@ describe('openai adapter: speech and transcription through the AI SDK, against a
 
   it('transcription: the upload goes as multipart with language and prompt; segments, language and duration come back', async () => {
     fake.script({ text: 'one two three four' });
-    const result = await createOpenAIProvider(options()).transcriptionModel!.transcribe({ model: 'whisper-1', audio: wavInput(toneWav(1, [[0, 1]])), language: 'en', prompt: 'counting' });
+    const result = await createOpenAIProvider(options()).transcriptionModel!.transcribe({ model: 'whisper-1', audio: audioInput(toneWav(1, [[0, 1]]), 'wav', 1000), language: 'en', prompt: 'counting' });
     expect(result).toEqual({
       text: 'one two three four',
       language: 'en',
@@ -69,12 +53,12 @@ describe('openai adapter: speech and transcription through the AI SDK, against a
     expect(auth.message).not.toContain(API_KEY);
 
     fake.script({ status: 429, retryAfterMs: 10 }, { text: 'after the retry' });
-    const retried = await createOpenAIProvider(options({ maxRetries: 1 })).transcriptionModel!.transcribe({ model: 'whisper-1', audio: wavInput(toneWav(0.5, [[0, 0.5]])) });
+    const retried = await createOpenAIProvider(options({ maxRetries: 1 })).transcriptionModel!.transcribe({ model: 'whisper-1', audio: audioInput(toneWav(0.5, [[0, 0.5]]), 'wav', 1000) });
     expect(retried.text).toBe('after the retry');
     expect(fake.requests).toHaveLength(3);
 
     fake.script({ status: 500 }, { status: 500 });
-    const server = await providerErrorOf(createOpenAIProvider(options({ maxRetries: 1 })).transcriptionModel!.transcribe({ model: 'whisper-1', audio: wavInput(toneWav(0.5, [[0, 0.5]])) }));
+    const server = await providerErrorOf(createOpenAIProvider(options({ maxRetries: 1 })).transcriptionModel!.transcribe({ model: 'whisper-1', audio: audioInput(toneWav(0.5, [[0, 0.5]]), 'wav', 1000) }));
     expect(ProviderError.isInstance(server)).toBe(true);
     expect(server.kind).toBe('server');
   });

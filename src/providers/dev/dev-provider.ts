@@ -191,6 +191,9 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     async transcribe(request) {
       if (request.model !== DEV_STT && request.model !== DEV_STT_ASYNC) throw fail('not_found', `The dev vendor has no transcription model "${request.model}".`);
       throwIfAborted(request.signal);
+      // Like dev-echo's `/delay`: a `prompt` of `/delay MS` waits first (cancellable), a long job for crash tests.
+      const delay = /^\/delay (\d+)/.exec(request.prompt ?? '');
+      if (delay) await sleep(Math.min(Number(delay[1]), MAX_DELAY_MS), request.signal);
       return transcription.transcribe(request);
     },
   };

@@ -1,34 +1,8 @@
 import { createDevProvider } from '../../../src/providers/dev/dev-provider';
 import { readUslt, usltTag } from '../../../src/providers/dev/audio/id3';
-import { wavFile } from '../../../src/providers/dev/audio/wav-reader';
-import type { AudioInput } from '../../../src/providers/provider';
+import { audioInput as input, collectAudio as collect, toneWav } from '../../audio/audio-fixtures';
 
 const provider = createDevProvider();
-
-async function collect(audio: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const pieces: Buffer[] = [];
-  for await (const piece of audio) pieces.push(Buffer.from(piece));
-  return Buffer.concat(pieces);
-}
-
-const input = (bytes: Buffer, format: AudioInput['format'], pieceSize = 4096): AudioInput => ({
-  format,
-  mediaType: format === 'wav' ? 'audio/wav' : 'audio/mpeg',
-  filename: `clip.${format}`,
-  size: bytes.length,
-  async *read() {
-    for (let at = 0; at < bytes.length; at += pieceSize) yield bytes.subarray(at, at + pieceSize);
-  },
-});
-
-/** A tone from `from` to `to` seconds (the rest silence), `seconds` long. */
-function tones(seconds: number, sampleRate: number, spans: Array<[number, number]>): Float32Array {
-  const samples = new Float32Array(Math.round(seconds * sampleRate));
-  for (const [from, to] of spans) {
-    for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++) samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
-  }
-  return samples;
-}
 
 describe('dev audio models', () => {
   it('ID3 USLT: what is written is read back', () => {
@@ -36,7 +10,7 @@ describe('dev audio models', () => {
   });
 
   it('dev-stt finds two tones separated by silence as two segments with their times, and the true duration', async () => {
-    const wav = wavFile(tones(3, 16_000, [[0.5, 1.5], [2, 2.5]]), 16_000);
+    const wav = toneWav(3, [[0.5, 1.5], [2, 2.5]]);
     const result = await provider.transcriptionModel!.transcribe({ model: 'dev-stt', audio: input(wav, 'wav', 777) });
     expect(result.durationSeconds).toBe(3);
     expect(result.segments.map(({ start, end }) => [start, end])).toEqual([[0.5, 1.5], [2, 2.5]]);

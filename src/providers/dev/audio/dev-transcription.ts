@@ -9,8 +9,7 @@ import { InvalidAudioError, WavReader } from './wav-reader';
  * duration and the speech segments of an energy-based voice-activity pass, and take the words from the file's
  * ID3 `USLT` frame (what dev-tts writes) when it has one. No open-vocabulary recogniser can be installed here,
  * so without that frame the reply has no words and says so in `notice`. The file is read as a stream: memory
- * does not grow with its length. Like dev-echo's `/delay`, a `prompt` of `/delay MS` makes the model wait MS
- * milliseconds (at most a minute, cancellable) before it decodes: a long job, for crash and cancel tests.
+ * does not grow with its length. (The dev provider adds the `/delay MS` prompt directive in front of it.)
  */
 export const NO_WORDS_NOTICE =
   'dev-stt does not recognise words: it decodes the audio and finds its speech segments, and takes the text only from an ID3 USLT frame (dev-tts writes one). Use a real transcription model for words.';
@@ -27,8 +26,6 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       if (audio.format !== 'wav' && audio.format !== 'mp3') {
         throw fail(`dev-stt decodes WAV and MP3 files only; this file is ${audio.format.toUpperCase()}.`);
       }
-      const delay = /^\/delay (\d+)/.exec(request.prompt ?? '');
-      if (delay) await sleep(Math.min(Number(delay[1]), 60_000), request.signal);
       let decoded: Decoded;
       try {
         decoded = audio.format === 'wav' ? await decodeWav(audio, request.signal) : await decodeMp3(audio, request.signal);
@@ -50,21 +47,6 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       };
     },
   };
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 interface Decoded {
