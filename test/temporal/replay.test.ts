@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Runtime, Worker, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
 import type { GenerationOutcome } from '../../workflows/response.flow';
 import { decodePayload, HistoryBuilder, type JsonHistory } from './history-builder';
-import type { ReplayProbeSinks } from './replay-probe.interceptors';
+import { createReplayProbes, type Probe } from './replay-probes';
 import { bundleWorkflows, quietLogger } from './workflow-bundle';
 
 /**
@@ -20,23 +20,7 @@ Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { 
 
 const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
 
-interface ScheduledActivity {
-  type: string;
-  args: unknown[];
-  options: Record<string, any>;
-}
-
-interface Probe {
-  activities: ScheduledActivity[];
-  results: unknown[];
-}
-
-const probes = new Map<string, Probe>();
-const probeFor = (workflowId: string) => {
-  let probe = probes.get(workflowId);
-  if (!probe) probes.set(workflowId, (probe = { activities: [], results: [] }));
-  return probe;
-};
+const { sinks, probeFor } = createReplayProbes();
 
 let bundle: WorkflowBundleWithSourceMap;
 let replayCount = 0;
@@ -44,25 +28,6 @@ let replayCount = 0;
 beforeAll(async () => {
   bundle = await bundleWorkflows({ probe: true });
 });
-
-const sinks: InjectedSinks<ReplayProbeSinks> = {
-  probe: {
-    activity: {
-      fn: (_info, workflowId, type, args, options) => {
-        probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> });
-      },
-      callDuringReplay: true,
-    },
-    // responseWorkflow starts no timers (runWorkflow's are checked in run-replay.test.ts).
-    timer: { fn: () => undefined, callDuringReplay: true },
-    result: {
-      fn: (_info, workflowId, value) => {
-        probeFor(workflowId).results.push(value);
-      },
-      callDuringReplay: true,
-    },
-  },
-};
 
 const replayOptions = () => ({ workflowBundle: bundle, replayName: 'switchyard-replay', sinks });
 

@@ -1,8 +1,8 @@
-import { Runtime, Worker, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
 import type { ModelOutcome, RunJobInput } from '../../workflows/run.flow';
 import { HistoryBuilder, type JsonHistory } from './history-builder';
-import type { ReplayProbeSinks } from './replay-probe.interceptors';
+import { createReplayProbes, type Probe } from './replay-probes';
 import { bundleWorkflows, quietLogger } from './workflow-bundle';
 
 /**
@@ -18,35 +18,7 @@ import { bundleWorkflows, quietLogger } from './workflow-bundle';
 // The rejected histories make Core log "Failing workflow task" warnings; the assertions cover them.
 Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
 
-interface ScheduledActivity {
-  type: string;
-  args: unknown[];
-  options: Record<string, any>;
-}
-
-interface Probe {
-  activities: ScheduledActivity[];
-  timers: Array<{ seq: number; durationMs: number }>;
-  results: unknown[];
-}
-
-const probes = new Map<string, Probe>();
-const probeFor = (workflowId: string) => {
-  let probe = probes.get(workflowId);
-  if (!probe) probes.set(workflowId, (probe = { activities: [], timers: [], results: [] }));
-  return probe;
-};
-
-const sinks: InjectedSinks<ReplayProbeSinks> = {
-  probe: {
-    activity: {
-      fn: (_info, workflowId, type, args, options) => void probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> }),
-      callDuringReplay: true,
-    },
-    timer: { fn: (_info, workflowId, seq, durationMs) => void probeFor(workflowId).timers.push({ seq, durationMs }), callDuringReplay: true },
-    result: { fn: (_info, workflowId, value) => void probeFor(workflowId).results.push(value), callDuringReplay: true },
-  },
-};
+const { sinks, probeFor } = createReplayProbes();
 
 let bundle: WorkflowBundleWithSourceMap;
 let replayCount = 0;

@@ -1,8 +1,8 @@
-import { Runtime, Worker, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { TranscriptionJobInput, TranscriptionOutcome } from '../../workflows/transcription.flow';
 import { HistoryBuilder, type JsonHistory } from './history-builder';
-import type { ReplayProbeSinks } from './replay-probe.interceptors';
+import { createReplayProbes, type Probe } from './replay-probes';
 import { bundleWorkflows, quietLogger } from './workflow-bundle';
 
 /**
@@ -12,25 +12,7 @@ import { bundleWorkflows, quietLogger } from './workflow-bundle';
  */
 Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
 
-interface Probe {
-  activities: Array<{ type: string; args: unknown[]; options: Record<string, any> }>;
-  results: unknown[];
-}
-
-const probes = new Map<string, Probe>();
-const probeFor = (workflowId: string) => {
-  let probe = probes.get(workflowId);
-  if (!probe) probes.set(workflowId, (probe = { activities: [], results: [] }));
-  return probe;
-};
-
-const sinks: InjectedSinks<ReplayProbeSinks> = {
-  probe: {
-    activity: { fn: (_info, workflowId, type, args, options) => void probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> }), callDuringReplay: true },
-    timer: { fn: () => undefined, callDuringReplay: true },
-    result: { fn: (_info, workflowId, value) => void probeFor(workflowId).results.push(value), callDuringReplay: true },
-  },
-};
+const { sinks, probeFor } = createReplayProbes();
 
 let bundle: WorkflowBundleWithSourceMap;
 let replayCount = 0;

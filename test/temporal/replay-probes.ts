@@ -1,0 +1,40 @@
+import type { InjectedSinks } from '@temporalio/worker';
+import type { ReplayProbeSinks } from './replay-probe.interceptors';
+
+/** An activity the replayed workflow scheduled: its type, input and options (replay compares none of them). */
+export interface ScheduledActivity {
+  type: string;
+  args: unknown[];
+  options: Record<string, any>;
+}
+
+/** What one replayed workflow computed, reported by the probe interceptors (replay-probe.interceptors.ts). */
+export interface Probe {
+  activities: ScheduledActivity[];
+  timers: Array<{ seq: number; durationMs: number }>;
+  results: unknown[];
+}
+
+/**
+ * The sinks the probe interceptors report to, and each workflow id's probe: the replay tests of every job kind
+ * (replay.test.ts, run-replay.test.ts, transcription-replay.test.ts) replay each history under its own id.
+ */
+export function createReplayProbes(): { sinks: InjectedSinks<ReplayProbeSinks>; probeFor(workflowId: string): Probe } {
+  const probes = new Map<string, Probe>();
+  const probeFor = (workflowId: string) => {
+    let probe = probes.get(workflowId);
+    if (!probe) probes.set(workflowId, (probe = { activities: [], timers: [], results: [] }));
+    return probe;
+  };
+  const sinks: InjectedSinks<ReplayProbeSinks> = {
+    probe: {
+      activity: {
+        fn: (_info, workflowId, type, args, options) => void probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> }),
+        callDuringReplay: true,
+      },
+      timer: { fn: (_info, workflowId, seq, durationMs) => void probeFor(workflowId).timers.push({ seq, durationMs }), callDuringReplay: true },
+      result: { fn: (_info, workflowId, value) => void probeFor(workflowId).results.push(value), callDuringReplay: true },
+    },
+  };
+  return { sinks, probeFor };
+}
