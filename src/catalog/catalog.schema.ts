@@ -8,7 +8,7 @@ import type { AdapterKind, ModelType } from './catalog-types';
  */
 export const modelTypeSchema = z.enum(['llm', 'tts', 'stt', 'tti', 'ttv', 'embed'] satisfies ModelType[]);
 
-const adapterSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible', 'dev'] satisfies AdapterKind[]);
+const adapterSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible', 'deepgram', 'dev'] satisfies AdapterKind[]);
 
 /** Codes appear in URL paths (/v2/models/{code}), so no slashes, spaces or query characters. */
 const codeSchema = z

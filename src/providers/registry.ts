@@ -22,6 +22,8 @@ const adapterFactories: Record<AdapterKind, (options: VendorAdapterOptions) => V
   'openai-compatible': (options) =>
     (require('./openai-compatible/openai-compatible-provider') as typeof import('./openai-compatible/openai-compatible-provider'))
       .createOpenAICompatibleProvider(options),
+  deepgram: (options) =>
+    (require('./deepgram/deepgram-provider') as typeof import('./deepgram/deepgram-provider')).createDeepgramProvider(options),
   dev: (options) => createDevProvider({ vendor: options.vendor }),
 };
 

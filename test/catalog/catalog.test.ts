@@ -269,7 +269,7 @@ describe('catalog availability follows the vendor settings', () => {
     const vendors = (await suite.app.request('GET', '/v2/vendors', { key: suite.key })).body;
     const availability = Object.fromEntries(vendors.map((vendor: any) => [vendor.code, vendor.available]));
     // Mistral has a base URL but no key: still not configured.
-    expect(availability).toEqual({ openai: true, anthropic: false, google: false, mistral: false, ollama: true, dev: true });
+    expect(availability).toEqual({ openai: true, anthropic: false, google: false, mistral: false, deepgram: false, ollama: true, dev: true });
     const models = (await suite.app.request('GET', '/v2/models', { key: suite.key })).body;
     expect(models['gpt-4.1'].available).toBe(true);
     expect(models['text-embedding-3-small'].available).toBe(true);

@@ -1,5 +1,6 @@
 export { startFakeAnthropic } from './fake-anthropic';
 export { startFakeGemini } from './fake-gemini';
+export { startFakeDeepgram } from './fake-deepgram';
 export { startFakeOpenAI } from './fake-openai';
 export {
   DEFAULT_EMBEDDING,

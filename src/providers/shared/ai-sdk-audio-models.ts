@@ -6,11 +6,10 @@ import {
   type TranscribeRequest,
   type TranscriptionModel,
   type TranscriptionResult,
+  type TranscriptionSegment,
   type VendorAdapterOptions,
 } from '../provider';
-import { openCallScope } from './call-scope';
-import { classifyProviderError } from './classify-error';
-import { withRetries } from './retry';
+import { callVendor } from './vendor-call';
 
 /**
  * The port's speech and transcription models over any AI SDK speech/transcription model, with the deadline,
@@ -20,33 +19,28 @@ import { withRetries } from './retry';
  */
 export function createAiSdkSpeechModel(config: {
   options: VendorAdapterOptions;
-  model: (modelId: string) => SpeechModelV3;
+  /** The vendor's model for a catalog model id and voice (Deepgram names the voice in the model id). */
+  model: (modelId: string, voice: string) => SpeechModelV3;
+  /** Whether the vendor takes the voice as a parameter (false: it is part of the model id). */
+  voiceParameter?: boolean;
 }): SpeechModel {
   const { options } = config;
   return {
     async synthesize(request: SpeechRequest) {
-      const scope = openCallScope(request.signal, options.timeoutMs);
-      const classify = (error: unknown) => classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
-      try {
-        const model = config.model(request.model);
-        const audio = await withRetries(
-          async () => {
-            const result = await model.doGenerate({ text: request.text, voice: request.voice, outputFormat: 'mp3', abortSignal: scope.signal });
-            const bytes = typeof result.audio === 'string' ? Buffer.from(result.audio, 'base64') : Buffer.from(result.audio);
-            if (bytes.length === 0) throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no audio.` });
-            scope.complete();
-            return bytes;
-          },
-          { maxRetries: options.maxRetries, scope, classify },
-        );
-        return { mediaType: 'audio/mpeg' as const, audio: (async function* () {
-          yield audio;
-        })() };
-      } catch (error) {
-        throw classify(error);
-      } finally {
-        scope.close();
-      }
+      const audio = await callVendor(options, request.signal, async (abortSignal) => {
+        const result = await config.model(request.model, request.voice).doGenerate({
+          text: request.text,
+          voice: config.voiceParameter === false ? undefined : request.voice,
+          outputFormat: 'mp3',
+          abortSignal,
+        });
+        const bytes = typeof result.audio === 'string' ? Buffer.from(result.audio, 'base64') : Buffer.from(result.audio);
+        if (bytes.length === 0) throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no audio.` });
+        return bytes;
+      });
+      return { mediaType: 'audio/mpeg' as const, audio: (async function* () {
+        yield audio;
+      })() };
     },
   };
 }
@@ -56,38 +50,32 @@ export function createAiSdkTranscriptionModel(config: {
   model: (modelId: string) => TranscriptionModelV3;
   /** The vendor's own options for a request (language, prompt, ...), under its provider key. */
   providerOptions?: (request: TranscribeRequest) => Record<string, Record<string, unknown>>;
+  /**
+   * Segments read from the vendor's raw reply where the SDK's own are too fine (Deepgram's SDK maps every
+   * word to a segment and drops the speaker; its `utterances` carry both). Undefined: the SDK's segments.
+   */
+  segmentsFromBody?: (body: unknown) => TranscriptionSegment[] | undefined;
 }): TranscriptionModel {
   const { options } = config;
   return {
     async transcribe(request: TranscribeRequest): Promise<TranscriptionResult> {
-      const scope = openCallScope(request.signal, options.timeoutMs);
-      const classify = (error: unknown) => classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
-      try {
-        const pieces: Buffer[] = [];
-        for await (const piece of request.audio.read()) pieces.push(Buffer.from(piece));
-        const audio = new Uint8Array(Buffer.concat(pieces));
-        const model = config.model(request.model);
-        return await withRetries(
-          async () => {
-            const result = await model.doGenerate({
-              audio,
-              mediaType: request.audio.mediaType,
-              providerOptions: config.providerOptions?.(request) as never,
-              abortSignal: scope.signal,
-            });
-            scope.complete();
-            const segments = result.segments.map((segment) => ({ text: segment.text.trim(), start: segment.startSecond, end: segment.endSecond, speakerId: null }));
-            // Billing needs the duration: a vendor that reports none is measured by its last segment's end.
-            const durationSeconds = result.durationInSeconds ?? segments.reduce((end, segment) => Math.max(end, segment.end), 0);
-            return { text: result.text, language: result.language ?? request.language ?? null, durationSeconds, segments };
-          },
-          { maxRetries: options.maxRetries, scope, classify },
-        );
-      } catch (error) {
-        throw classify(error);
-      } finally {
-        scope.close();
-      }
+      const pieces: Buffer[] = [];
+      for await (const piece of request.audio.read()) pieces.push(Buffer.from(piece));
+      const audio = new Uint8Array(Buffer.concat(pieces));
+      return callVendor(options, request.signal, async (abortSignal) => {
+        const result = await config.model(request.model).doGenerate({
+          audio,
+          mediaType: request.audio.mediaType,
+          providerOptions: config.providerOptions?.(request) as never,
+          abortSignal,
+        });
+        const segments =
+          config.segmentsFromBody?.(result.response.body) ??
+          result.segments.map((segment) => ({ text: segment.text.trim(), start: segment.startSecond, end: segment.endSecond, speakerId: null }));
+        // Billing needs the duration: a vendor that reports none is measured by its last segment's end.
+        const durationSeconds = result.durationInSeconds ?? segments.reduce((end, segment) => Math.max(end, segment.end), 0);
+        return { text: result.text, language: result.language ?? request.language ?? null, durationSeconds, segments };
+      });
     },
   };
 }

@@ -102,3 +102,18 @@ export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch'>): ty
 export function sdkConnection(options: VendorAdapterOptions, defaultBaseURL: string) {
   return { apiKey: options.apiKey ?? '', baseURL: options.baseURL ?? defaultBaseURL, fetch: vendorFetchFor(options) };
 }
+
+/**
+ * For AI SDK providers whose host is fixed in the package (Deepgram): a fetch that sends what the SDK
+ * addresses to `sdkOrigin` to the configured base URL instead (a regional endpoint, a proxy, a fake on
+ * loopback). Any other URL passes unchanged.
+ */
+export function rebasedFetch(fetch: typeof globalThis.fetch, sdkOrigin: string, baseURL: string): typeof globalThis.fetch {
+  const base = baseURL.replace(/\/+$/, '');
+  if (base === sdkOrigin) return fetch;
+  return (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
+    if (url !== undefined && (url === sdkOrigin || url.startsWith(`${sdkOrigin}/`))) return fetch(base + url.slice(sdkOrigin.length), init);
+    return fetch(input, init);
+  };
+}
