@@ -12,17 +12,19 @@ import type { LanguageModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
-import { buildPrompt, promptTooLongMessage } from '../src/responses/prompt';
-import { partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
+import { mcpFunctions } from '../src/mcp/mcp-tools';
+import { buildPrompt, outputItemToPrompt, promptTooLongMessage, type Prompt } from '../src/responses/prompt';
+import { clientFunctionNames, partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
 import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, responseStream } from '../src/responses/response-events';
 import { isFinalStatus, type OutputItem } from '../src/responses/response-types';
 import { loadResponse, loadWithNextSequence, readStatus, startQueuedResponses, writeFinalizations } from '../src/responses/responses.repository';
 import type { ResponseRow } from '../src/responses/responses.table';
 import { RowHandoff } from '../src/responses/row-handoff';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
-import type { FinalizeResult, GenerationOutcome, ResponseActivities, ResponseJobInput } from '../workflows/response.flow';
+import type { FinalizeResult, GenerationOutcome, GenerationRound, ResponseActivities, ResponseJobInput } from '../workflows/response.flow';
+import { createMcpActivities, type McpActivityDeps } from './mcp.activities';
 
-export interface ResponseActivityDeps {
+export interface ResponseActivityDeps extends McpActivityDeps {
   db: Db;
   logger: Logger;
   events: EventLog;
@@ -63,18 +65,22 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const handed = handoff.take(responseId);
     if (handed?.startedAtCreation) {
       handoff.put(responseId, { row: handed.row, nextSequence: FIRST_OUTPUT_SEQUENCE });
-      return { proceed: true };
+      return started(handed.row);
     }
     const startedRow = await starts(responseId);
     if (startedRow) {
       handoff.put(responseId, { row: startedRow, nextSequence: FIRST_OUTPUT_SEQUENCE });
       await events.notify(responseStream(responseId), [inProgressEvent(responseId)]);
-      return { proceed: true };
+      return started(startedRow);
     }
     // A re-run after a crash finds it already started; a cancelled or finished one must not run.
     const row = await readStatus(db, responseId);
-    return { proceed: row?.status === 'in_progress' && row.cancel_requested_at === null };
+    if (row?.status !== 'in_progress' || row.cancel_requested_at !== null) return { proceed: false };
+    return started(await loadResponse(db, responseId));
   }
+
+  /** `mcp` only when the Response has MCP tools: the result of any other Response is what it always was. */
+  const started = (row: ResponseRow) => (row.request.tools.some((tool) => tool.type === 'mcp') ? { proceed: true, mcp: true } : { proceed: true });
 
   /**
    * The Response and the sequence number its output starts at: as startResponse left them, or read. Only a
@@ -88,11 +94,11 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
-  async function callProvider({ responseId }: ResponseJobInput, passedContext?: ActivityContext): Promise<GenerationOutcome> {
+  async function callProvider({ responseId, round }: ResponseJobInput & { round?: GenerationRound }, passedContext?: ActivityContext): Promise<GenerationOutcome> {
     const context = currentActivityContext(passedContext);
     const { row, nextSequence: firstSequence } = await loadForGeneration(responseId, context.attempt);
     if (isFinalStatus(row.status)) return { kind: 'cancelled' };
-    if (firstSequence > FIRST_OUTPUT_SEQUENCE) {
+    if (firstSequence > (round?.nextSequence ?? FIRST_OUTPUT_SEQUENCE)) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
       // regeneration would contradict their buffers. End cleanly instead.
       return failed('response.interrupted', 'The generation was interrupted after output had started; create the Response again.');
@@ -107,13 +113,15 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const live = row.background || request.stream;
     const writer = new EventWriter(events, responseStream(responseId), firstSequence, { flushFirstDelta: live });
     const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 2000);
-    const assembler = new OutputAssembler(writer);
+    const functions = round && !round.mcpToolsOff ? mcpFunctions(round.mcpServers, clientFunctionNames(request)) : [];
+    const assembler = new OutputAssembler(writer, (round?.output ?? []) as OutputItem[], functions);
     try {
+      for (const event of round?.pendingEvents ?? []) writer.emit(event);
       const prompt = await buildPrompt(db, row, model.contextWindow);
       // The conversation grew after the Response was accepted, and truncation is disabled.
       if (!prompt.fits) return failed('response.context_length_exceeded', promptTooLongMessage(prompt, model));
       const languageModel = deps.providers.languageModel(model.vendor);
-      const call = toGenerateTextRequest(request, model, prompt, context.signal);
+      const call = toGenerateTextRequest(request, model, withRound(prompt, round), context.signal, round && { functions, firstTurn: round.index === 0 });
       const parts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
       for await (const part of parts) {
         if (context.signal.aborted) break;
@@ -121,6 +129,21 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       }
       if (context.signal.aborted) throw abortError();
       const finish = assembler.finish();
+      const mcpCalls = assembler.mcpCalls;
+      if (mcpCalls.length > 0) {
+        // The loop goes on: everything is stored now, so the next turn's events follow without a gap.
+        await writer.flush();
+        return {
+          kind: 'generated',
+          status: 'completed',
+          output: assembler.output,
+          inputTokens: finish.usage.inputTokens,
+          outputTokens: finish.usage.outputTokens,
+          nextSequence: writer.nextSequence,
+          mcpCalls,
+          ...(assembler.functionCalled ? { functionCalled: true } : {}),
+        };
+      }
       // The closing events go out with the final one, in finalizeResponse's statement.
       const unwrittenEvents = await writer.takeUnwritten(MAX_UNWRITTEN_EVENT_CHARS);
       return {
@@ -232,7 +255,13 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     });
   }
 
-  return { startResponse, callProvider, finalizeResponse, sendWebhook };
+  return { startResponse, ...createMcpActivities(deps), callProvider, finalizeResponse, sendWebhook };
+}
+
+/** The prompt of a later model turn of an MCP loop: the earlier turns' output (calls and their results) after it. */
+function withRound(prompt: Prompt, round: GenerationRound | undefined): Prompt {
+  if (!round || round.output.length === 0) return prompt;
+  return { ...prompt, items: [...prompt.items, ...(round.output as OutputItem[]).flatMap(outputItemToPrompt)] };
 }
 
 /** A failed generation with no usage to bill. */

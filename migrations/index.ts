@@ -5,6 +5,7 @@ import * as threads from './20261124010000_threads';
 import * as runs from './20261124020000_runs';
 import * as idempotentReplies from './20261124030000_idempotent_replies';
 import * as audio from './20261125000000_audio';
+import * as mcp from './20261126000000_mcp';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '20261124020000_runs': runs,
   '20261124030000_idempotent_replies': idempotentReplies,
   '20261125000000_audio': audio,
+  '20261126000000_mcp': mcp,
 };

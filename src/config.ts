@@ -40,6 +40,7 @@ const environmentSchema = z.object({
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(24 * 3_600_000).default(600_000),
+  MCP_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
 });
 
 export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
@@ -80,6 +81,8 @@ export interface Config {
   };
   /** Legacy Runs: how long one waits in requires_action for its tool outputs before it expires. */
   readonly runs: { readonly requiresActionTimeoutMs: number };
+  /** Remote MCP tools: the time a listing or one tool call may take (connecting included). */
+  readonly mcp: { readonly toolTimeoutMs: number };
   readonly providers: {
     readonly timeoutMs: number;
     readonly maxRetries: number;
@@ -135,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: value.ENGINE_LEASE_MS,
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
+    mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       maxRetries: value.PROVIDER_MAX_RETRIES,

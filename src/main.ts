@@ -31,7 +31,8 @@ async function main(mode: Mode): Promise<void> {
       throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
     }
     const { db, events, webhooks, catalog, providers, ledger } = runtime.deps;
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs });
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
+      mcp: { allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs } });
     worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities });
     void worker.run().catch((error) => {
       logger.fatal({ err: error }, 'temporal worker stopped');

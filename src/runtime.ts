@@ -83,7 +83,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs });
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
+      mcp: { allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs } });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({

@@ -1,8 +1,32 @@
+import { callCompletionEvents, completeCalls, listingEvents, type PendingEvent } from '../src/mcp/mcp-tools';
+import type { McpCallRequest, McpCallResult, McpListing, McpServerTools } from '../src/mcp/mcp-types';
 import type { FlowContext } from './flow-context';
 
 /** Shapes exchanged between the response flow and its activities (plain JSON: they enter Temporal history). */
 export interface ResponseJobInput {
   responseId: string;
+}
+
+/** `response.created` is 0 and `response.in_progress` 1: output starts at 2 (src/responses/response-events.ts). */
+const FIRST_OUTPUT_SEQUENCE = 2;
+
+/** MCP rounds (model turns whose MCP calls are run) before a last turn in which MCP tools are no longer offered. */
+export const MAX_MCP_ROUNDS = 16;
+
+/** A later model turn of a Response with MCP tools: what the turns before it produced. */
+export interface GenerationRound {
+  /** 0 for the first turn. */
+  index: number;
+  /** Output items so far (wire form): listings, earlier text, finished MCP calls. */
+  output: unknown[];
+  /** Where this turn's events start: the events before are stored. */
+  nextSequence: number;
+  /** Events this turn stores first (the listings, the previous turn's call results). */
+  pendingEvents: PendingEvent[];
+  /** The tools each MCP server offers this Response. */
+  mcpServers: McpServerTools[];
+  /** The last turn after MAX_MCP_ROUNDS: MCP tools are not offered, so the model answers. */
+  mcpToolsOff: boolean;
 }
 
 export type GenerationOutcome =
@@ -21,6 +45,10 @@ export type GenerationOutcome =
        * with the final event, in its one statement. Small by construction (bounded by callProvider).
        */
       unwrittenEvents?: unknown[];
+      /** MCP calls the model asked for in this turn (their items are in `output`, in progress); every event is stored. */
+      mcpCalls?: McpCallRequest[];
+      /** The turn also called a client-side function: after its MCP calls the Response ends. */
+      functionCalled?: boolean;
     }
   | {
       kind: 'failed';
@@ -32,7 +60,8 @@ export type GenerationOutcome =
       /** Events live readers may have seen that could not be stored then; finalizeResponse stores them. */
       unwrittenEvents?: unknown[];
     }
-  | { kind: 'cancelled' };
+  /** Token counts only when earlier turns of an MCP loop finished before the cancel: they are billed. */
+  | { kind: 'cancelled'; inputTokens?: number; outputTokens?: number };
 
 export interface FinalizeResult {
   status: string;
@@ -41,10 +70,14 @@ export interface FinalizeResult {
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface ResponseActivities {
-  /** queued → in_progress; false when the Response was cancelled (or finished) before it started. */
-  startResponse(input: ResponseJobInput): Promise<{ proceed: boolean }>;
+  /** queued → in_progress; false when the Response was cancelled (or finished) before it started. `mcp`: it has MCP tools. */
+  startResponse(input: ResponseJobInput): Promise<{ proceed: boolean; mcp?: boolean }>;
+  /** The tools of each MCP server of the request (reusing a listing found in the conversation or chain). */
+  listMcpTools(input: ResponseJobInput): Promise<McpListing>;
   /** Calls the vendor, streaming events to the event log; vendor failures come back as an outcome. */
-  callProvider(input: ResponseJobInput): Promise<GenerationOutcome>;
+  callProvider(input: ResponseJobInput & { round?: GenerationRound }): Promise<GenerationOutcome>;
+  /** One MCP tool call, at most once (its start and result are stored); a failure comes back as its result. */
+  callMcpTool(input: ResponseJobInput & { call: McpCallRequest }): Promise<McpCallResult>;
   /** All at once (one statement; with a conversation append, one transaction): final status, output, usage, debit, final event. Idempotent. */
   finalizeResponse(input: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult>;
   /** One-shot webhook to metadata.webhook_url (at most once, outcome recorded). */
@@ -58,19 +91,19 @@ export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: 
   const start = ctx.cancelRequested() ? { proceed: false } : await ctx.nonCancellable(() => activities.startResponse(input));
   if (start.proceed && !ctx.cancelRequested()) {
     ctx.setStatus('in_progress');
+    const usage = { inputTokens: 0, outputTokens: 0 };
     try {
-      outcome = await ctx.cancellable(() => activities.callProvider(input));
+      outcome = start.mcp ? await mcpLoop(ctx, input, usage) : await ctx.cancellable(() => activities.callProvider(input));
     } catch (err) {
       if (ctx.isCancellation(err)) {
-        outcome = { kind: 'cancelled' };
+        outcome = usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
       } else {
         // Infrastructure failure that outlived the activity's retries: end the Response cleanly.
         outcome = {
           kind: 'failed',
           code: 'response.execution_failed',
           message: 'The generation could not be completed; retry the request.',
-          inputTokens: 0,
-          outputTokens: 0,
+          ...usage,
         };
       }
     }
@@ -79,4 +112,50 @@ export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: 
   ctx.setStatus(final.status);
   if (final.webhook) await ctx.nonCancellable(() => activities.sendWebhook(input));
   return final.status;
+}
+
+/**
+ * A Response with MCP tools: list each server's tools once, then call the model; while it calls MCP tools,
+ * run the calls of its turn concurrently (each an activity that runs at most once) and call it again with
+ * the results, at most MAX_MCP_ROUNDS times, then once more without MCP tools. It ends when the model
+ * answers in text or calls a client-side function. `usage` sums the turns billed so far (for a cancel).
+ */
+async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput, usage: { inputTokens: number; outputTokens: number }): Promise<GenerationOutcome> {
+  const { activities } = ctx;
+  const listing = await ctx.cancellable(() => activities.listMcpTools(input));
+  let round: GenerationRound = {
+    index: 0,
+    output: [...listing.items],
+    nextSequence: FIRST_OUTPUT_SEQUENCE,
+    pendingEvents: listingEvents(listing.items, 0),
+    mcpServers: listing.servers,
+    mcpToolsOff: false,
+  };
+  for (;;) {
+    const current = round;
+    const outcome = await ctx.cancellable(() => activities.callProvider({ ...input, round: current }));
+    if (outcome.kind === 'cancelled') return outcome;
+    usage.inputTokens += outcome.inputTokens;
+    usage.outputTokens += outcome.outputTokens;
+    if (outcome.kind === 'failed') return { ...outcome, ...usage };
+    const { mcpCalls: calls, ...generated } = { ...outcome, ...usage };
+    if (!calls?.length) return generated;
+
+    const results = await Promise.all(calls.map((call) => ctx.cancellable(() => activities.callMcpTool({ ...input, call }))));
+    const output = completeCalls(outcome.output, results);
+    const completion = callCompletionEvents(output, results);
+    if (outcome.functionCalled) {
+      // The client answers the function call with a new Response; the call results close this one.
+      const numbered = completion.map((event, offset) => ({ ...event, sequence_number: outcome.nextSequence + offset }));
+      return { ...generated, output, unwrittenEvents: numbered, nextSequence: outcome.nextSequence + numbered.length };
+    }
+    round = {
+      index: current.index + 1,
+      output,
+      nextSequence: outcome.nextSequence,
+      pendingEvents: completion,
+      mcpServers: current.mcpServers,
+      mcpToolsOff: current.index + 1 >= MAX_MCP_ROUNDS,
+    };
+  }
 }

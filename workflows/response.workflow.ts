@@ -2,8 +2,9 @@ import { proxyActivities } from '@temporalio/workflow';
 import { responseFlow, type ResponseActivities, type ResponseJobInput } from './response.flow';
 import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
-const generation = proxyActivities<Pick<ResponseActivities, 'callProvider'>>(GENERATION_ACTIVITY);
-const bookkeeping = proxyActivities<Omit<ResponseActivities, 'callProvider'>>(BOOKKEEPING_ACTIVITY);
+// The MCP steps talk to remote servers, heartbeat and are cancelled like the vendor call.
+const generation = proxyActivities<Pick<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(GENERATION_ACTIVITY);
+const bookkeeping = proxyActivities<Omit<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(BOOKKEEPING_ACTIVITY);
 
 /** Durable name: `responseWorkflow`. Workflow id = `response/<Response id>`. Signal `cancel`, query `status`. */
 export async function responseWorkflow(input: ResponseJobInput): Promise<string> {
@@ -11,7 +12,9 @@ export async function responseWorkflow(input: ResponseJobInput): Promise<string>
     temporalFlowContext<ResponseActivities>({
       // Named one by one: proxyActivities returns a Proxy with no own keys, so spreading it copies nothing.
       startResponse: bookkeeping.startResponse,
+      listMcpTools: generation.listMcpTools,
       callProvider: generation.callProvider,
+      callMcpTool: generation.callMcpTool,
       finalizeResponse: bookkeeping.finalizeResponse,
       sendWebhook: bookkeeping.sendWebhook,
     }),

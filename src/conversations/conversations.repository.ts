@@ -4,6 +4,7 @@ import { pageQuery, runPage, runPageWithinBytes, type Page, type PageRequest } f
 import { latestWithinBudget, type LatestRows } from '../db/latest-within-budget';
 import { notFound } from '../errors';
 import { newId } from '../ids';
+import type { McpToolDescription } from '../mcp/mcp-types';
 import type { ContentPart, ConversationItemRow, ConversationRow } from './conversations.table';
 import { toUnixSeconds } from '../time';
 
@@ -20,7 +21,9 @@ export type ItemStatus = ConversationItemRow['status'];
 export type NewConversationItem =
   | { type: 'message'; role: MessageRole; content: string | ContentPart[]; status?: ItemStatus; id?: string }
   | { type: 'function_call'; callId: string; name: string; arguments: string; status?: ItemStatus; id?: string }
-  | { type: 'function_call_output'; callId: string; output: string; status?: ItemStatus; id?: string };
+  | { type: 'function_call_output'; callId: string; output: string; status?: ItemStatus; id?: string }
+  | { type: 'mcp_list_tools'; serverLabel: string; tools: McpToolDescription[]; error: string | null; status?: ItemStatus; id: string }
+  | { type: 'mcp_call'; serverLabel: string; name: string; arguments: string; output: string | null; error: string | null; status: ItemStatus; id: string };
 
 // ---- conversations ----
 
@@ -126,10 +129,11 @@ export async function listLatestItemsWithin(executor: Db, conversationId: string
 }
 
 /** ≈4 characters per token plus 4 per item, over the text a model sees of the item (prompt.ts does the same in JS). */
-const ITEM_TOKENS = sql<number>`ceil((case type
+const ITEM_TOKENS = sql<number>`case type when 'mcp_list_tools' then 0 else ceil((case type
   when 'message' then (select coalesce(sum(length(part ->> 'text')), 0) from jsonb_array_elements(coalesce(content, '[]'::jsonb)) as part)
   when 'function_call' then length(coalesce(name, '')) + length(coalesce(arguments, ''))
-  else length(coalesce(output, '')) end) / 4.0) + 4`;
+  when 'mcp_call' then length(coalesce(name, '')) + length(coalesce(arguments, '')) + length(coalesce(output, '')) + length(coalesce(error, ''))
+  else length(coalesce(output, '')) end) / 4.0) + 4 end`;
 
 export async function findItem(
   executor: Db,
@@ -207,6 +211,10 @@ function itemToValues(item: NewConversationItem, conversationId: string, account
       return { ...common, role: null, content: 'null', call_id: item.callId, name: item.name, arguments: item.arguments, output: null };
     case 'function_call_output':
       return { ...common, role: null, content: 'null', call_id: item.callId, name: null, arguments: null, output: item.output };
+    case 'mcp_list_tools':
+      return { ...common, role: null, content: 'null', call_id: null, name: null, arguments: null, output: null, server_label: item.serverLabel, tools: JSON.stringify(item.tools), error: item.error };
+    case 'mcp_call':
+      return { ...common, role: null, content: 'null', call_id: null, name: item.name, arguments: item.arguments, output: item.output, server_label: item.serverLabel, error: item.error };
   }
 }
 
@@ -232,6 +240,10 @@ export function itemToWire(row: ConversationItemRow) {
       return { ...base, status: row.status, call_id: row.call_id, name: row.name, arguments: row.arguments, ...tail };
     case 'function_call_output':
       return { ...base, status: row.status, call_id: row.call_id, output: row.output, ...tail };
+    case 'mcp_list_tools':
+      return { ...base, server_label: row.server_label, tools: row.tools ?? [], error: row.error, ...tail };
+    case 'mcp_call':
+      return { ...base, status: row.status, server_label: row.server_label, name: row.name, arguments: row.arguments, output: row.output, error: row.error, ...tail };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { CreatedAt, JsonDefault, Serial } from '../db/columns';
+import type { McpToolDescription } from '../mcp/mcp-types';
 
 export interface ConversationsTable {
   seq: Serial;
@@ -16,7 +17,7 @@ export interface ConversationItemsTable {
   id: string;
   conversation_id: string;
   account_id: string;
-  type: 'message' | 'function_call' | 'function_call_output';
+  type: 'message' | 'function_call' | 'function_call_output' | 'mcp_list_tools' | 'mcp_call';
   role: 'user' | 'assistant' | 'system' | 'developer' | null;
   status: 'completed' | 'in_progress' | 'incomplete';
   content: JsonDefault<ContentPart[] | null>;
@@ -24,6 +25,12 @@ export interface ConversationItemsTable {
   name: string | null;
   arguments: string | null;
   output: string | null;
+  /** mcp_list_tools and mcp_call items. */
+  server_label: string | null;
+  /** mcp_list_tools: the tools listed. */
+  tools: JsonDefault<McpToolDescription[] | null>;
+  /** mcp_list_tools and mcp_call: why listing or the call failed. */
+  error: string | null;
   response_id: string | null;
   metadata: JsonDefault<Record<string, string>>;
   created_at: CreatedAt;

@@ -11,6 +11,7 @@ import type { IdempotentRepliesTable } from '../idempotency/idempotent-replies.t
 import type { IdempotencyKeysTable, ResponsesTable } from '../responses/responses.table';
 import type { RunsTable } from '../threads/runs.table';
 import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
+import type { McpCallsTable } from '../mcp/mcp.table';
 
 /** The whole database, composed from each slice's *.table.ts. */
 export interface Database {
@@ -35,4 +36,5 @@ export interface Database {
   thread_messages: ThreadMessagesTable;
   transcriptions: TranscriptionsTable;
   transcription_chunks: TranscriptionChunksTable;
+  mcp_calls: McpCallsTable;
 }

@@ -37,7 +37,8 @@ export interface FinalRecord {
  * statement fills in: a failed or cancelled generation may not know it). Pure: `row` is the Response as stored.
  */
 export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, price: Price | null): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
-  const tokens = outcome.kind === 'cancelled' ? { input: 0, output: 0 } : { input: outcome.inputTokens, output: outcome.outputTokens };
+  // A cancelled MCP loop still bills the model calls of the rounds it finished.
+  const tokens = { input: outcome.inputTokens ?? 0, output: outcome.outputTokens ?? 0 };
   const { cost, amount } = priceCall(price, tokens);
   const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
   const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
@@ -95,10 +96,18 @@ export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): New
         ? { type: 'message', role: item.role, content: item.content, id: `msg_${row.id.slice(5)}_in${index}` }
         : { type: 'function_call_output', callId: item.call_id, output: item.output, id: `fco_${row.id.slice(5)}_in${index}` },
     ),
-    ...output.map((item): NewConversationItem =>
-      item.type === 'message'
-        ? { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status }
-        : { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id: item.id, status: 'completed' },
-    ),
+    ...output.map((item): NewConversationItem => {
+      switch (item.type) {
+        case 'message':
+          return { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status };
+        case 'function_call':
+          return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id: item.id, status: 'completed' };
+        case 'mcp_list_tools':
+          return { type: 'mcp_list_tools', serverLabel: item.server_label, tools: item.tools, error: item.error, id: item.id };
+        case 'mcp_call':
+          // A call cut off by a cancel or failure is stored as incomplete.
+          return { type: 'mcp_call', serverLabel: item.server_label, name: item.name, arguments: item.arguments, output: item.output, error: item.error, id: item.id, status: item.status === 'in_progress' ? 'incomplete' : 'completed' };
+      }
+    }),
   ];
 }

@@ -1,15 +1,33 @@
 import type { EventWriter } from '../events/event-writer';
 import { newId } from '../ids';
+import type { McpFunction } from '../mcp/mcp-tools';
+import type { McpCallItem, McpCallRequest } from '../mcp/mcp-types';
 import type { TextStreamPart } from '../providers/provider';
 import type { FunctionCallOutputItem, MessageOutputItem, OutputItem } from './response-types';
 
-/** Turns provider stream parts into output items and the spec's SSE events. */
+/**
+ * Turns provider stream parts into output items and the spec's SSE events. In an MCP loop it continues the
+ * output of the earlier turns (`prior`), and a call of an MCP tool's function becomes an `mcp_call` item in
+ * progress, for the loop to run.
+ */
 export class OutputAssembler {
-  readonly output: OutputItem[] = [];
+  readonly output: OutputItem[];
+  /** The MCP calls of this turn, in the order the model made them. */
+  readonly mcpCalls: McpCallRequest[] = [];
+  /** Whether this turn called a client-side function. */
+  functionCalled = false;
   private message: MessageOutputItem | undefined;
   private finishPart: Extract<TextStreamPart, { type: 'finish' }> | undefined;
+  private readonly mcpByName: Map<string, McpFunction>;
 
-  constructor(private readonly writer: EventWriter) {}
+  constructor(
+    private readonly writer: EventWriter,
+    prior: readonly OutputItem[] = [],
+    mcpFunctions: readonly McpFunction[] = [],
+  ) {
+    this.output = [...prior];
+    this.mcpByName = new Map(mcpFunctions.map((fn) => [fn.name, fn]));
+  }
 
   accept(part: TextStreamPart, parallelToolCalls: boolean) {
     if (part.type === 'text-delta') {
@@ -23,7 +41,10 @@ export class OutputAssembler {
       this.writer.emit({ type: 'response.output_text.delta', output_index: this.output.indexOf(this.message), content_index: 0, item_id: this.message.id, delta: part.text });
     } else if (part.type === 'tool-call') {
       this.closeMessage('completed');
-      if (!parallelToolCalls && this.output.some((item) => item.type === 'function_call')) return;
+      if (!parallelToolCalls && (this.functionCalled || this.mcpCalls.length > 0)) return;
+      const mcp = this.mcpByName.get(part.name);
+      if (mcp) return this.acceptMcpCall(part, mcp);
+      this.functionCalled = true;
       const item: FunctionCallOutputItem = { id: newId('fc'), type: 'function_call', call_id: part.callId, name: part.name, arguments: part.arguments, status: 'completed' };
       this.output.push(item);
       const outputIndex = this.output.length - 1;
@@ -43,6 +64,18 @@ export class OutputAssembler {
     const reason = this.finishPart?.finishReason ?? 'stop';
     this.closeMessage(reason === 'length' ? 'incomplete' : 'completed');
     return { reason, usage: this.finishPart?.usage ?? { inputTokens: 0, outputTokens: 0 } };
+  }
+
+  private acceptMcpCall(part: Extract<TextStreamPart, { type: 'tool-call' }>, mcp: McpFunction) {
+    const item: McpCallItem = {
+      id: newId('mcp'), type: 'mcp_call', server_label: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments, output: null, error: null, status: 'in_progress',
+    };
+    this.output.push(item);
+    this.mcpCalls.push({ itemId: item.id, serverLabel: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments });
+    const outputIndex = this.output.length - 1;
+    this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '' } });
+    this.writer.emit({ type: 'response.mcp_call_arguments.done', output_index: outputIndex, item_id: item.id, arguments: part.arguments });
+    this.writer.emit({ type: 'response.mcp_call.in_progress', output_index: outputIndex, item_id: item.id });
   }
 
   private closeMessage(status: MessageOutputItem['status']) {

@@ -2,6 +2,8 @@ import type { ConversationItemRow } from '../conversations/conversations.table';
 import { listLatestItemsWithin } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
 import type { PromptItem } from '../providers/provider';
+import { callResultForModel } from '../mcp/mcp-tools';
+import type { McpCallItem } from '../mcp/mcp-types';
 import type { InputItem, OutputItem } from './response-types';
 import { findChainLink } from './responses.repository';
 import type { ResponseRow } from './responses.table';
@@ -44,7 +46,7 @@ export async function buildPrompt(
   let left = { complete: true, tokensSeen: 0 };
   if (response.conversation_id) {
     const latest = await listLatestItemsWithin(db, response.conversation_id, { limit, tokenBudget: historyBudget });
-    history = latest.rows.map(conversationItemToPrompt);
+    history = latest.rows.flatMap(conversationItemToPrompt);
     left = latest;
   } else if (response.previous_response_id) {
     const chain = await chainHistory(db, response.account_id, response.previous_response_id, { limit, tokenBudget: historyBudget });
@@ -105,15 +107,30 @@ export function inputItemToPrompt(item: InputItem): PromptItem {
 
 export function outputItemToPrompt(item: OutputItem): PromptItem[] {
   if (item.type === 'function_call') return [{ type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments }];
+  if (item.type === 'mcp_list_tools') return [];
+  if (item.type === 'mcp_call') return mcpCallToPrompt(item);
   const text = item.content.map((part) => part.text).join('');
   return text ? [{ type: 'message', role: 'assistant', text }] : [];
 }
 
-function conversationItemToPrompt(row: ConversationItemRow): PromptItem {
-  if (row.type === 'function_call') return { type: 'function_call', callId: row.call_id ?? '', name: row.name ?? '', arguments: row.arguments ?? '' };
-  if (row.type === 'function_call_output') return { type: 'function_call_output', callId: row.call_id ?? '', output: row.output ?? '' };
+function conversationItemToPrompt(row: ConversationItemRow): PromptItem[] {
+  if (row.type === 'function_call') return [{ type: 'function_call', callId: row.call_id ?? '', name: row.name ?? '', arguments: row.arguments ?? '' }];
+  if (row.type === 'function_call_output') return [{ type: 'function_call_output', callId: row.call_id ?? '', output: row.output ?? '' }];
+  if (row.type === 'mcp_list_tools') return [];
+  if (row.type === 'mcp_call') return mcpCallToPrompt({ id: row.id, server_label: row.server_label ?? '', name: row.name ?? '', arguments: row.arguments ?? '', output: row.output, error: row.error });
   const role = row.role === 'assistant' ? 'assistant' : row.role === 'user' ? 'user' : 'system';
-  return { type: 'message', role, text: (row.content ?? []).map((part) => part.text).join('') };
+  return [{ type: 'message', role, text: (row.content ?? []).map((part) => part.text).join('') }];
+}
+
+/**
+ * An MCP call as the model sees it: a function call under the tool's own name (a tool renamed for a clash,
+ * src/mcp/mcp-tools.ts, still appears under its own name in history) and its result, paired by the item id.
+ */
+function mcpCallToPrompt(item: Pick<McpCallItem, 'id' | 'server_label' | 'name' | 'arguments' | 'output' | 'error'>): PromptItem[] {
+  return [
+    { type: 'function_call', callId: item.id, name: item.name, arguments: item.arguments },
+    { type: 'function_call_output', callId: item.id, name: item.name, output: callResultForModel(item) },
+  ];
 }
 
 /** A vendor-neutral estimate (≈4 characters per token) used only for context-window checks. */

@@ -1,17 +1,27 @@
 import type { CatalogModel } from '../catalog/catalog-types';
-import type { GenerateTextRequest, GenerateTextResult, TextStreamPart } from '../providers/provider';
+import type { McpFunction } from '../mcp/mcp-tools';
+import type { FunctionTool, GenerateTextRequest, GenerateTextResult, TextStreamPart, ToolChoice } from '../providers/provider';
 import type { Prompt } from './prompt';
 import type { ResponseRequest } from './response-types';
 
-/** The vendor call of a Response: its prompt, its function tools and its sampling settings, for the provider port. */
-export function toGenerateTextRequest(request: ResponseRequest, model: CatalogModel, prompt: Prompt, signal: AbortSignal): GenerateTextRequest {
-  const functionTools = request.tools.filter((tool) => tool.type === 'function');
+/** The MCP side of a model turn: the MCP tools offered as functions, and whether this is the loop's first turn. */
+export interface McpTurn {
+  functions: McpFunction[];
+  firstTurn: boolean;
+}
+
+/** The vendor call of a Response: its prompt, its function tools (and MCP tools) and its sampling settings, for the provider port. */
+export function toGenerateTextRequest(request: ResponseRequest, model: CatalogModel, prompt: Prompt, signal: AbortSignal, mcp?: McpTurn): GenerateTextRequest {
+  const tools: FunctionTool[] = [
+    ...request.tools.flatMap((tool) => (tool.type === 'function' ? [{ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } }] : [])),
+    ...(mcp?.functions ?? []).map((fn) => ({ name: fn.name, description: fn.description ?? undefined, parameters: fn.inputSchema })),
+  ];
   return {
     model: model.upstreamId,
     instructions: prompt.instructions,
     items: prompt.items,
-    tools: functionTools.length > 0 ? functionTools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } })) : undefined,
-    toolChoice: toToolChoice(request.tool_choice),
+    tools: tools.length > 0 ? tools : undefined,
+    toolChoice: toToolChoice(request.tool_choice, mcp),
     parallelToolCalls: request.parallel_tool_calls,
     temperature: request.temperature ?? undefined,
     topP: request.top_p ?? undefined,
@@ -22,10 +32,27 @@ export function toGenerateTextRequest(request: ResponseRequest, model: CatalogMo
   };
 }
 
-function toToolChoice(choice: unknown) {
-  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
-  if (choice && typeof choice === 'object' && (choice as { type?: string }).type === 'function') {
-    return { type: 'function' as const, name: String((choice as { name?: string }).name) };
+/** The names of the request's client-side functions. */
+export function clientFunctionNames(request: ResponseRequest): string[] {
+  return request.tools.flatMap((tool) => (tool.type === 'function' ? [tool.name] : []));
+}
+
+/**
+ * The request's tool_choice for one turn. In an MCP loop a forced choice applies to the first turn only (the
+ * turns after it must be free to answer, or the loop would never end); `{type: mcp, server_label, name?}`
+ * forces that tool, or any tool when no name is given.
+ */
+function toToolChoice(choice: unknown, mcp: McpTurn | undefined): ToolChoice | undefined {
+  if (choice === 'none') return 'none';
+  if (mcp && !mcp.firstTurn) return choice === undefined ? undefined : 'auto';
+  if (choice === 'auto' || choice === 'required') return choice;
+  if (choice && typeof choice === 'object') {
+    const { type, name, server_label: label } = choice as { type?: string; name?: string; server_label?: string };
+    if (type === 'function') return { type: 'function', name: String(name) };
+    if (type === 'mcp') {
+      const target = mcp?.functions.find((fn) => fn.serverLabel === label && fn.toolName === name);
+      return target ? { type: 'function', name: target.name } : 'required';
+    }
   }
   return undefined;
 }

@@ -1,3 +1,5 @@
+import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-types';
+
 /** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
@@ -26,7 +28,7 @@ export interface FunctionCallOutputItem {
   status: 'completed' | 'in_progress';
 }
 
-export type OutputItem = MessageOutputItem | FunctionCallOutputItem;
+export type OutputItem = MessageOutputItem | FunctionCallOutputItem | McpListToolsItem | McpCallItem;
 
 export interface ResponseUsage {
   input_tokens: number;
@@ -48,15 +50,7 @@ export interface FunctionToolSpec {
   strict?: boolean;
 }
 
-export interface McpToolSpec {
-  type: 'mcp';
-  server_label: string;
-  server_url: string;
-  authorization?: string;
-  allowed_tools?: string[];
-  require_approval: 'never';
-  headers?: Record<string, string>;
-}
+export type McpToolSpec = McpServerSpec;
 
 /** A new input item of a Response, normalised at creation. */
 export type InputItem =

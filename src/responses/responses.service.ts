@@ -88,7 +88,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const mcpTools = (body.tools ?? []).filter((tool): tool is McpToolSpec => tool.type === 'mcp');
     if (mcpTools.length > 0 || (body.tool_choice as { type?: string } | undefined)?.type === 'mcp') {
       if (!account.mcpEnabled) throw forbidden('mcp', 'Remote MCP tools are not enabled for this account; ask an administrator to enable them.');
-      throw invalidRequest('mcp', 'Remote MCP tools are not supported yet by this service.', 'not_supported');
+      validateMcpTools(mcpTools, body.tool_choice, deps.allowPrivateNetworks);
+      if (!model.functionCalling) throw invalidRequest('mcp', `Model ${model.code} cannot call tools, so it cannot use MCP tools.`);
     }
     const functionTools: FunctionToolSpec[] = body.tools
       ? body.tools.filter((tool): tool is FunctionToolSpec => tool.type === 'function')
@@ -96,7 +97,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (functionTools.length > 0 && !model.functionCalling) {
       throw invalidRequest('response', `Model ${model.code} does not support function calling.`);
     }
-    assertToolChoiceMatches(body.tool_choice, functionTools);
+    assertToolChoiceMatches(body.tool_choice, functionTools, mcpTools);
     if (body.stream && !model.streaming) throw invalidRequest('response', `Model ${model.code} does not support streaming.`);
     if (body.metadata?.webhook_url !== undefined) {
       validateOutboundUrl(body.metadata.webhook_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'response');
@@ -120,7 +121,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       parallel_tool_calls: body.parallel_tool_calls ?? true,
       message_limit: body.message_limit ?? null,
       truncation: body.truncation ?? 'disabled',
-      tools: functionTools,
+      tools: [...functionTools, ...mcpTools],
       tool_choice: body.tool_choice ?? null,
       max_output_tokens: body.max_output_tokens ?? null,
       stream: body.stream ?? false,
@@ -271,11 +272,35 @@ function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
  * A tool choice must be satisfiable by the Response's function tools (its own or its Assistant's): vendors
  * refuse `required` without tools or a named function that is not offered, after we would have started.
  */
-function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], functionTools: FunctionToolSpec[]) {
-  if (choice === 'required' && functionTools.length === 0) {
-    throw invalidRequest('response', 'tool_choice "required" needs at least one function tool.');
+function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], functionTools: FunctionToolSpec[], mcpTools: McpToolSpec[]) {
+  if (choice === 'required' && functionTools.length === 0 && mcpTools.length === 0) {
+    throw invalidRequest('response', 'tool_choice "required" needs at least one function or MCP tool.');
   }
   if (typeof choice === 'object' && choice.type === 'function' && !functionTools.some((tool) => tool.name === choice.name)) {
     throw invalidRequest('response', `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`);
+  }
+}
+
+/**
+ * The MCP tools of a request (spec "Responses", MCP tool): labels unique, approval `never`, an https
+ * server_url that passes the SSRF guard (http and private addresses only with
+ * OUTBOUND_ALLOW_PRIVATE_NETWORKS), and an MCP tool_choice naming one of them. Each refusal is a 400
+ * `mcp.invalid_request`; the guard checks the address again when connecting.
+ */
+function validateMcpTools(tools: McpToolSpec[], choice: CreateResponseBody['tool_choice'], allowPrivateNetworks: boolean) {
+  const labels = new Set<string>();
+  for (const [index, tool] of tools.entries()) {
+    const field = `tools[${index}]`;
+    if (labels.has(tool.server_label)) throw invalidRequest('mcp', `${field}.server_label "${tool.server_label}" is used twice; labels must be unique within the request.`);
+    labels.add(tool.server_label);
+    if (tool.require_approval !== 'never') throw invalidRequest('mcp', `${field}.require_approval must be "never" (the only supported mode).`);
+    validateOutboundUrl(tool.server_url, { allowPrivateNetworks, requireHttps: !allowPrivateNetworks, field: `${field}.server_url` }, 'mcp');
+    for (const name of Object.keys(tool.headers ?? {})) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw invalidRequest('mcp', `${field}.headers has an invalid header name.`);
+      if (name.toLowerCase() === 'authorization') throw invalidRequest('mcp', `${field}.headers must not set Authorization; use authorization.`);
+    }
+  }
+  if (typeof choice === 'object' && choice.type === 'mcp' && !labels.has(choice.server_label)) {
+    throw invalidRequest('mcp', `tool_choice names the MCP server "${choice.server_label}", which is not among the request's MCP tools.`);
   }
 }

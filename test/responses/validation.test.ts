@@ -48,10 +48,8 @@ describe('responses: request validation and access', () => {
     ['function parameters not an object', { model: MODEL, input: 'hi', tools: [{ ...weatherTool, parameters: 'city' }] }],
     ['a function tool with an unknown field', { model: MODEL, input: 'hi', tools: [{ ...weatherTool, function: {} }] }],
     ['duplicate function names', { model: MODEL, input: 'hi', tools: [weatherTool, weatherTool] }],
-    ['an mcp tool with require_approval always', { model: MODEL, input: 'hi', tools: [{ ...mcpTool, require_approval: 'always' }] }],
     ['an mcp tool without require_approval', { model: MODEL, input: 'hi', tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com' }] }],
     ['an mcp tool without server_url', { model: MODEL, input: 'hi', tools: [{ type: 'mcp', server_label: 'docs', require_approval: 'never' }] }],
-    ['two mcp tools with one server_label', { model: MODEL, input: 'hi', tools: [mcpTool, mcpTool] }],
   ])('400 response.invalid_request: %s', async (_case, body) => {
     const before = await rowCounts();
     const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body });
@@ -193,19 +191,13 @@ describe('responses: request validation and access', () => {
     expect(viaAssistant.status).toBe(200);
   });
 
-  it('mcp tools: 403 mcp.forbidden without MCP on the account, 400 mcp.not_supported with it', async () => {
+  it('mcp tools: 403 mcp.forbidden without MCP on the account (its 400s: test/mcp)', async () => {
     const before = await rowCounts();
     const withoutMcp = await createResponse(suite.app, suite.key, { input: 'hi', tools: [mcpTool] });
     expect(withoutMcp.status).toBe(403);
     expect(withoutMcp.body).toEqual({ error: { code: 'mcp.forbidden', message: expect.any(String) } });
     const choice = await createResponse(suite.app, suite.key, { input: 'hi', tool_choice: { type: 'mcp', server_label: 'docs' } });
     expect([choice.status, choice.body.error.code]).toEqual([403, 'mcp.forbidden']);
-
-    const enabled = await suite.app.createAccount({ name: 'mcp', mcpEnabled: true });
-    const withMcp = await createResponse(suite.app, enabled.key, { input: 'hi', tools: [mcpTool] });
-    // The current answer of the service: remote MCP is not implemented yet, said plainly.
-    expect(withMcp.status).toBe(400);
-    expect(withMcp.body).toEqual({ error: { code: 'mcp.not_supported', message: expect.stringMatching(/MCP/) } });
     expect(await rowCounts()).toEqual(before);
   });
 

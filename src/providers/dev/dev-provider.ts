@@ -28,7 +28,8 @@ import { createDevTranscriptionModel } from './audio/dev-transcription';
  *   /words N         reply `w1 w2 ... wN`
  *   /error [KIND]    fail with ProviderError of KIND (default `server`)
  * When the latest item is a function_call_output the reply is `Tool NAME returned: OUTPUT`, so a
- * function-call round trip completes. Stream deltas are the first word, then " word" for each next one.
+ * function-call round trip completes. Steps joined by ` /then ` (`/call a {} /then /call b {}`) are taken
+ * one per tool result since the user message, so a tool loop can run several rounds. Stream deltas are the first word, then " word" for each next one.
  *
  * dev-embed: 256-dimension unit vectors by feature hashing of lower-cased words.
  *
@@ -75,17 +76,20 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     | { kind: 'error'; errorKind: ProviderErrorKind; delayMs: number };
 
   function planReply(request: GenerateTextRequest): Plan {
+    let userIndex = request.items.length - 1;
+    while (userIndex >= 0 && !(request.items[userIndex]!.type === 'message' && (request.items[userIndex] as { role: string }).role === 'user')) userIndex--;
+    const user = request.items[userIndex] as { text: string } | undefined;
+    // `/call A {..} /then /call B {..}`: each tool result since the user message moves on to the next step.
+    const steps = user ? user.text.split(/\s+\/then\s+/) : [];
+    const results = request.items.slice(userIndex + 1).filter((item) => item.type === 'function_call_output').length;
     const last = request.items.at(-1);
     if (last?.type === 'function_call_output') {
+      if (results < steps.length) return readDirectives(steps[results]!, 0);
       const call = request.items.find((item) => item.type === 'function_call' && item.callId === last.callId);
       const name = last.name ?? (call?.type === 'function_call' ? call.name : last.callId);
       return { kind: 'text', words: words(`Tool ${name} returned: ${last.output}`), delayMs: 0 };
     }
-    for (let index = request.items.length - 1; index >= 0; index--) {
-      const item = request.items[index];
-      if (item.type === 'message' && item.role === 'user') return readDirectives(item.text, 0);
-    }
-    return { kind: 'text', words: [], delayMs: 0 };
+    return user ? readDirectives(steps[0]!, 0) : { kind: 'text', words: [], delayMs: 0 };
   }
 
   function readDirectives(text: string, delayMs: number): Plan {

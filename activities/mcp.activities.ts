@@ -1,0 +1,117 @@
+import type { Db } from '../src/db/database';
+import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
+import { newId } from '../src/ids';
+import type { Logger } from '../src/logger';
+import { connectMcpServer, type McpSession } from '../src/mcp/mcp-client';
+import { allowedTools } from '../src/mcp/mcp-tools';
+import type { McpCallRequest, McpCallResult, McpListing, McpListToolsItem, McpServerSpec } from '../src/mcp/mcp-types';
+import { claimMcpCall, findEarlierListings, storeMcpCallResult } from '../src/mcp/mcp.repository';
+import { loadResponse } from '../src/responses/responses.repository';
+import type { ResponseJobInput } from '../workflows/response.flow';
+
+export interface McpActivityDeps {
+  db: Db;
+  logger: Logger;
+  mcp?: { allowPrivateNetworks: boolean; toolTimeoutMs: number };
+}
+
+const DEFAULT_MCP = { allowPrivateNetworks: false, toolTimeoutMs: 60_000 };
+
+/**
+ * The MCP steps of a Response's flow. The server specs (with their secrets) are read from the stored
+ * request here, never passed through the flow, so tokens and headers stay out of workflow histories.
+ */
+export function createMcpActivities(deps: McpActivityDeps) {
+  const { db, logger } = deps;
+  const settings = deps.mcp ?? DEFAULT_MCP;
+
+  const serversOf = (request: { tools: Array<{ type: string }> }) => request.tools.filter((tool): tool is McpServerSpec => tool.type === 'mcp');
+
+  async function connect(server: McpServerSpec, signal: AbortSignal): Promise<McpSession> {
+    return connectMcpServer(server, { allowPrivateNetworks: settings.allowPrivateNetworks, timeoutMs: settings.toolTimeoutMs, signal });
+  }
+
+  /** Each server's tools: an earlier listing from the conversation or chain when it has every allowed tool, else a new one (concurrently). */
+  async function listMcpTools({ responseId }: ResponseJobInput, passedContext?: ActivityContext): Promise<McpListing> {
+    const context = currentActivityContext(passedContext);
+    const row = await loadResponse(db, responseId);
+    const servers = serversOf(row.request);
+    const earlier = await findEarlierListings(db, row, servers.map((server) => server.server_label));
+    const heartbeat = setInterval(() => context.heartbeat(), 2000);
+    const listed = await Promise.all(
+      servers.map(async (server): Promise<{ item: McpListToolsItem; reused: boolean }> => {
+        const previous = earlier.get(server.server_label);
+        const names = new Set(previous?.tools.map((tool) => tool.name));
+        if (previous && (server.allowed_tools ?? []).every((name) => names.has(name)) && (server.allowed_tools || previous.tools.length > 0)) {
+          return { item: previous, reused: true };
+        }
+        const item: McpListToolsItem = { id: newId('mcpl'), type: 'mcp_list_tools', server_label: server.server_label, tools: [], error: null };
+        let session: McpSession | undefined;
+        try {
+          session = await connect(server, context.signal);
+          item.tools = allowedTools(await session.listTools(context.signal), server.allowed_tools);
+        } catch (error) {
+          if (context.signal.aborted) throw abortError();
+          item.error = (error as Error).message;
+          logger.warn({ responseId, serverLabel: server.server_label, error: item.error }, 'listing MCP tools failed');
+        } finally {
+          await session?.close();
+        }
+        return { item, reused: false };
+      }),
+    ).finally(() => clearInterval(heartbeat));
+    return {
+      servers: listed.map(({ item }) => ({ serverLabel: item.server_label, tools: allowedTools(item.tools, servers.find((server) => server.server_label === item.server_label)?.allowed_tools) })),
+      items: listed.filter(({ reused }) => !reused).map(({ item }) => item),
+    };
+  }
+
+  /**
+   * One tool call, at most once: claimed in `mcp_calls` before the server is called, so a re-run (a crash,
+   * a replay, a Temporal retry) returns the stored result, or, for a call that started and never finished,
+   * an error saying it was not repeated. Every failure of the call itself is a result for the model.
+   */
+  async function callMcpTool({ responseId, call }: ResponseJobInput & { call: McpCallRequest }, passedContext?: ActivityContext): Promise<McpCallResult> {
+    const context = currentActivityContext(passedContext);
+    const failure = (error: string): McpCallResult => ({ itemId: call.itemId, output: null, error });
+    const claim = await claimMcpCall(db, call.itemId, responseId);
+    if (!claim.first) return claim.result ?? failure('The call was interrupted (the service restarted) and was not repeated.');
+
+    let result: McpCallResult;
+    let args: unknown;
+    try {
+      args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+    } catch {
+      args = undefined;
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args)) {
+      result = failure('The arguments are not a JSON object.');
+    } else {
+      const row = await loadResponse(db, responseId);
+      const server = serversOf(row.request).find((candidate) => candidate.server_label === call.serverLabel);
+      if (!server) {
+        result = failure(`No MCP server "${call.serverLabel}" in this request.`);
+      } else {
+        const heartbeat = setInterval(() => context.heartbeat(), 2000);
+        let session: McpSession | undefined;
+        try {
+          session = await connect(server, context.signal);
+          const outcome = await session.callTool(call.name, args as Record<string, unknown>, context.signal);
+          result = { itemId: call.itemId, ...outcome } as McpCallResult;
+        } catch (error) {
+          if (context.signal.aborted) throw abortError();
+          result = failure((error as Error).message);
+        } finally {
+          clearInterval(heartbeat);
+          await session?.close();
+        }
+      }
+    }
+    if (context.signal.aborted) throw abortError();
+    if (result.error !== null) logger.info({ responseId, serverLabel: call.serverLabel, tool: call.name, error: result.error }, 'MCP tool call failed');
+    await storeMcpCallResult(db, result);
+    return result;
+  }
+
+  return { listMcpTools, callMcpTool };
+}

@@ -1,0 +1,134 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createGuardedFetch } from '../webhooks/ssrf-guard';
+import type { McpServerSpec, McpToolDescription } from './mcp-types';
+
+/** What one MCP tool call gave: its text (`output`) or why it failed (`error`). */
+export type McpCallOutcome = { output: string; error: null } | { output: null; error: string };
+
+export interface McpSession {
+  listTools(signal: AbortSignal): Promise<McpToolDescription[]>;
+  callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>;
+  close(): Promise<void>;
+}
+
+export interface McpConnectOptions {
+  allowPrivateNetworks: boolean;
+  /** Bounds connecting and each request of the session. */
+  timeoutMs: number;
+  signal: AbortSignal;
+}
+
+/** A tool's text beyond this many characters is cut (with a note): it enters the workflow history and the prompt. */
+export const MAX_TOOL_OUTPUT_CHARS = 32 * 1024;
+const MAX_LISTED_TOOLS = 128;
+
+const CLIENT_INFO = { name: 'switchyard', version: '1.0.0' };
+
+/**
+ * A session with a remote MCP server through the official SDK: Streamable HTTP first, and the older
+ * HTTP+SSE transport when the server does not speak it (the SDK's documented fallback: a 4xx to the
+ * Streamable HTTP initialisation). Every connection goes through the SSRF guard's fetch (the address is
+ * checked when the socket connects), with `authorization` as a Bearer token and the request's `headers`.
+ * Nothing here logs or repeats those values: errors are reduced to their message with them removed.
+ */
+export async function connectMcpServer(server: McpServerSpec, options: McpConnectOptions): Promise<McpSession> {
+  const url = new URL(server.server_url);
+  const headers: Record<string, string> = { ...(server.headers ?? {}) };
+  if (server.authorization) headers.Authorization = `Bearer ${server.authorization}`;
+  const guardedFetch = createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, connectTimeoutMs: options.timeoutMs });
+  const requestInit: RequestInit = { headers };
+  const scrub = (error: unknown) => scrubbedMessage(error, server);
+
+  const attempt = async (transport: Transport): Promise<Client> => {
+    const client = new Client(CLIENT_INFO);
+    try {
+      await client.connect(transport, { signal: options.signal, timeout: options.timeoutMs });
+      return client;
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw error;
+    }
+  };
+
+  let client: Client;
+  try {
+    try {
+      client = await attempt(new StreamableHTTPClientTransport(url, { fetch: guardedFetch, requestInit }));
+    } catch (error) {
+      if (options.signal.aborted || !speaksOnlySse(error)) throw error;
+      client = await attempt(new SSEClientTransport(url, { fetch: guardedFetch, requestInit, eventSourceInit: { fetch: guardedFetch } as never }));
+    }
+  } catch (error) {
+    await guardedFetch.close().catch(() => undefined);
+    throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${scrub(error)}`);
+  }
+
+  return {
+    async listTools(signal) {
+      const tools: McpToolDescription[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: options.timeoutMs }).catch((error: unknown) => {
+          throw new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${scrub(error)}`);
+        });
+        for (const tool of page.tools) {
+          tools.push({ name: tool.name, description: tool.description ?? null, input_schema: tool.inputSchema as Record<string, unknown> });
+        }
+        cursor = page.nextCursor;
+      } while (cursor && tools.length < MAX_LISTED_TOOLS);
+      return tools.slice(0, MAX_LISTED_TOOLS);
+    },
+
+    async callTool(name, args, signal) {
+      try {
+        const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: options.timeoutMs });
+        const text = resultText(result);
+        return result.isError ? { output: null, error: text || 'The tool reported an error.' } : { output: text, error: null };
+      } catch (error) {
+        if (signal.aborted) throw error;
+        return { output: null, error: scrub(error) };
+      }
+    },
+
+    async close() {
+      await client.close().catch(() => undefined);
+      await guardedFetch.close().catch(() => undefined);
+    },
+  };
+}
+
+/** A server that cannot be reached or refuses the session (not a tool's own failure). */
+export class McpConnectionError extends Error {
+  override readonly name = 'McpConnectionError';
+}
+
+/**
+ * The Streamable HTTP attempt failed the way a server of the older HTTP+SSE transport fails it: its POST
+ * to the endpoint was refused with 404 or 405 (or another 4xx the SDK reports with its code).
+ */
+function speaksOnlySse(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'number' && code >= 400 && code < 500 && code !== 401 && code !== 403) return true;
+  return /\b(404|405)\b/.test(String((error as Error).message ?? ''));
+}
+
+/** The text of a tool result: its text parts joined; other parts (images, resources) as JSON. Cut at MAX_TOOL_OUTPUT_CHARS. */
+function resultText(result: { content?: unknown; structuredContent?: unknown; toolResult?: unknown }): string {
+  const parts = Array.isArray(result.content) ? (result.content as Array<{ type?: string; text?: string }>) : [];
+  let text = parts.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : JSON.stringify(part))).join('\n');
+  if (!text && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent);
+  if (!text && result.toolResult !== undefined) text = JSON.stringify(result.toolResult);
+  if (text.length > MAX_TOOL_OUTPUT_CHARS) text = `${text.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[output cut at ${MAX_TOOL_OUTPUT_CHARS} characters]`;
+  return text;
+}
+
+/** An error's message with the request's secrets (token, header values) removed, on one line. */
+export function scrubbedMessage(error: unknown, server: Pick<McpServerSpec, 'authorization' | 'headers'>): string {
+  let message = error instanceof Error ? error.message : String(error);
+  const secrets = [server.authorization, ...Object.values(server.headers ?? {})].filter((value): value is string => Boolean(value && value.length >= 4));
+  for (const secret of secrets) message = message.split(secret).join('[redacted]');
+  return message.replace(/\s+/g, ' ').trim().slice(0, 500) || 'unknown error';
+}
