@@ -98,11 +98,15 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const context = currentActivityContext(passedContext);
     const { row, nextSequence: firstSequence } = await loadForGeneration(responseId, context.attempt);
     if (isFinalStatus(row.status)) return { kind: 'cancelled' };
-    if (firstSequence > (round?.nextSequence ?? FIRST_OUTPUT_SEQUENCE)) {
+    // A turn's own events start after the ones it stores first (the listings, the last turn's call results).
+    const turnStart = (round?.nextSequence ?? FIRST_OUTPUT_SEQUENCE) + (round?.pendingEvents.length ?? 0);
+    if (firstSequence > turnStart) {
       // A previous attempt died after streaming output; clients already saw part of it, so a silent
       // regeneration would contradict their buffers. End cleanly instead.
       return failed('response.interrupted', 'The generation was interrupted after output had started; create the Response again.');
     }
+    // A previous attempt that stored (some of) the pending events and died before the model answered: the rest.
+    const pendingEvents = round?.pendingEvents.slice(Math.max(0, firstSequence - round.nextSequence)) ?? [];
     handoff.put(responseId, { row }); // for finalizeResponse
     const model = deps.catalog.getModel(row.model);
     if (!model) return failed('model.not_found', `Model ${row.model} is no longer in the catalog.`);
@@ -116,7 +120,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const functions = round && !round.mcpToolsOff ? mcpFunctions(round.mcpServers, clientFunctionNames(request)) : [];
     const assembler = new OutputAssembler(writer, (round?.output ?? []) as OutputItem[], functions);
     try {
-      for (const event of round?.pendingEvents ?? []) writer.emit(event);
+      for (const event of pendingEvents) writer.emit(event);
       const prompt = await buildPrompt(db, row, model.contextWindow);
       // The conversation grew after the Response was accepted, and truncation is disabled.
       if (!prompt.fits) return failed('response.context_length_exceeded', promptTooLongMessage(prompt, model));

@@ -36,7 +36,8 @@ export interface StepRecorderOptions {
  * A `record` result that came back quickly is recorded only if the flow's next `rerun` step has not completed
  * within `recordDelayMs`; it usually has (a finalisation takes milliseconds), and then the record, a second
  * copy of the whole output, is never written. The price: a crash in that window repeats a quick vendor call
- * instead of replaying it. A longer call is recorded at once.
+ * instead of replaying it. A longer call is recorded at once, and so is one followed by another recorded step
+ * (the turns and tool calls of an MCP loop), before that step starts.
  */
 export function createStepRecorder(options: StepRecorderOptions) {
   const activities = options.activities as Record<string, ActivityFunction>;
@@ -57,6 +58,13 @@ export function createStepRecorder(options: StepRecorderOptions) {
     {
       get: (_target, name: string) => async (input: unknown) => {
         const index = step++;
+        if (options.steps[name] !== 'rerun' && deferred.length > 0) {
+          // A recorded step follows a deferred record (an MCP loop: model turn, tool calls, next turn): no
+          // `rerun` step is about to store that result, so it is written now, and committed before this step
+          // acts on it (a crash from here on must replay, not repeat, what came before).
+          writeDeferred();
+          await Promise.all(recording);
+        }
         // A re-run can take another path (a cancel recorded meanwhile skips a step), shifting the step
         // numbers: a recorded result counts only for the activity that produced it.
         const saved = options.recorded.get(index);

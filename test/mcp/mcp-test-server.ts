@@ -14,6 +14,8 @@ export interface SeenCall {
   tenant: string | undefined;
   /** Set when the client went away (or cancelled) before the tool finished. */
   aborted: boolean;
+  /** Set when the tool finished. */
+  finished: boolean;
 }
 
 export interface McpTestServer {
@@ -58,7 +60,7 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
   function buildServer(path: string, req: IncomingMessage): McpServer {
     const server = new McpServer({ name: 'switchyard-test', version: '1.0.0' });
     const seen = (tool: string, args: Record<string, unknown>): SeenCall => {
-      const call: SeenCall = { path, tool, args, authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant'), aborted: false };
+      const call: SeenCall = { path, tool, args, authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant'), aborted: false, finished: false };
       calls.push(call);
       notify();
       return call;
@@ -90,6 +92,7 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
         extra.signal.addEventListener('abort', abort, { once: true });
         req.socket.once('close', abort);
       });
+      call.finished = true;
       return text(`waited ${args.ms} ms`);
     });
     server.registerTool('fail', { description: 'Always reports an error.' }, async () => {

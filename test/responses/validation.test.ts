@@ -171,7 +171,7 @@ describe('responses: request validation and access', () => {
     const before = await rowCounts();
     const tool = { type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } };
     const cases: Array<[Record<string, unknown>, RegExp]> = [
-      [{ tool_choice: 'required' }, /"required" needs at least one function tool/],
+      [{ tool_choice: 'required' }, /"required" needs at least one function or MCP tool/],
       [{ tool_choice: { type: 'function', name: 'lookup' } }, /names the function lookup, which is not among/],
       [{ tools: [tool], tool_choice: { type: 'function', name: 'other' } }, /names the function other/],
     ];

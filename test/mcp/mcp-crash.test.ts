@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import { pollUntil } from '../responses/helpers';
+import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { ADMIN_TOKEN, dropSchema } from '../support/harness';
+import { SseStream } from '../support/sse';
+import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
+
+/**
+ * A server killed (SIGKILL) in the middle of an MCP loop (after the first tool call, while the model's
+ * second turn runs), then started again on the same storage: the Response completes, the finished call is
+ * replayed rather than repeated (the MCP server sees each call once), and it is billed once.
+ */
+async function kill(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGKILL');
+  await exited;
+}
+
+describe('an MCP loop across a crash', () => {
+  let storage: ServerStorage;
+  let server: ServerProcess | undefined;
+  let mcp: McpTestServer;
+
+  beforeAll(async () => {
+    storage = await newServerStorage('switchyard-mcp-crash-');
+    mcp = await startMcpTestServer();
+  });
+  afterAll(async () => {
+    await kill(server);
+    await mcp.close();
+    fs.rmSync(storage.dataDir, { recursive: true, force: true });
+    if (storage.schema) await dropSchema(storage.schema);
+  });
+
+  it('the restarted service finishes the loop; each tool is called once; one debit', async () => {
+    const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
+    server = await startServerProcess(storage, env);
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const account = await callServer(server, 'POST', '/admin/accounts', { name: 'mcp-crash', balance: 1_000_000, mcp_enabled: true }, admin);
+    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+    const auth = { 'x-auth-token': key };
+
+    // Turn 1 calls add; turn 2 waits 3 s (`/delay`) before calling shout: the process dies in that wait.
+    const created = await callServer(server, 'POST', '/v2/responses', {
+      model: 'dev-echo',
+      input: '/call add {"a": 1, "b": 2} /then /delay 3000 /call shout {"text": "again"}',
+      tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
+    }, auth);
+    expect(created.status).toBe(200);
+    const id = created.body.id as string;
+    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key });
+    // The second turn has started: it stored the first call's result events.
+    await stream.readUntil((event) => event.event === 'response.mcp_call.completed');
+    stream.abort();
+    await kill(server);
+    expect(mcp.calls.map((call) => call.tool)).toEqual(['add']);
+
+    server = await startServerProcess(storage, env);
+    const read = () => callServer(server!, 'GET', `/v2/responses/${id}`, undefined, auth).then((reply) => reply.body);
+    const final = await pollUntil(read, (body) => !['queued', 'in_progress'].includes(body.status), 30_000);
+    expect(final.status).toBe('completed');
+    expect(final.output.map((item: any) => `${item.type}:${item.name ?? ''}:${item.output ?? ''}`)).toEqual([
+      'mcp_list_tools::', 'mcp_call:add:3', 'mcp_call:shout:AGAIN', 'message::',
+    ]);
+    expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout']);
+    const transactions = await callServer(server, 'GET', '/v2/organization/transactions?limit=200', undefined, auth);
+    expect(transactions.body.transactions.filter((row: any) => row.metadata.response_id === id)).toHaveLength(1);
+  }, 90_000);
+});
