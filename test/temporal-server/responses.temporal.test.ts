@@ -8,6 +8,7 @@ import { workflowIdOf } from '../../src/engine/job-kind';
 import { runTemporalWorker } from '../../src/engine/temporal-engine';
 import { newId } from '../../src/ids';
 import { TestApp } from '../support/harness';
+import { startMcpTestServer } from '../mcp/mcp-test-server';
 
 /**
  * The opt-in suite against a real Temporal server (`npm run test:temporal`):
@@ -85,7 +86,7 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
       namespace: env.namespace ?? namespace,
       taskQueue,
       logger,
-      activities: createActivities({ db, logger, events, webhooks, catalog, providers }),
+      activities: createActivities({ db, logger, events, webhooks, catalog, providers, mcp: { allowPrivateNetworks: true, toolTimeoutMs: 10_000 } }),
     });
     running = worker.run();
     ({ key, accountId } = await app.createAccount());
@@ -218,6 +219,27 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     });
     expect(followUp.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ text: 'Tool get_weather returned: sunny' }] }] });
     await recordHistory(followUp.body.id, 'function-call-output');
+  });
+
+  it('MCP: a two-round tool loop (list, call, call, answer) against a real MCP server', async () => {
+    const mcp = await startMcpTestServer();
+    try {
+      const enabled = await app.createAccount({ mcpEnabled: true });
+      const reply = await app.request('POST', '/v2/responses', {
+        key: enabled.key,
+        body: {
+          model: 'dev-echo',
+          input: '/call add {"a": 1, "b": 2} /then /call shout {"text": "ok"}',
+          tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
+          background: false,
+        },
+      });
+      expect(reply.body.output.map((item: { type: string }) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'mcp_call', 'message']);
+      expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout']);
+      expect(await recordHistory(reply.body.id, 'mcp-two-rounds')).toBe('completed');
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('the outbox sweeper starts a workflow for a committed job that was never launched', async () => {
