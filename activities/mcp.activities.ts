@@ -2,7 +2,7 @@ import type { Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import { newId } from '../src/ids';
 import type { Logger } from '../src/logger';
-import { connectMcpServer, type McpSession } from '../src/mcp/mcp-client';
+import { createMcpSessionPool, type McpSessionPool } from '../src/mcp/mcp-sessions';
 import { allowedTools } from '../src/mcp/mcp-tools';
 import type { McpCallRequest, McpCallResult, McpListing, McpListToolsItem, McpServerSpec } from '../src/mcp/mcp-types';
 import { claimMcpCall, findEarlierListings, storeMcpCallResult } from '../src/mcp/mcp.repository';
@@ -12,10 +12,9 @@ import type { ResponseJobInput } from '../workflows/response.flow';
 export interface McpActivityDeps {
   db: Db;
   logger: Logger;
-  mcp?: { allowPrivateNetworks: boolean; toolTimeoutMs: number };
+  /** The process's open MCP sessions (src/mcp/mcp-sessions.ts); absent: a pool with the default settings. */
+  mcpSessions?: McpSessionPool;
 }
-
-const DEFAULT_MCP = { allowPrivateNetworks: false, toolTimeoutMs: 60_000 };
 
 /**
  * The MCP steps of a Response's flow. The server specs (with their secrets) are read from the stored
@@ -23,19 +22,25 @@ const DEFAULT_MCP = { allowPrivateNetworks: false, toolTimeoutMs: 60_000 };
  */
 export function createMcpActivities(deps: McpActivityDeps) {
   const { db, logger } = deps;
-  const settings = deps.mcp ?? DEFAULT_MCP;
+  const sessions = deps.mcpSessions ?? createMcpSessionPool({ allowPrivateNetworks: false, toolTimeoutMs: 60_000 });
 
   const serversOf = (request: { tools: Array<{ type: string }> }) => request.tools.filter((tool): tool is McpServerSpec => tool.type === 'mcp');
 
-  async function connect(server: McpServerSpec, signal: AbortSignal): Promise<McpSession> {
-    return connectMcpServer(server, { allowPrivateNetworks: settings.allowPrivateNetworks, timeoutMs: settings.toolTimeoutMs, signal });
-  }
+  // A Response's request never changes: the servers listMcpTools read serve its calls in this process
+  // without another read. Bounded; a miss (another worker, a restart) reads the row.
+  const known = new Map<string, McpServerSpec[]>();
+  const remember = (responseId: string, servers: McpServerSpec[]) => {
+    known.set(responseId, servers);
+    if (known.size > 1000) known.delete(known.keys().next().value!);
+  };
+  const serversFor = async (responseId: string) => known.get(responseId) ?? serversOf((await loadResponse(db, responseId)).request);
 
   /** Each server's tools: an earlier listing from the conversation or chain when it has every allowed tool, else a new one (concurrently). */
   async function listMcpTools({ responseId }: ResponseJobInput, passedContext?: ActivityContext): Promise<McpListing> {
     const context = currentActivityContext(passedContext);
     const row = await loadResponse(db, responseId);
     const servers = serversOf(row.request);
+    remember(responseId, servers);
     const earlier = await findEarlierListings(db, row, servers.map((server) => server.server_label));
     const heartbeat = setInterval(() => context.heartbeat(), 2000);
     const listed = await Promise.all(
@@ -46,16 +51,13 @@ export function createMcpActivities(deps: McpActivityDeps) {
           return { item: previous, reused: true };
         }
         const item: McpListToolsItem = { id: newId('mcpl'), type: 'mcp_list_tools', server_label: server.server_label, tools: [], error: null };
-        let session: McpSession | undefined;
         try {
-          session = await connect(server, context.signal);
-          item.tools = allowedTools(await session.listTools(context.signal), server.allowed_tools);
+          const tools = await sessions.use(responseId, server, context.signal, (session) => session.listTools(context.signal));
+          item.tools = allowedTools(tools, server.allowed_tools);
         } catch (error) {
           if (context.signal.aborted) throw abortError();
           item.error = (error as Error).message;
           logger.warn({ responseId, serverLabel: server.server_label, error: item.error }, 'listing MCP tools failed');
-        } finally {
-          await session?.close();
         }
         return { item, reused: false };
       }),
@@ -87,23 +89,19 @@ export function createMcpActivities(deps: McpActivityDeps) {
     if (!args || typeof args !== 'object' || Array.isArray(args)) {
       result = failure('The arguments are not a JSON object.');
     } else {
-      const row = await loadResponse(db, responseId);
-      const server = serversOf(row.request).find((candidate) => candidate.server_label === call.serverLabel);
+      const server = (await serversFor(responseId)).find((candidate) => candidate.server_label === call.serverLabel);
       if (!server) {
         result = failure(`No MCP server "${call.serverLabel}" in this request.`);
       } else {
         const heartbeat = setInterval(() => context.heartbeat(), 2000);
-        let session: McpSession | undefined;
         try {
-          session = await connect(server, context.signal);
-          const outcome = await session.callTool(call.name, args as Record<string, unknown>, context.signal);
+          const outcome = await sessions.use(responseId, server, context.signal, (session) => session.callTool(call.name, args as Record<string, unknown>, context.signal));
           result = { itemId: call.itemId, ...outcome } as McpCallResult;
         } catch (error) {
           if (context.signal.aborted) throw abortError();
           result = failure((error as Error).message);
         } finally {
           clearInterval(heartbeat);
-          await session?.close();
         }
       }
     }

@@ -18,7 +18,7 @@ async function main() {
   const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.once('listening', resolve));
-  const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000 });
+  const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000, mcpEnabled: true });
   const { key } = await runtime.deps.accounts.createKey(account.id, { name: 'bench' });
   process.send?.({ port: (server.address() as AddressInfo).port, key, accountId: account.id });
 

@@ -22,6 +22,7 @@ import { createIdempotentReplies } from './idempotency/idempotent-replies';
 import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
+import { createMcpSessionPool, type McpSessionPool } from './mcp/mcp-sessions';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
 export interface RuntimeDeps extends AppDeps {
@@ -35,6 +36,8 @@ export interface RuntimeDeps extends AppDeps {
   /** Stored, resumable event streams (of Responses today), keyed by stream id. */
   events: EventLog;
   webhooks: WebhookSender;
+  /** Open sessions with remote MCP servers, reused by the MCP calls of this process. */
+  mcpSessions: McpSessionPool;
   /** Runs one durable workflow per job (a Response): embedded, or Temporal when TEMPORAL_ADDRESS is set. */
   engine: Engine;
   responses: ResponsesService;
@@ -81,10 +84,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         : createInProcessBus();
     const events = createEventLog({ db, bus });
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
+    const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
-      mcp: { allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs } });
+    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({
@@ -101,7 +104,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const runs = createRunsService({ db, catalog, ledger, engine });
     const replies = createIdempotentReplies(db);
     const audio = createAudioService({ db, catalog, ledger, engine, providers, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, engine, responses, runs, replies, audio };
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
     const app = createApp(deps);
     return {
       deps,
@@ -110,6 +113,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       startEngine: () => engine.start(),
       async close() {
         await engine.stop();
+        await mcpSessions.close();
         await bus.close();
         await database.close();
       },

@@ -5,10 +5,12 @@ export type JobKind = 'response' | 'run' | 'transcription';
 
 /**
  * How the embedded engine treats an activity's result on a re-run after a crash: `record`ed (not replay-safe,
- * like a vendor call: its result is stored and replayed, as Temporal's history would) or `rerun` (it checks
- * the stored state first, so running it again is safe and its result need not be stored).
+ * like a vendor call: its result is stored and replayed, as Temporal's history would), `rerun` (it checks
+ * the stored state first, so running it again is safe and its result need not be stored), or `self-recorded`
+ * (it stores its own result, keyed by its input, and returns it when run again, like an MCP tool call: not
+ * recorded by the engine, and, unlike `rerun`, no proof that the steps before it were stored).
  */
-export type StepPolicy = 'record' | 'rerun';
+export type StepPolicy = 'record' | 'rerun' | 'self-recorded';
 
 /**
  * One kind of durable job, declared once in its own slice and listed in the registry. Both engines read it:

@@ -76,6 +76,7 @@ export function createStepRecorder(options: StepRecorderOptions) {
           dropDeferred();
           return result;
         }
+        if (options.steps[name] === 'self-recorded') return result;
         // Recorded while the flow goes on: the record matters only if this process dies before the flow's
         // next (rerun) step has stored the result itself, and a crash before the record commits is no
         // different from a crash during the activity. The job completes only after its records.

@@ -1,7 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createGuardedFetch } from '../webhooks/ssrf-guard';
 import type { McpServerSpec, McpToolDescription } from './mcp-types';
 
@@ -10,8 +11,16 @@ export type McpCallOutcome = { output: string; error: null } | { output: null; e
 
 export interface McpSession {
   listTools(signal: AbortSignal): Promise<McpToolDescription[]>;
+  /** A tool's own failure, a timeout or a lost connection is an outcome with `error`; a session the server no longer knows throws McpSessionLost. */
   callTool(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<McpCallOutcome>;
+  /** Set once a request failed below the protocol (connection lost) or a call was cancelled: the session is not to be used again. */
+  readonly broken: boolean;
   close(): Promise<void>;
+}
+
+/** The server answered 404 to the session: it did not run the request, so a new session may send it again. */
+export class McpSessionLost extends Error {
+  override readonly name = 'McpSessionLost';
 }
 
 export interface McpConnectOptions {
@@ -66,12 +75,25 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
     throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${scrub(error)}`);
   }
 
+  let broken = false;
+  /** A failure below the protocol breaks the session; a 404 to it means the server forgot it. */
+  const transportFailure = (error: unknown) => {
+    if (error instanceof McpError) return;
+    broken = true;
+    if (error instanceof StreamableHTTPError && error.code === 404) throw new McpSessionLost(scrub(error));
+  };
+
   return {
+    get broken() {
+      return broken;
+    },
+
     async listTools(signal) {
       const tools: McpToolDescription[] = [];
       let cursor: string | undefined;
       do {
         const page = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: options.timeoutMs }).catch((error: unknown) => {
+          transportFailure(error);
           throw new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${scrub(error)}`);
         });
         for (const tool of page.tools) {
@@ -88,7 +110,13 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
         const text = resultText(result);
         return result.isError ? { output: null, error: text || 'The tool reported an error.' } : { output: text, error: null };
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (signal.aborted) {
+          // The server may not honour the protocol's cancel notice (a stateless one cannot): closing the session
+          // drops the request's connection, which every server notices.
+          broken = true;
+          throw error;
+        }
+        transportFailure(error);
         return { output: null, error: scrub(error) };
       }
     },

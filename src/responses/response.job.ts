@@ -13,9 +13,8 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
     listMcpTools: 'record',
     // The vendor call: not repeatable (cost, another text), so a re-run replays its recorded outcome.
     callProvider: 'record',
-    // At most once by its own record (mcp_calls); recorded as well, so that, being no `rerun` step, it does not
-    // drop the deferred record of the model turn before it.
-    callMcpTool: 'record',
+    // At most once by its own record (mcp_calls): a re-run returns the stored result.
+    callMcpTool: 'self-recorded',
     // Guarded by the stored status and the debit's operation key.
     finalizeResponse: 'rerun',
     // At most once: the delivery is recorded before it is sent (webhooks/webhook-sender.ts).

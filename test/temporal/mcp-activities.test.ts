@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type Activities } from '../../activities';
 import { newId } from '../../src/ids';
-import type { McpServerSpec } from '../../src/mcp/mcp-types';
+import type { McpListing, McpServerSpec } from '../../src/mcp/mcp-types';
 import { storedRequest } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 import { startMcpTestServer, type McpTestServer } from '../mcp/mcp-test-server';
@@ -23,7 +23,7 @@ describe('MCP activities under MockActivityEnvironment', () => {
     app = await TestApp.start();
     ({ accountId } = await app.createAccount({ mcpEnabled: true }));
     const { db, logger, events, webhooks, catalog, providers } = app.runtime.deps;
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, mcp: { allowPrivateNetworks: true, toolTimeoutMs: 10_000 } });
+    activities = createActivities({ db, logger, events, webhooks, catalog, providers, mcpSessions: app.runtime.deps.mcpSessions });
   });
   afterAll(async () => {
     await app.close();
@@ -45,12 +45,12 @@ describe('MCP activities under MockActivityEnvironment', () => {
 
   it('listMcpTools lists the allowed tools, heartbeating; an unreachable server is an item with the error', async () => {
     const responseId = await insertResponse({ allowed_tools: ['add'] });
-    const listing = await environment('listMcpTools').run(activities.listMcpTools, { responseId });
+    const listing: McpListing = await environment('listMcpTools').run(activities.listMcpTools, { responseId });
     expect(listing.servers).toEqual([{ serverLabel: 'calc', tools: [expect.objectContaining({ name: 'add' })] }]);
     expect(listing.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'calc', error: null })]);
 
     const unreachable = await insertResponse({ server_url: 'http://127.0.0.1:9/mcp' });
-    const failed = await environment('listMcpTools').run(activities.listMcpTools, { responseId: unreachable });
+    const failed: McpListing = await environment('listMcpTools').run(activities.listMcpTools, { responseId: unreachable });
     expect(failed.items[0]).toMatchObject({ tools: [], error: expect.stringMatching(/Could not connect to the MCP server "calc"/) });
   });
 

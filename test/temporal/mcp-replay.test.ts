@@ -63,7 +63,7 @@ function twoRoundHistory(finalTurn: (prior: unknown[]) => GenerationOutcome) {
 }
 
 const types = (probe: Probe) => probe.activities.map((activity) => activity.type);
-const argsOf = (probe: Probe, type: string) => probe.activities.filter((activity) => activity.type === type).map((activity) => activity.args[0]);
+const argsOf = (probe: Probe, type: string): any[] => probe.activities.filter((activity) => activity.type === type).map((activity) => activity.args[0]);
 
 describe('responseWorkflow replay: the MCP loop', () => {
   it('two rounds: list once, concurrent calls, results fed to the next turn, usage summed, one finalisation', async () => {
