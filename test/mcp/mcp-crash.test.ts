@@ -67,4 +67,35 @@ describe('an MCP loop across a crash', () => {
     const transactions = await callServer(server, 'GET', '/v2/organization/transactions?limit=200', undefined, auth);
     expect(transactions.body.transactions.filter((row: any) => row.metadata.response_id === id)).toHaveLength(1);
   }, 90_000);
+
+  it('the token and header values never reach the logs, even at trace level and on failures', async () => {
+    await kill(server);
+    server = await startServerProcess(storage, { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'trace' });
+    let logs = '';
+    server.child.stdout!.on('data', (chunk) => (logs += chunk));
+    server.child.stderr!.on('data', (chunk) => (logs += chunk));
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const account = await callServer(server, 'POST', '/admin/accounts', { name: 'mcp-logs', balance: 1_000_000, mcp_enabled: true }, admin);
+    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+    const secretHeader = 'x-tenant-secret-value-9876';
+    const wrongToken = 'wrong-token-value-5432';
+    const bodies = [
+      // A refused listing (wrong token), a failing tool, a throwing tool, and a good call, each with the secrets.
+      { input: 'hi', server: { server_url: `${mcp.url}/secure/mcp`, authorization: wrongToken } },
+      { input: '/call fail {}', server: { server_url: `${mcp.url}/secure/mcp`, authorization: mcp.token } },
+      { input: '/call explode {}', server: { server_url: `${mcp.url}/secure/mcp`, authorization: mcp.token } },
+      { input: '/call whoami {}', server: { server_url: `${mcp.url}/secure/mcp`, authorization: mcp.token } },
+    ];
+    for (const body of bodies) {
+      const reply = await callServer(server, 'POST', '/v2/responses', {
+        model: 'dev-echo', input: body.input, background: false,
+        tools: [{ type: 'mcp', server_label: 'calc', require_approval: 'never', headers: { 'X-Tenant': secretHeader }, ...body.server }],
+      }, { 'x-auth-token': key });
+      expect(reply.status).toBe(200);
+      expect(JSON.stringify(reply.body)).not.toContain(wrongToken);
+    }
+    await kill(server);
+    expect(logs.length).toBeGreaterThan(0);
+    for (const secret of [mcp.token, wrongToken, secretHeader]) expect(logs).not.toContain(secret);
+  }, 60_000);
 });
