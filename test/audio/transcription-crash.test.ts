@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { pollUntil } from '../responses/helpers';
-import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { callServer, killServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
 import { ADMIN_TOKEN, dropSchema } from '../support/harness';
 import { postTranscription, toneWav } from './audio-fixtures';
 
@@ -8,13 +8,6 @@ import { postTranscription, toneWav } from './audio-fixtures';
  * A server killed (SIGKILL) while an asynchronous transcription is processing, then started again on the same
  * storage: the job resumes from its stored upload and completes, its callback state and result intact, billed once.
  */
-async function kill(server: ServerProcess | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGKILL');
-  await exited;
-}
-
 describe('asynchronous transcription across a crash', () => {
   let storage: ServerStorage;
   let server: ServerProcess | undefined;
@@ -23,7 +16,7 @@ describe('asynchronous transcription across a crash', () => {
     storage = await newServerStorage('switchyard-stt-crash-');
   });
   afterAll(async () => {
-    await kill(server);
+    await killServer(server);
     fs.rmSync(storage.dataDir, { recursive: true, force: true });
     if (storage.schema) await dropSchema(storage.schema);
   });
@@ -41,7 +34,7 @@ describe('asynchronous transcription across a crash', () => {
     const id = submitted.body.request_id as string;
     const check = () => callServer(server!, 'GET', `/v2/audio/transcription/check/${id}`, undefined, auth).then((reply) => reply.body);
     await pollUntil(check, (body) => body.status === 'processing', 10_000);
-    await kill(server);
+    await killServer(server);
 
     server = await startServerProcess(storage);
     const final = await pollUntil(check, (body) => ['completed', 'failed'].includes(body.status), 20_000);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { pollUntil } from '../responses/helpers';
-import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { callServer, killServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
 import { ADMIN_TOKEN, dropSchema } from '../support/harness';
 import { SseStream } from '../support/sse';
 import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
@@ -10,13 +10,6 @@ import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
  * second turn runs), then started again on the same storage: the Response completes, the finished call is
  * replayed rather than repeated (the MCP server sees each call once), and it is billed once.
  */
-async function kill(server: ServerProcess | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGKILL');
-  await exited;
-}
-
 describe('an MCP loop across a crash', () => {
   let storage: ServerStorage;
   let server: ServerProcess | undefined;
@@ -27,7 +20,7 @@ describe('an MCP loop across a crash', () => {
     mcp = await startMcpTestServer();
   });
   afterAll(async () => {
-    await kill(server);
+    await killServer(server);
     await mcp.close();
     fs.rmSync(storage.dataDir, { recursive: true, force: true });
     if (storage.schema) await dropSchema(storage.schema);
@@ -53,7 +46,7 @@ describe('an MCP loop across a crash', () => {
     // The second turn has started: it stored the first call's result events.
     await stream.readUntil((event) => event.event === 'response.mcp_call.completed');
     stream.abort();
-    await kill(server);
+    await killServer(server);
     expect(mcp.calls.map((call) => call.tool)).toEqual(['add']);
 
     server = await startServerProcess(storage, env);
@@ -69,7 +62,7 @@ describe('an MCP loop across a crash', () => {
   }, 90_000);
 
   it('the token and header values never reach the logs, even at trace level and on failures', async () => {
-    await kill(server);
+    await killServer(server);
     server = await startServerProcess(storage, { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'trace' });
     let logs = '';
     server.child.stdout!.on('data', (chunk) => (logs += chunk));
@@ -94,7 +87,7 @@ describe('an MCP loop across a crash', () => {
       expect(reply.status).toBe(200);
       expect(JSON.stringify(reply.body)).not.toContain(wrongToken);
     }
-    await kill(server);
+    await killServer(server);
     expect(logs.length).toBeGreaterThan(0);
     for (const secret of [mcp.token, wrongToken, secretHeader]) expect(logs).not.toContain(secret);
   }, 60_000);

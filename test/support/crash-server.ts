@@ -69,3 +69,11 @@ export async function callServer(server: ServerProcess, method: string, urlPath:
   });
   return { status: reply.status, body: (await reply.json()) as any };
 }
+
+/** SIGKILL, resolved once the process is gone (nothing to do when it already is). */
+export async function killServer(server: ServerProcess | undefined): Promise<void> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill('SIGKILL');
+  await exited;
+}

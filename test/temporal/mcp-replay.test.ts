@@ -1,31 +1,15 @@
-import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
 import type { McpCallRequest, McpCallResult, McpListing } from '../../src/mcp/mcp-types';
 import { MAX_MCP_ROUNDS, type GenerationOutcome, type GenerationRound } from '../../workflows/response.flow';
-import { HistoryBuilder, type JsonHistory } from './history-builder';
-import { createReplayProbes, type Probe } from './replay-probes';
-import { bundleWorkflows, quietLogger } from './workflow-bundle';
+import { HistoryBuilder } from './history-builder';
+import { useReplay, type Probe } from './replay-probes';
 
 /**
  * The MCP loop of `responseWorkflow` replayed offline against hand-built histories: list once, a model turn
  * with two concurrent tool calls, a second turn with one, a last turn that answers; what each turn is given
  * (the output so far, the sequence it continues at, the events it stores first) is checked through the probe.
  */
-Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
-
-const { sinks, probeFor } = createReplayProbes();
-let bundle: WorkflowBundleWithSourceMap;
-let replayCount = 0;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflows({ probe: true });
-});
-
-async function replay(history: JsonHistory): Promise<Probe> {
-  const workflowId = `resp_mcp_replay${++replayCount}`;
-  await Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'switchyard-mcp-replay', sinks }, history, workflowId);
-  return probeFor(workflowId);
-}
+const { replay } = useReplay('resp_mcp_replay', 'switchyard-mcp-replay');
 
 const input = { responseId: 'resp_replay' };
 const listing: McpListing = {
@@ -44,12 +28,18 @@ const resultB: McpCallResult = { itemId: 'mcp_b', output: null, error: 'the tool
 const turn2Output = (prior: unknown[]) => [...prior, callItem('mcp_c', '{"a":7,"b":0}')];
 const resultC: McpCallResult = { itemId: 'mcp_c', output: '7', error: null };
 
-/** The whole two-round loop; `finalTurn` is the third model turn's outcome. */
-function twoRoundHistory(finalTurn: (prior: unknown[]) => GenerationOutcome) {
+/** Started, listed, and (unless `firstTurn` is false) the first model turn with its two calls. */
+function loopStart(firstTurn = true) {
   const history = new HistoryBuilder().started('responseWorkflow', [input]).workflowTask();
   history.activity('startResponse', { proceed: true, mcp: true }).workflowTask();
   history.activity('listMcpTools', listing).workflowTask();
-  history.activity('callProvider', turn1).workflowTask();
+  if (firstTurn) history.activity('callProvider', turn1).workflowTask();
+  return history;
+}
+
+/** The whole two-round loop; `finalTurn` is the third model turn's outcome. */
+function twoRoundHistory(finalTurn: (prior: unknown[]) => GenerationOutcome) {
+  const history = loopStart();
   // The turn's two calls are scheduled in one workflow task and complete in either order.
   const a = history.scheduleActivity('callMcpTool');
   const b = history.scheduleActivity('callMcpTool');
@@ -102,10 +92,7 @@ describe('responseWorkflow replay: the MCP loop', () => {
   });
 
   it('cancel during a tool call: the call is cancelled, and the turns before are billed with the cancelled Response', async () => {
-    const history = new HistoryBuilder().started('responseWorkflow', [input]).workflowTask();
-    history.activity('startResponse', { proceed: true, mcp: true }).workflowTask();
-    history.activity('listMcpTools', listing).workflowTask();
-    history.activity('callProvider', turn1).workflowTask();
+    const history = loopStart();
     const a = history.scheduleActivity('callMcpTool');
     const b = history.scheduleActivity('callMcpTool');
     history.completeActivity(b, resultB).workflowTask();
@@ -117,9 +104,7 @@ describe('responseWorkflow replay: the MCP loop', () => {
   });
 
   it('the last turn after MAX_MCP_ROUNDS offers no MCP tools', async () => {
-    const history = new HistoryBuilder().started('responseWorkflow', [input]).workflowTask();
-    history.activity('startResponse', { proceed: true, mcp: true }).workflowTask();
-    history.activity('listMcpTools', listing).workflowTask();
+    const history = loopStart(false);
     let sequence = 2;
     for (let index = 0; index < MAX_MCP_ROUNDS; index++) {
       const id = `mcp_${index}`;
@@ -136,10 +121,7 @@ describe('responseWorkflow replay: the MCP loop', () => {
   });
 
   it('rejects a history in which a tool call was not made (the loop went straight to the next turn)', async () => {
-    const history = new HistoryBuilder().started('responseWorkflow', [input]).workflowTask();
-    history.activity('startResponse', { proceed: true, mcp: true }).workflowTask();
-    history.activity('listMcpTools', listing).workflowTask();
-    history.activity('callProvider', turn1).workflowTask();
+    const history = loopStart();
     history.activity('callProvider', turn([], [], 20, 1)).workflowTask();
     await expect(replay(history.build())).rejects.toThrow(DeterminismViolationError);
   });

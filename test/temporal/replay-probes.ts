@@ -1,4 +1,7 @@
-import type { InjectedSinks } from '@temporalio/worker';
+import type { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Runtime, Worker, type InjectedSinks, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { JsonHistory } from './history-builder';
+import { bundleWorkflows, quietLogger } from './workflow-bundle';
 import type { ReplayProbeSinks } from './replay-probe.interceptors';
 
 /** An activity the replayed workflow scheduled: its type, input and options (replay compares none of them). */
@@ -37,4 +40,26 @@ export function createReplayProbes(): { sinks: InjectedSinks<ReplayProbeSinks>; 
     },
   };
   return { sinks, probeFor };
+}
+
+/**
+ * The set-up every replay test file shares: Core's logging quietened (the rejected histories make it warn
+ * "Failing workflow task"; the assertions cover them), the workflow bundle with the probe interceptors built
+ * once for the file, and `replay`, which replays a history under a fresh workflow id (`<idPrefix><n>`, or the
+ * id given) and returns what the workflow did. Call it at the top level of a test file.
+ */
+export function useReplay(idPrefix: string, replayName: string) {
+  Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+  const { sinks, probeFor } = createReplayProbes();
+  let bundle: WorkflowBundleWithSourceMap;
+  let count = 0;
+  beforeAll(async () => {
+    bundle = await bundleWorkflows({ probe: true });
+  });
+  return {
+    async replay(history: JsonHistory | ReturnType<typeof historyFromJSON>, workflowId = `${idPrefix}${++count}`): Promise<Probe> {
+      await Worker.runReplayHistory({ workflowBundle: bundle, replayName, sinks }, history, workflowId);
+      return probeFor(workflowId);
+    },
+  };
 }

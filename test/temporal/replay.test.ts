@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
 import type { GenerationOutcome } from '../../workflows/response.flow';
 import { decodePayload, HistoryBuilder, type JsonHistory } from './history-builder';
-import { createReplayProbes, type Probe } from './replay-probes';
-import { bundleWorkflows, quietLogger } from './workflow-bundle';
+import { useReplay, type Probe } from './replay-probes';
 
 /**
  * Replays the real `responseWorkflow` (workflows/response.workflow.ts around response.flow.ts) against
@@ -15,27 +13,9 @@ import { bundleWorkflows, quietLogger } from './workflow-bundle';
  * report what the workflow computed — each activity's input and options, and the returned status — because
  * replay itself never compares results.
  */
-// The rejected histories make Core log "Failing workflow task" warnings; the assertions cover them.
-Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
-
 const FIXTURES = path.join(__dirname, 'fixtures', 'histories');
 
-const { sinks, probeFor } = createReplayProbes();
-
-let bundle: WorkflowBundleWithSourceMap;
-let replayCount = 0;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflows({ probe: true });
-});
-
-const replayOptions = () => ({ workflowBundle: bundle, replayName: 'switchyard-replay', sinks });
-
-/** Replays one history under a fresh workflow id and returns what the workflow did. */
-async function replay(history: JsonHistory | ReturnType<typeof historyFromJSON>, workflowId = `resp_replay${++replayCount}`): Promise<Probe> {
-  await Worker.runReplayHistory(replayOptions(), history, workflowId);
-  return probeFor(workflowId);
-}
+const { replay } = useReplay('resp_replay', 'switchyard-replay');
 
 const input = { responseId: 'resp_replay' };
 const generated = (output: unknown[], tokens = { input: 3, output: 2 }): GenerationOutcome => ({

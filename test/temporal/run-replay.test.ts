@@ -1,9 +1,7 @@
-import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
 import type { ModelOutcome, RunJobInput } from '../../workflows/run.flow';
 import { HistoryBuilder, type JsonHistory } from './history-builder';
-import { createReplayProbes, type Probe } from './replay-probes';
-import { bundleWorkflows, quietLogger } from './workflow-bundle';
+import { useReplay, type Probe } from './replay-probes';
 
 /**
  * Replays the real `runWorkflow` (workflows/run.workflow.ts around run.flow.ts, with the FlowContext of
@@ -15,24 +13,7 @@ import { bundleWorkflows, quietLogger } from './workflow-bundle';
  * A `requireAction` or `collectToolOutputs` result says how long the wait has left (`remainingMs`, by the
  * database's clock); the workflow's timer is that long, whatever the workflow time of the task that sees it.
  */
-// The rejected histories make Core log "Failing workflow task" warnings; the assertions cover them.
-Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
-
-const { sinks, probeFor } = createReplayProbes();
-
-let bundle: WorkflowBundleWithSourceMap;
-let replayCount = 0;
-
-beforeAll(async () => {
-  bundle = await bundleWorkflows({ probe: true });
-});
-
-/** Replays one history under a fresh workflow id (`run/…`, as workflowIdOf names them) and returns what the workflow did. */
-async function replay(history: JsonHistory): Promise<Probe> {
-  const workflowId = `run/run_replay${++replayCount}`;
-  await Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'switchyard-run-replay', sinks }, history, workflowId);
-  return probeFor(workflowId);
-}
+const { replay } = useReplay('run/run_replay', 'switchyard-run-replay');
 
 const expectNondeterminism = (history: JsonHistory, message: RegExp) =>
   replay(history).then(

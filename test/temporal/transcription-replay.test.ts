@@ -1,30 +1,14 @@
-import { Runtime, Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import type { TranscriptionJobInput, TranscriptionOutcome } from '../../workflows/transcription.flow';
-import { HistoryBuilder, type JsonHistory } from './history-builder';
-import { createReplayProbes, type Probe } from './replay-probes';
-import { bundleWorkflows, quietLogger } from './workflow-bundle';
+import { HistoryBuilder } from './history-builder';
+import { useReplay, type Probe } from './replay-probes';
 
 /**
  * Replays the real `transcriptionWorkflow` (workflows/transcription.workflow.ts around transcription.flow.ts)
  * against hand-built histories, offline: the activities in order with their inputs and options, the status it
  * returns, and a history that does not match the code is rejected.
  */
-Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
-
-const { sinks, probeFor } = createReplayProbes();
-
-let bundle: WorkflowBundleWithSourceMap;
-let replayCount = 0;
-beforeAll(async () => {
-  bundle = await bundleWorkflows({ probe: true });
-});
-
-async function replay(history: JsonHistory): Promise<Probe> {
-  const workflowId = `transcription/stt_replay${++replayCount}`;
-  await Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'switchyard-transcription-replay', sinks }, history, workflowId);
-  return probeFor(workflowId);
-}
+const { replay } = useReplay('transcription/stt_replay', 'switchyard-transcription-replay');
 
 const input: TranscriptionJobInput = { transcriptionId: 'stt_replay' };
 const done: TranscriptionOutcome = { kind: 'completed', result: { text: 'hello', language: 'en', duration: 2.5, segments: [{ text: 'hello', start: 0.5, end: 2, speaker_id: null }] }, seconds: 3 };
