@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { createGuardedFetch } from '../webhooks/ssrf-guard';
+import { createGuardedFetch, OutboundAddressRefusedError } from '../webhooks/ssrf-guard';
 import type { McpServerSpec, McpToolDescription } from './mcp-types';
 
 /** What one MCP tool call gave: its text (`output`) or why it failed (`error`). */
@@ -156,6 +156,15 @@ function resultText(result: { content?: unknown; structuredContent?: unknown; to
 /** An error's message with the request's secrets (token, header values) removed, on one line. */
 export function scrubbedMessage(error: unknown, server: Pick<McpServerSpec, 'authorization' | 'headers'>): string {
   let message = error instanceof Error ? error.message : String(error);
+  // fetch reports every connection failure as "fetch failed": the cause says which (a refusal of the SSRF
+  // guard, ECONNREFUSED, a TLS error).
+  const refused = OutboundAddressRefusedError.find(error);
+  if (refused) message = refused.message;
+  else if (/fetch failed/.test(message)) {
+    let cause: unknown = error;
+    for (let depth = 0; depth < 8 && (cause as { cause?: unknown })?.cause; depth++) cause = (cause as { cause: unknown }).cause;
+    if (cause !== error && cause instanceof Error) message = `${message} (${cause.message})`;
+  }
   const secrets = [server.authorization, ...Object.values(server.headers ?? {})].filter((value): value is string => Boolean(value && value.length >= 4));
   for (const secret of secrets) message = message.split(secret).join('[redacted]');
   return message.replace(/\s+/g, ' ').trim().slice(0, 500) || 'unknown error';
