@@ -111,5 +111,11 @@ export function createMcpActivities(deps: McpActivityDeps) {
     return result;
   }
 
-  return { listMcpTools, callMcpTool };
+  /** A Response ended: its servers and open sessions are no longer needed here. */
+  function forget(responseId: string) {
+    known.delete(responseId);
+    sessions.release(responseId);
+  }
+
+  return { activities: { listMcpTools, callMcpTool }, forget };
 }

@@ -47,6 +47,8 @@ const MAX_UNWRITTEN_EVENT_CHARS = 128 * 1024;
 export function createResponseActivities(deps: ResponseActivityDeps): ResponseActivities {
   const { db, events, logger } = deps;
 
+  const mcp = createMcpActivities(deps);
+
   // Shared with the Responses service when it runs in this process (it hands over Responses it wrote started).
   const handoff = deps.handoff ?? new RowHandoff();
 
@@ -221,6 +223,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     // A handed-over row may be older than the stored one, but only in its status, and the write below is
     // guarded by the stored status.
     const row = handoff.take(responseId)?.row ?? (await loadResponse(db, responseId));
+    mcp.forget(responseId);
     const settled = { status: row.status, webhook: Boolean(row.metadata.webhook_url) };
     if (isFinalStatus(row.status)) return settled;
 
@@ -259,7 +262,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     });
   }
 
-  return { startResponse, ...createMcpActivities(deps), callProvider, finalizeResponse, sendWebhook };
+  return { startResponse, ...mcp.activities, callProvider, finalizeResponse, sendWebhook };
 }
 
 /** The prompt of a later model turn of an MCP loop: the earlier turns' output (calls and their results) after it. */

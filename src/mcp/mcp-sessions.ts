@@ -23,11 +23,14 @@ export interface McpSessionPoolOptions {
 export interface McpSessionPool {
   /** Runs `fn` with the session of `scope` (a Response id) to `server`; a session the server no longer knows is replaced once. */
   use<T>(scope: string, server: McpServerSpec, signal: AbortSignal, fn: (session: McpSession) => Promise<T>): Promise<T>;
+  /** Closes the sessions of `scope` (its Response ended); calls still running on them are not cut off. */
+  release(scope: string): void;
   readonly size: number;
   close(): Promise<void>;
 }
 
 interface Entry {
+  scope: string;
   session: Promise<McpSession>;
   inFlight: number;
   lastUsed: number;
@@ -50,7 +53,7 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
     void entry.session.then((session) => session.close(), () => undefined);
   }
 
-  function entryFor(key: string, server: McpServerSpec, signal: AbortSignal): Entry {
+  function entryFor(scope: string, key: string, server: McpServerSpec, signal: AbortSignal): Entry {
     const existing = entries.get(key);
     if (existing) return existing;
     if (entries.size >= maxSessions) {
@@ -58,7 +61,7 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
       if (idle) drop(idle[0], idle[1]);
     }
     // The first caller's signal bounds only the connect; the session then serves whoever comes.
-    const entry: Entry = { session: connectMcpServer(server, { allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs: options.toolTimeoutMs, signal }), inFlight: 0, lastUsed: Date.now() };
+    const entry: Entry = { scope, session: connectMcpServer(server, { allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs: options.toolTimeoutMs, signal }), inFlight: 0, lastUsed: Date.now() };
     entries.set(key, entry);
     entry.session.catch(() => {
       if (entries.get(key) === entry) entries.delete(key);
@@ -66,8 +69,8 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
     return entry;
   }
 
-  async function attempt<T>(key: string, server: McpServerSpec, signal: AbortSignal, fn: (session: McpSession) => Promise<T>): Promise<T> {
-    const entry = entryFor(key, server, signal);
+  async function attempt<T>(scope: string, key: string, server: McpServerSpec, signal: AbortSignal, fn: (session: McpSession) => Promise<T>): Promise<T> {
+    const entry = entryFor(scope, key, server, signal);
     entry.inFlight += 1;
     try {
       const session = await entry.session;
@@ -88,11 +91,14 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
       if (closed) throw new Error('The MCP session pool is closed.');
       const key = sessionKey(scope, server);
       try {
-        return await attempt(key, server, signal, fn);
+        return await attempt(scope, key, server, signal, fn);
       } catch (error) {
         if (!(error instanceof McpSessionLost)) throw error;
-        return attempt(key, server, signal, fn);
+        return attempt(scope, key, server, signal, fn);
       }
+    },
+    release(scope) {
+      for (const [key, entry] of entries) if (entry.scope === scope && entry.inFlight === 0) drop(key, entry);
     },
     get size() {
       return entries.size;

@@ -32,6 +32,9 @@ describe('MCP client', () => {
       // Another Response gets its own session.
       await pool.use('resp_b', spec(), signal, (session) => session.callTool('add', { a: 0, b: 0 }, signal));
       expect(pool.size).toBe(2);
+      // A Response that ended releases its sessions.
+      pool.release('resp_a');
+      expect(pool.size).toBe(1);
     } finally {
       await pool.close();
     }
