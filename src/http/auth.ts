@@ -10,11 +10,14 @@ declare module 'koa' {
   }
 }
 
-/** X-Auth-Token on every public endpoint (spec, Authentication). */
+/**
+ * The API key on every public endpoint: `X-Auth-Token` (spec, Authentication), or `Authorization: Bearer`
+ * (what the OpenAI SDK and most HTTP clients send). When both are present, X-Auth-Token is the one used.
+ */
 export function requireApiKey(accounts: AccountsService) {
   return async function authenticate(ctx: Context, next: Next) {
-    const token = ctx.get('x-auth-token').trim();
-    if (!token) throw unauthorized('Missing API key: send it in the X-Auth-Token header.');
+    const token = ctx.get('x-auth-token').trim() || (/^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1]?.trim() ?? '');
+    if (!token) throw unauthorized('Missing API key: send it in the X-Auth-Token header (or as Authorization: Bearer).');
     ctx.state.auth = await accounts.authenticate(token);
     return next();
   };

@@ -51,8 +51,21 @@ describe(`authentication (${backend})`, () => {
     await expectUnauthorized(undefined, undefined, { 'x-auth-token': '   ' });
     const v1 = await suite.app.request('GET', '/v1/models');
     expect([v1.status, v1.body.error.code]).toEqual([401, 'auth.unauthorized']);
-    // The key goes in X-Auth-Token; an Authorization header is not a substitute.
-    await expectUnauthorized(undefined, undefined, { authorization: `Bearer ${suite.key}` });
+    // An Authorization header that is not a Bearer key is no key at all.
+    await expectUnauthorized(undefined, /X-Auth-Token/, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` });
+  });
+
+  it('accepts the key as Authorization: Bearer (the OpenAI SDK); X-Auth-Token wins when both are sent', async () => {
+    expect((await listConversations(undefined, { authorization: `Bearer ${suite.key}` })).status).toBe(200);
+    expect((await listConversations(undefined, { authorization: `bearer   ${suite.key}` })).status).toBe(200);
+    // X-Auth-Token is the one used: a valid one with a bad Bearer passes, a bad one with a valid Bearer does not.
+    expect((await listConversations(suite.key, { authorization: 'Bearer not-a-jwt' })).status).toBe(200);
+    await expectUnauthorized('not-a-jwt', undefined, { authorization: `Bearer ${suite.key}` });
+    // Vendor keys stay refused in either header.
+    const reply = await listConversations(undefined, { authorization: 'Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789' });
+    expect([reply.status, reply.body.error.message]).toEqual([401, expect.stringMatching(/not valid for this version/)]);
+    const v1 = await suite.app.request('GET', '/v1/models', { headers: { authorization: `Bearer ${suite.key}` } });
+    expect(v1.status).toBe(200);
   });
 
   it('401 for malformed keys', async () => {
