@@ -35,7 +35,10 @@ export class OutputAssembler {
       if (!this.message) {
         this.message = { id: newId('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '' }] };
         this.output.push(this.message);
-        this.writer.emit({ type: 'response.output_item.added', output_index: this.output.length - 1, item: { ...this.message, content: [] } });
+        const outputIndex = this.output.length - 1;
+        this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...this.message, content: [] } });
+        // OpenAI's stream opens and closes each content part; its SDK's stream helpers build the text on them.
+        this.writer.emit({ type: 'response.content_part.added', output_index: outputIndex, content_index: 0, item_id: this.message.id, part: { type: 'output_text', text: '', annotations: [] } });
       }
       this.message.content[0].text += part.text;
       this.writer.emit({ type: 'response.output_text.delta', output_index: this.output.indexOf(this.message), content_index: 0, item_id: this.message.id, delta: part.text });
@@ -85,6 +88,7 @@ export class OutputAssembler {
     message.status = status;
     const outputIndex = this.output.indexOf(message);
     this.writer.emit({ type: 'response.output_text.done', output_index: outputIndex, content_index: 0, item_id: message.id, text: message.content[0].text });
+    this.writer.emit({ type: 'response.content_part.done', output_index: outputIndex, content_index: 0, item_id: message.id, part: { type: 'output_text', text: message.content[0].text, annotations: [] } });
     this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item: message });
   }
 }

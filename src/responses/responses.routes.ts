@@ -2,12 +2,14 @@ import Router from '@koa/router';
 import { sendEventStream } from '../http/sse';
 import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
+import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
 import { createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { responseToWire } from './response-wire';
 import type { ResponsesService } from './responses.service';
+import type { ResponseRow } from './responses.table';
 
 export interface ResponsesRoutesDeps {
   responses: ResponsesService;
@@ -28,7 +30,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
     try {
       if (replayed) ctx.set('Idempotent-Replayed', 'true');
       if (body.stream) {
-        await sendEventStream(ctx, (signal) => (follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal)));
+        await sendEventStream(ctx, (signal) => withResponseObjects(response, follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal)));
       } else if (body.background === false) {
         // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
         const gone = new AbortController();
@@ -49,7 +51,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
       const after = query.starting_after ?? -1;
       // A finished Response has its whole stream stored (the final event commits with the status), so a
       // replay ends there; following would wait forever when `starting_after` is at or past the final event.
-      await sendEventStream(ctx, isFinalStatus(response.status) ? () => storedEvents(response.id, after) : (signal) => deps.events.follow(responseStream(response.id), after, signal));
+      await sendEventStream(ctx, (signal) => withResponseObjects(response, isFinalStatus(response.status) ? storedEvents(response.id, after) : deps.events.follow(responseStream(response.id), after, signal)));
     } else {
       ctx.body = responseToWire(response);
     }
@@ -68,4 +70,20 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
   }
 
   return router;
+}
+
+/**
+ * `response.created` and `response.in_progress` are stored as `{id, status}` (the spec's fields); on the wire
+ * they carry the whole Response object as it was then (no output or usage yet), which the OpenAI SDK's
+ * stream helpers build their snapshot from. The other events pass as they are.
+ */
+async function* withResponseObjects(row: ResponseRow, events: AsyncIterable<StreamEvent>): AsyncIterable<StreamEvent> {
+  for await (const event of events) {
+    if (event.type === 'response.created' || event.type === 'response.in_progress') {
+      const status = (event as { response?: { status?: ResponseRow['status'] } }).response?.status ?? row.status;
+      yield { ...event, response: { ...responseToWire(row), status, output: [], usage: null, error: null, incomplete_details: null, completed_at: null } };
+    } else {
+      yield event;
+    }
+  }
 }

@@ -142,7 +142,8 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       'response.output_item.added', 'response.mcp_list_tools.in_progress', 'response.mcp_list_tools.completed', 'response.output_item.done',
       'response.output_item.added', 'response.mcp_call_arguments.done', 'response.mcp_call.in_progress',
       'response.mcp_call.completed', 'response.output_item.done',
-      'response.output_item.added', ...types.filter((type) => type === 'response.output_text.delta'), 'response.output_text.done', 'response.output_item.done',
+      'response.output_item.added', 'response.content_part.added', ...types.filter((type) => type === 'response.output_text.delta'),
+      'response.output_text.done', 'response.content_part.done', 'response.output_item.done',
       'response.completed',
     ]);
     const callDone = events.filter((event) => event.event === 'response.output_item.done')[1]!;

@@ -60,8 +60,10 @@ describe('responses: background, synchronous and streamed modes', () => {
       'response.created',
       'response.in_progress',
       'response.output_item.added',
+      'response.content_part.added',
       ...events.filter((event) => event.event === 'response.output_text.delta').map(() => 'response.output_text.delta'),
       'response.output_text.done',
+      'response.content_part.done',
       'response.output_item.done',
       'response.completed',
     ]);
@@ -82,7 +84,7 @@ describe('responses: background, synchronous and streamed modes', () => {
     expect(callEvents.at(-1)!.data.response).toEqual(call.body);
   });
 
-  it('streams exactly the spec events, gap-free, with deltas that add up to the final text', async () => {
+  it('streams the spec events (and OpenAI\'s content_part events around the text), gap-free, with deltas that add up to the final text', async () => {
     const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 10 /words 30' });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -97,17 +99,23 @@ describe('responses: background, synchronous and streamed modes', () => {
       'response.created',
       'response.in_progress',
       'response.output_item.added',
+      'response.content_part.added',
       ...deltas.map(() => 'response.output_text.delta'),
       'response.output_text.done',
+      'response.content_part.done',
       'response.output_item.done',
       'response.completed',
     ]);
     expectGapFree(events);
 
-    const [created, inProgress, added] = events;
+    const [created, inProgress, added, partAdded] = events;
     const id = created.data.response.id;
-    expect(created.data).toEqual({ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } });
-    expect(inProgress.data).toEqual({ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } });
+    // The spec's {id, status}, within the whole Response object as it was then (what the OpenAI SDK's stream helper reads).
+    const lifecycle = { id, object: 'response', status: expect.any(String), model: 'dev-echo', output: [], usage: null, error: null, completed_at: null, tools: [], metadata: {} };
+    expect(created.data).toEqual({ type: 'response.created', sequence_number: 0, response: expect.objectContaining({ ...lifecycle, status: 'queued' }) });
+    expect(inProgress.data).toEqual({ type: 'response.in_progress', sequence_number: 1, response: expect.objectContaining({ ...lifecycle, status: 'in_progress' }) });
+    const final = events.at(-1)!.data.response;
+    for (const field of ['id', 'created_at', 'model', 'instructions', 'temperature', 'tool_choice', 'truncation']) expect(created.data.response[field]).toEqual(final[field]);
     const itemId = added.data.item.id;
     expect(added.data).toEqual({
       type: 'response.output_item.added',
@@ -115,6 +123,9 @@ describe('responses: background, synchronous and streamed modes', () => {
       output_index: 0,
       item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
     });
+    expect(partAdded.data).toEqual({ type: 'response.content_part.added', sequence_number: 3, output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: '', annotations: [] } });
+    const partDone = events.find((event) => event.event === 'response.content_part.done')!;
+    expect(partDone.data).toMatchObject({ output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: events.at(-1)!.data.response.output[0].content[0].text, annotations: [] } });
     for (const delta of deltas) {
       expect(delta.data).toEqual({
         type: 'response.output_text.delta',
@@ -128,7 +139,7 @@ describe('responses: background, synchronous and streamed modes', () => {
     const text = deltas.map((delta) => delta.data.delta).join('');
     expect(text).toBe(wordList(30));
 
-    const [textDone, itemDone, completed] = events.slice(-3);
+    const [textDone, , itemDone, completed] = events.slice(-4);
     expect(textDone.data).toEqual({
       type: 'response.output_text.done',
       sequence_number: textDone.data.sequence_number,
