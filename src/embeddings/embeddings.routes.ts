@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { readIdempotencyKey } from '../http/idempotency-key';
 import type { IdempotentReplies } from '../idempotency/idempotent-replies';
-import { parseEmbeddingsBody } from './embeddings.schema';
+import { encodeEmbedding, parseEmbeddingsBody } from './embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from './embeddings.service';
 
 export type EmbeddingsRoutesDeps = EmbeddingsDeps & { replies: IdempotentReplies };
@@ -16,7 +16,7 @@ export function embeddingsRoutes(deps: EmbeddingsRoutesDeps): Router {
     const { accountId, account } = ctx.state.auth;
     const embed = async (requestId?: string) => {
       const result = await service.embed(accountId, body, account.balance, requestId);
-      return { embedding: result.embedding, model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
+      return { embedding: encodeEmbedding(result.embedding, body.encoding_format), model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
     };
     const key = readIdempotencyKey(ctx);
     if (!key) return void (ctx.body = await embed());

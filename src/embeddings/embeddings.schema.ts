@@ -6,7 +6,17 @@ import { parseInput } from '../http/validation';
 export const embeddingsBodySchema = z.strictObject({
   model: z.string().min(1, 'model is required'),
   input: z.string().min(1, 'input must not be empty'),
+  // OpenAI's: `base64` returns the vector as the base64 of its little-endian float32 values (its SDK asks for it).
+  encoding_format: z.enum(['float', 'base64']).optional(),
 });
+
+/** The vector as the request asked for it: numbers, or the base64 of its little-endian float32 values. */
+export function encodeEmbedding(embedding: number[], format: EmbeddingsBody['encoding_format']): number[] | string {
+  if (format !== 'base64') return embedding;
+  const bytes = Buffer.alloc(embedding.length * 4);
+  embedding.forEach((value, index) => bytes.writeFloatLE(value, index * 4));
+  return bytes.toString('base64');
+}
 
 export type EmbeddingsBody = z.infer<typeof embeddingsBodySchema>;
 

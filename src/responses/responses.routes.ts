@@ -4,7 +4,7 @@ import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
 import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
-import { createResponseSchema, getResponseQuerySchema } from './responses.schema';
+import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { responseToWire } from './response-wire';
@@ -22,7 +22,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
   const router = new Router({ prefix: '/v2/responses' });
 
   router.post('/', async (ctx) => {
-    const body = parseInput(createResponseSchema, ctx.request.body, 'response');
+    const body = canonicalResponseBody(parseInput(createResponseSchema, ctx.request.body, 'response'));
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;

@@ -38,6 +38,20 @@ const toolChoiceSchema = z.union([
   z.strictObject({ type: z.literal('mcp'), server_label: z.string().min(1), name: z.string().optional() }),
 ]);
 
+const reasoningEffort = z.enum(['minimal', 'low', 'medium', 'high']);
+const verbosity = z.enum(['low', 'medium', 'high']);
+
+/** OpenAI's `include` values: accepted, and none adds anything here (no tool of theirs runs in this service). */
+const OPENAI_INCLUDE_VALUES = [
+  'code_interpreter_call.outputs',
+  'computer_call_output.output.image_url',
+  'file_search_call.results',
+  'message.input_image.image_url',
+  'message.output_text.logprobs',
+  'reasoning.encrypted_content',
+  'web_search_call.action.sources',
+] as const;
+
 export const createResponseSchema = z
   .strictObject({
     input: z.union([z.string(), z.array(z.union([functionCallOutputInput, messageInput])).min(1, 'input needs at least one item')], {
@@ -50,8 +64,8 @@ export const createResponseSchema = z
     instructions: z.string().max(256_000).optional(),
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().min(0).max(1).optional(),
-    reasoning_effort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
-    verbosity: z.enum(['low', 'medium', 'high']).optional(),
+    reasoning_effort: reasoningEffort.optional(),
+    verbosity: verbosity.optional(),
     parallel_tool_calls: z.boolean().optional(),
     message_limit: z.number().int().min(0).max(100_000).optional(),
     truncation: z.enum(['auto', 'disabled']).optional(),
@@ -64,8 +78,35 @@ export const createResponseSchema = z
     tool_choice: toolChoiceSchema.optional(),
     max_output_tokens: z.number().int().positive().optional(),
     metadata: metadataSchema.optional(),
+    // OpenAI's spellings and fields its SDK and users send routinely (README, "OpenAI SDK").
+    reasoning: z.strictObject({ effort: reasoningEffort.optional() }).optional(),
+    text: z
+      .strictObject({
+        verbosity: verbosity.optional(),
+        format: z.looseObject({ type: z.string() }).optional(),
+      })
+      .optional(),
+    store: z.boolean().optional(),
+    include: z.array(z.enum(OPENAI_INCLUDE_VALUES)).max(16).optional(),
+    user: z.string().max(256).optional(),
+    stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).optional(),
   })
   .superRefine((body, ctx) => {
+    if (body.stream_options !== undefined && body.stream !== true) {
+      ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
+    }
+    if (body.store === false) {
+      ctx.addIssue({ code: 'custom', path: ['store'], message: 'store: false is not supported: every Response is stored (delete it with DELETE /v2/responses/{id})' });
+    }
+    if (body.text?.format && body.text.format.type !== 'text') {
+      ctx.addIssue({ code: 'custom', path: ['text', 'format'], message: `text.format of type "${body.text.format.type}" is not supported yet; only "text"` });
+    }
+    if (body.reasoning?.effort !== undefined && body.reasoning_effort !== undefined && body.reasoning.effort !== body.reasoning_effort) {
+      ctx.addIssue({ code: 'custom', path: ['reasoning', 'effort'], message: 'reasoning.effort and reasoning_effort disagree; send one' });
+    }
+    if (body.text?.verbosity !== undefined && body.verbosity !== undefined && body.text.verbosity !== body.verbosity) {
+      ctx.addIssue({ code: 'custom', path: ['text', 'verbosity'], message: 'text.verbosity and verbosity disagree; send one' });
+    }
     if (body.model === undefined && body.assistant_id === undefined) {
       ctx.addIssue({ code: 'custom', message: 'model or assistant_id is required' });
     }
@@ -80,6 +121,16 @@ export const createResponseSchema = z
   });
 
 export type CreateResponseBody = z.infer<typeof createResponseSchema>;
+
+/** The body with OpenAI's spellings folded into the spec's (`reasoning.effort`, `text.verbosity`). */
+export function canonicalResponseBody(body: CreateResponseBody): CreateResponseBody {
+  const { reasoning, text, ...rest } = body;
+  return {
+    ...rest,
+    reasoning_effort: body.reasoning_effort ?? reasoning?.effort,
+    verbosity: body.verbosity ?? text?.verbosity,
+  };
+}
 
 export const getResponseQuerySchema = z.strictObject({
   stream: z.enum(['true', 'false']).optional(),

@@ -46,6 +46,21 @@ describe('embeddings (dev vendor)', () => {
     expect(await embed('the quick brown fox')).not.toEqual(await embed('a slow green turtle'));
   });
 
+  it('encoding_format: float (the default) or base64 (little-endian float32, as OpenAI); anything else is a 400', async () => {
+    const { key } = await app.createAccount();
+    const embed = (encoding_format?: string) => app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'base64 please', ...(encoding_format ? { encoding_format } : {}) } });
+    const floats = (await embed()).body.embedding as number[];
+    expect((await embed('float')).body.embedding).toEqual(floats);
+    const encoded = (await embed('base64')).body.embedding as string;
+    const bytes = Buffer.from(encoded, 'base64');
+    expect(bytes.length).toBe(floats.length * 4);
+    const decoded = Array.from({ length: floats.length }, (_, index) => bytes.readFloatLE(index * 4));
+    decoded.forEach((value, index) => expect(value).toBeCloseTo(floats[index]!, 6));
+    const bad = await embed('int8');
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'embedding.invalid_request']);
+    expect(bad.body.error.message).toMatch(/encoding_format/);
+  });
+
   it('accepts exactly one string as input', async () => {
     const { key, accountId } = await app.createAccount();
     const cases: Array<[unknown, RegExp]> = [

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
-import { useTestApp } from '../support/harness';
+import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { TestApp, useTestApp } from '../support/harness';
 
 /**
  * The official `openai` package, unmodified, pointed at /v2 with the API key as its own `Authorization:
@@ -31,5 +32,47 @@ describe('the OpenAI SDK on /v2', () => {
   it('a wrong key is the SDK\'s typed AuthenticationError', async () => {
     const bad = new OpenAI({ apiKey: 'sk-proj-not-ours', baseURL: `${suite.app.baseUrl}/v2`, maxRetries: 0 });
     await expect(bad.responses.retrieve('resp_x')).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+});
+
+describe("OpenAI's field spellings on /v2/responses", () => {
+  let fake: FakeVendorServer;
+  let app: TestApp;
+  let key: string;
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-fake-openai-key', OPENAI_BASE_URL: fake.baseURL } });
+    ({ key } = await app.createAccount());
+  });
+  afterAll(async () => {
+    await app?.close();
+    await fake?.close();
+  });
+
+  it('reasoning.effort and text.verbosity reach the vendor as reasoning_effort and verbosity; store, include, user, stream_options are accepted', async () => {
+    const client = new OpenAI({ apiKey: key, baseURL: `${app.baseUrl}/v2`, maxRetries: 0 });
+    const response = await client.responses.create({
+      // o4-mini: the AI SDK sends a reasoning effort only to reasoning models.
+      model: 'o4-mini', input: 'hi', background: false, reasoning: { effort: 'low' }, text: { verbosity: 'low', format: { type: 'text' } },
+      store: true, include: ['reasoning.encrypted_content'], user: 'user-42',
+    } as never);
+    expect(response.status).toBe('completed');
+    expect(fake.requests.at(-1)!.body).toMatchObject({ reasoning: { effort: 'low' }, text: { verbosity: 'low' } });
+
+    const stream = client.responses.stream({ model: 'gpt-4.1-mini', input: 'hi', background: false, stream_options: { include_obfuscation: false } } as never);
+    expect((await stream.finalResponse()).status).toBe('completed');
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['store: false', { store: false }, /store: false is not supported/],
+    ['a JSON schema text.format', { text: { format: { type: 'json_schema', name: 'x', schema: {} } } }, /text.format of type "json_schema" is not supported yet/],
+    ['reasoning.effort that disagrees with reasoning_effort', { reasoning: { effort: 'low' }, reasoning_effort: 'high' }, /disagree/],
+    ['an unknown include value', { include: ['everything'] }, /include/],
+    ['stream_options without stream', { stream_options: { include_obfuscation: false } }, /stream_options is only allowed with stream: true/],
+    ['a field OpenAI has and this service does not', { prompt_cache_key: 'k' }, /prompt_cache_key/],
+  ])('400 response.invalid_request for %s, naming it', async (_case, extra, message) => {
+    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hi', background: false, ...extra } });
+    expect([reply.status, reply.body.error?.code]).toEqual([400, 'response.invalid_request']);
+    expect(reply.body.error.message).toMatch(message);
   });
 });
