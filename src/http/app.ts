@@ -51,7 +51,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
 
   const authenticate = requireApiKey(deps.accounts);
-  app.use((ctx, next) => (/^\/v[12](\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
+  app.use((ctx, next) => (/^\/(v[12]|openai\/v1)(\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
   const api = new Router();
   for (const module of publicRouteModules) {
     const router = module(deps);

@@ -31,7 +31,10 @@ export function errorMiddleware(logger: Logger) {
         logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = apiError.status;
-      ctx.body = { error: { code: apiError.code, message: apiError.message } };
+      // The OpenAI-compatible surface answers in OpenAI's error body; the rest in the spec's envelope.
+      ctx.body = ctx.path.startsWith('/openai/')
+        ? { error: { message: apiError.message, type: openAIErrorType(apiError.status), param: null, code: apiError.code } }
+        : { error: { code: apiError.code, message: apiError.message } };
     }
   };
 }
@@ -50,4 +53,15 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(status, `request.${reason}`, (error as Error).message);
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
+}
+
+/** OpenAI's error `type` for a status (its SDK maps the status to its typed errors; the type is for people). */
+function openAIErrorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_quota';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
 }

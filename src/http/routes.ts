@@ -6,6 +6,7 @@ import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
 import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
 import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
 import { embeddingsRoutes, type EmbeddingsRoutesDeps } from '../embeddings/embeddings.routes';
+import { openAIRoutes, type OpenAIRoutesDeps } from '../openai/openai.routes';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';
@@ -22,7 +23,8 @@ export type PublicRoutesDeps = OrganizationRoutesDeps &
   ResponsesRoutesDeps &
   RunsRoutesDeps &
   ThreadsRoutesDeps &
-  AudioRoutesDeps;
+  AudioRoutesDeps &
+  OpenAIRoutesDeps;
 
 /**
  * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
@@ -40,4 +42,5 @@ export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   runsRoutes,
   threadsRoutes,
   audioRoutes,
+  openAIRoutes,
 ];
