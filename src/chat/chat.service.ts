@@ -3,7 +3,7 @@ import { priceCall } from '../billing/pricing';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
 import { newId } from '../ids';
-import type { FinishReason, FunctionTool, LanguageModel, PromptItem, ToolCall } from '../providers/provider';
+import type { FinishReason, FunctionTool, LanguageModel, PromptItem, ToolCall, ToolChoice } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
 import type { ChatMessage, ChatTool } from './chat.schema';
 
@@ -17,10 +17,15 @@ export interface ChatDeps {
 export interface ChatRequest {
   model: string;
   messages: ChatMessage[];
+  /** The conversation in the port's terms instead of `messages` (OpenAI's surface: tool calls and results). */
+  items?: PromptItem[];
   instructions?: string;
   maxTokens?: number;
   temperature?: number;
+  topP?: number;
   tools?: ChatTool[];
+  toolChoice?: ToolChoice;
+  parallelToolCalls?: boolean;
 }
 
 export interface ChatCompletion {
@@ -63,9 +68,12 @@ export function createChatService(deps: ChatDeps) {
       result = await deps.providers.languageModel(model.vendor).generateText({
         model: model.upstreamId,
         instructions: request.instructions,
-        items: request.messages.map(toPromptItem),
+        items: request.items ?? request.messages.map(toPromptItem),
         tools: tools?.length ? tools : undefined,
+        toolChoice: tools?.length ? request.toolChoice : undefined,
+        parallelToolCalls: request.parallelToolCalls,
         temperature: request.temperature,
+        topP: request.topP,
         maxOutputTokens: request.maxTokens,
       });
     } catch (error) {

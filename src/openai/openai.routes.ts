@@ -1,17 +1,19 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Catalog } from '../catalog/catalog.service';
+import { createChatService, type ChatDeps } from '../chat/chat.service';
 import { encodeEmbedding } from '../embeddings/embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from '../embeddings/embeddings.service';
-import { notFound } from '../errors';
+import { invalidRequest, notFound } from '../errors';
 import { parseInput } from '../http/validation';
+import { chatCompletionToOpenAI, openAIChatBody, toChatRequest } from './openai-chat';
 
 /**
  * The OpenAI-compatible surface (`/openai/v1`): OpenAI's request and reply shapes over the same services,
  * keys and billing as `/v2`, for clients written against OpenAI (its SDK's `models.list()` and
  * `embeddings.create()`). Thin routes and mappers; errors there have OpenAI's body (http/error-middleware.ts).
  */
-export type OpenAIRoutesDeps = EmbeddingsDeps & { catalog: Catalog };
+export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog };
 
 export const OPENAI_PREFIX = '/openai/v1';
 
@@ -27,6 +29,7 @@ const embeddingsBody = z.strictObject({
 export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   const { catalog } = deps;
   const embeddings = createEmbeddingsService(deps);
+  const chat = createChatService(deps);
   const router = new Router({ prefix: OPENAI_PREFIX });
 
   const modelObject = (model: { code: string; vendor: string }) => ({ id: model.code, object: 'model' as const, created: 0, owned_by: model.vendor });
@@ -55,6 +58,13 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
       model: results[0]!.model,
       usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
     };
+  });
+
+  router.post('/chat/completions', async (ctx) => {
+    const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
+    if (body.stream) throw invalidRequest('chat', 'stream: true is not supported yet on /openai/v1/chat/completions; send stream: false.');
+    const { accountId, account } = ctx.state.auth;
+    ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), account.balance));
   });
 
   return router;

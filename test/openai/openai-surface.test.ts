@@ -41,3 +41,46 @@ describe('/openai/v1 with the OpenAI SDK', () => {
     expect((error as InstanceType<typeof OpenAI.AuthenticationError>).error).toMatchObject({ type: 'authentication_error', code: 'auth.unauthorized' });
   });
 });
+
+describe('/openai/v1/chat/completions with the OpenAI SDK', () => {
+  const suite = useTestApp();
+  const client = () => new OpenAI({ apiKey: suite.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
+  const weather = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false } };
+
+  it('a completion in OpenAI\'s shape, billed once', async () => {
+    const completion = await client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'developer', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hello there' }] }], max_completion_tokens: 50 });
+    expect(completion).toMatchObject({ object: 'chat.completion', model: 'dev-echo', choices: [{ index: 0, message: { role: 'assistant', content: 'hello there' }, finish_reason: 'stop' }] });
+    expect(completion.id).toMatch(/^chatcmpl-/);
+    expect(completion.usage!.total_tokens).toBe(completion.usage!.prompt_tokens + completion.usage!.completion_tokens);
+    const debits = (await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key })).body.transactions.filter((row: any) => row.metadata.service === 'chat');
+    expect(debits).toHaveLength(1);
+  });
+
+  it('a tool round trip: tool_calls, then the tool message answers it', async () => {
+    const first = await client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: '/call get_weather {"city":"Paris"}' }], tools: [weather], tool_choice: 'auto' });
+    const choice = first.choices[0]!;
+    expect(choice.finish_reason).toBe('tool_calls');
+    expect(choice.message.content).toBeNull();
+    const call = choice.message.tool_calls![0]! as { id: string; function: { name: string; arguments: string } };
+    expect(call.function).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
+    const second = await client().chat.completions.create({
+      model: 'dev-echo',
+      messages: [{ role: 'user', content: '/call get_weather {"city":"Paris"}' }, choice.message as never, { role: 'tool', tool_call_id: call.id, content: 'sunny' }],
+      tools: [weather],
+    });
+    expect(second.choices[0]!.message.content).toBe('Tool get_weather returned: sunny');
+  });
+
+  it('refusals: n > 1, image content, unknown fields, streaming (not yet), each a typed 400', async () => {
+    for (const body of [
+      { n: 2 },
+      { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/x.png' } }] }] },
+      { frequency_penalty: 0.5 },
+    ]) {
+      await expect(client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], ...body } as never)).rejects.toBeInstanceOf(OpenAI.BadRequestError);
+    }
+    const raw = await suite.app.request('POST', '/openai/v1/chat/completions', { key: suite.key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream: true } });
+    expect(raw.status).toBe(400);
+    expect(raw.body.error).toMatchObject({ type: 'invalid_request_error', code: 'chat.invalid_request', message: expect.stringMatching(/stream/) });
+  });
+});

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import type { ChatCompletion, ChatRequest } from '../chat/chat.service';
+import type { PromptItem } from '../providers/provider';
+
+/**
+ * OpenAI's chat completions request (the fields this service can honour) and reply, mapped onto the chat
+ * service. Unknown fields are a 400 naming them; `n` other than 1 and non-text content parts are refused.
+ */
+const textContent = z.union([z.string(), z.array(z.strictObject({ type: z.literal('text'), text: z.string() }))], {
+  error: 'content must be a string or an array of text parts (images and audio are not supported)',
+});
+
+const toolCall = z.strictObject({
+  id: z.string().min(1),
+  type: z.literal('function'),
+  function: z.strictObject({ name: z.string().min(1), arguments: z.string() }),
+});
+
+const message = z.discriminatedUnion('role', [
+  z.strictObject({ role: z.literal('system'), content: textContent, name: z.string().optional() }),
+  z.strictObject({ role: z.literal('developer'), content: textContent, name: z.string().optional() }),
+  z.strictObject({ role: z.literal('user'), content: textContent, name: z.string().optional() }),
+  z.strictObject({
+    role: z.literal('assistant'),
+    content: textContent.nullable().optional(),
+    name: z.string().optional(),
+    tool_calls: z.array(toolCall).optional(),
+    refusal: z.string().nullable().optional(),
+  }),
+  z.strictObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) }),
+]);
+
+const tool = z.strictObject({
+  type: z.literal('function'),
+  function: z.strictObject({
+    name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
+    description: z.string().max(4096).optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+    strict: z.boolean().nullable().optional(),
+  }),
+});
+
+export const openAIChatBody = z
+  .strictObject({
+    model: z.string().min(1, 'model is required'),
+    messages: z.array(message).min(1, 'messages must hold at least one message').max(10_000),
+    tools: z.array(tool).max(128).optional(),
+    tool_choice: z
+      .union([z.enum(['auto', 'none', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) })])
+      .optional(),
+    parallel_tool_calls: z.boolean().optional(),
+    max_tokens: z.number().int().min(1).optional(),
+    max_completion_tokens: z.number().int().min(1).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    n: z.literal(1, { error: 'n must be 1: one choice per request' }).optional(),
+    stream: z.boolean().optional(),
+    stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).optional(),
+    user: z.string().max(256).optional(),
+    store: z.boolean().optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.stream_options && !body.stream) ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
+    if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
+      ctx.addIssue({ code: 'custom', path: ['max_completion_tokens'], message: 'max_tokens and max_completion_tokens disagree; send one' });
+    }
+  });
+
+export type OpenAIChatBody = z.infer<typeof openAIChatBody>;
+
+const text = (content: z.infer<typeof textContent> | null | undefined) => (typeof content === 'string' ? content : (content ?? []).map((part) => part.text).join(''));
+
+/** The chat service's request for an OpenAI body: messages as the port's items (tool calls and results included). */
+export function toChatRequest(body: OpenAIChatBody): ChatRequest {
+  const items: PromptItem[] = [];
+  for (const entry of body.messages) {
+    if (entry.role === 'tool') items.push({ type: 'function_call_output', callId: entry.tool_call_id, output: text(entry.content) });
+    else if (entry.role === 'assistant') {
+      const said = text(entry.content);
+      if (said) items.push({ type: 'message', role: 'assistant', text: said });
+      for (const call of entry.tool_calls ?? []) items.push({ type: 'function_call', callId: call.id, name: call.function.name, arguments: call.function.arguments });
+    } else items.push({ type: 'message', role: entry.role === 'user' ? 'user' : 'system', text: text(entry.content) });
+  }
+  const choice = body.tool_choice;
+  return {
+    model: body.model,
+    messages: [],
+    items,
+    maxTokens: body.max_completion_tokens ?? body.max_tokens,
+    temperature: body.temperature,
+    topP: body.top_p,
+    tools: body.tools?.map((entry) => ({ type: 'function' as const, function: { name: entry.function.name, description: entry.function.description, parameters: entry.function.parameters } })),
+    toolChoice: typeof choice === 'object' ? { type: 'function', name: choice.function.name } : choice,
+    parallelToolCalls: body.parallel_tool_calls,
+  };
+}
+
+/** OpenAI's finish reasons. */
+export function finishReason(completion: Pick<ChatCompletion, 'finishReason' | 'toolCalls'>): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+  if (completion.toolCalls.length > 0 || completion.finishReason === 'tool_calls') return 'tool_calls';
+  if (completion.finishReason === 'length') return 'length';
+  if (completion.finishReason === 'content_filter') return 'content_filter';
+  return 'stop';
+}
+
+/** The `chat.completion` object. */
+export function chatCompletionToOpenAI(completion: ChatCompletion) {
+  return {
+    id: `chatcmpl-${completion.requestId}`,
+    object: 'chat.completion' as const,
+    created: completion.created,
+    model: completion.model,
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant' as const,
+          content: completion.text || (completion.toolCalls.length > 0 ? null : ''),
+          refusal: null,
+          ...(completion.toolCalls.length > 0
+            ? { tool_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+            : {}),
+        },
+        logprobs: null,
+        finish_reason: finishReason(completion),
+      },
+    ],
+    usage: { prompt_tokens: completion.inputTokens, completion_tokens: completion.outputTokens, total_tokens: completion.inputTokens + completion.outputTokens },
+  };
+}
