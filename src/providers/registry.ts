@@ -72,27 +72,18 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
     return created;
   }
 
+  /** The vendor's models of one kind; 400 `model.not_available` when it offers none. */
+  function modelsOf<Kind extends 'languageModel' | 'embeddingModel' | 'speechModel' | 'transcriptionModel'>(vendorCode: string, kind: Kind, what: string) {
+    const model = provider(vendorCode)[kind];
+    if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no ${what} models.`);
+    return model as NonNullable<VendorProvider[Kind]>;
+  }
+
   return {
-    languageModel(vendorCode) {
-      const model = provider(vendorCode).languageModel;
-      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no language models.`);
-      return model;
-    },
-    embeddingModel(vendorCode) {
-      const model = provider(vendorCode).embeddingModel;
-      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no embedding models.`);
-      return model;
-    },
-    speechModel(vendorCode) {
-      const model = provider(vendorCode).speechModel;
-      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no speech models.`);
-      return model;
-    },
-    transcriptionModel(vendorCode) {
-      const model = provider(vendorCode).transcriptionModel;
-      if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no transcription models.`);
-      return model;
-    },
+    languageModel: (vendorCode) => modelsOf(vendorCode, 'languageModel', 'language'),
+    embeddingModel: (vendorCode) => modelsOf(vendorCode, 'embeddingModel', 'embedding'),
+    speechModel: (vendorCode) => modelsOf(vendorCode, 'speechModel', 'speech'),
+    transcriptionModel: (vendorCode) => modelsOf(vendorCode, 'transcriptionModel', 'transcription'),
   };
 }
 

@@ -1,4 +1,4 @@
-import { startFakeAnthropic, startFakeGemini, startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { startVendorFakes, type FakeVendorServer, type VendorFakes } from '../fakes';
 import { TestApp } from '../support/harness';
 import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
 
@@ -6,12 +6,11 @@ import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
  * The MCP loop with real vendor wire protocols (fakes on loopback): the service, not the vendor, calls the
  * MCP server, so every model that calls functions can use MCP tools. Parallel calls of one turn run together.
  */
-const KEYS = { OPENAI_API_KEY: 'sk-openai-mcp-test', ANTHROPIC_API_KEY: 'sk-ant-mcp-test', GEMINI_API_KEY: 'gemini-mcp-test', MISTRAL_API_KEY: 'mistral-mcp-test' };
-
 let openai: FakeVendorServer;
 let anthropic: FakeVendorServer;
 let gemini: FakeVendorServer;
 let compatible: FakeVendorServer;
+let fakes: VendorFakes;
 
 const VENDORS: Array<{ vendor: string; model: string; fake: () => FakeVendorServer }> = [
   { vendor: 'openai', model: 'gpt-4.1-mini', fake: () => openai },
@@ -26,28 +25,20 @@ describe('MCP tools on every vendor (fake vendor servers)', () => {
   let key: string;
 
   beforeAll(async () => {
-    [openai, anthropic, gemini, compatible] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini(), startFakeOpenAI()]);
+    fakes = await startVendorFakes();
+    ({ openai, anthropic, gemini, compatible } = fakes);
     mcp = await startMcpTestServer();
-    app = await TestApp.start({
-      env: {
-        ...KEYS,
-        OPENAI_BASE_URL: openai.baseURL,
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        GEMINI_BASE_URL: gemini.baseURL,
-        MISTRAL_BASE_URL: compatible.baseURL,
-        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      },
-    });
+    app = await TestApp.start({ env: { ...fakes.env, OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
     ({ key } = await app.createAccount({ mcpEnabled: true, balance: 10_000_000 }));
   });
   afterAll(async () => {
     await app?.close();
     await mcp?.close();
-    await Promise.all([openai, anthropic, gemini, compatible].map((fake) => fake?.close()));
+    await fakes?.close();
   });
   beforeEach(() => {
     mcp.reset();
-    for (const fake of [openai, anthropic, gemini, compatible]) fake.reset();
+    fakes.reset();
   });
 
   const server = { type: 'mcp', server_label: 'calc', server_url: `PLACEHOLDER`, require_approval: 'never' };

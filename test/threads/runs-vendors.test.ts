@@ -1,4 +1,4 @@
-import { startFakeAnthropic, startFakeGemini, startFakeOpenAI, type FakeScript, type FakeVendorServer, type RecordedRequest } from '../fakes';
+import { startVendorFakes, type FakeScript, type FakeVendorServer, type RecordedRequest, type VendorFakes } from '../fakes';
 import { debitsOf, pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 
@@ -32,7 +32,7 @@ const VENDORS: VendorCase[] = [
   { vendor: 'mistral', model: 'mistral-small-latest', wire: 'chat', callIdPrefix: 'call_', fake: () => compatible },
 ];
 
-const KEYS = { OPENAI_API_KEY: 'sk-openai-run-test-key', ANTHROPIC_API_KEY: 'sk-ant-run-test-key', GEMINI_API_KEY: 'gemini-run-test-key', MISTRAL_API_KEY: 'mistral-run-test-key' };
+let fakes: VendorFakes;
 
 /** One turn of the conversation a vendor was sent, whatever its wire format. */
 type Turn =
@@ -136,28 +136,18 @@ describe('Runs on every vendor (fake vendor servers)', () => {
   let accountId: string;
 
   beforeAll(async () => {
-    [openai, anthropic, gemini, compatible] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini(), startFakeOpenAI()]);
-    app = await TestApp.start({
-      env: {
-        ...KEYS,
-        OPENAI_BASE_URL: openai.baseURL,
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        GEMINI_BASE_URL: gemini.baseURL,
-        MISTRAL_BASE_URL: compatible.baseURL,
-        // A keyless local OpenAI-compatible server (Ollama in the catalog) on the same fake.
-        OLLAMA_BASE_URL: compatible.baseURL,
-        // One retry: a fault scripted twice outlasts them.
-        PROVIDER_MAX_RETRIES: '1',
-      },
-    });
+    fakes = await startVendorFakes();
+    ({ openai, anthropic, gemini, compatible } = fakes);
+    // One retry: a fault scripted twice outlasts them.
+    app = await TestApp.start({ env: { ...fakes.env, PROVIDER_MAX_RETRIES: '1' } });
     ({ key, accountId } = await app.createAccount({ balance: 10_000_000 }));
   });
   afterAll(async () => {
     await app?.close();
-    await Promise.all([openai, anthropic, gemini, compatible].map((fake) => fake?.close()));
+    await fakes?.close();
   });
   beforeEach(() => {
-    for (const fake of [openai, anthropic, gemini, compatible]) fake.reset();
+    fakes.reset();
   });
 
   const call = (method: string, path: string, body?: unknown) => app.request(method, path, { key, body });
@@ -505,8 +495,8 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const created = await startRun(threadId, { assistant_id: assistantId });
       const run = await untilStatus(threadId, created.id, ['failed']);
       expect(run.last_error).toEqual({ code: 'run.execution_failed', message: expect.stringMatching(/^Vendor openai rejected the request \(401\)/) });
-      expect(JSON.stringify(run)).not.toContain(KEYS.OPENAI_API_KEY);
-      expect(requestsOf(v)[0].headers.authorization).toBe(`Bearer ${KEYS.OPENAI_API_KEY}`);
+      expect(JSON.stringify(run)).not.toContain(fakes.env.OPENAI_API_KEY);
+      expect(requestsOf(v)[0].headers.authorization).toBe(`Bearer ${fakes.env.OPENAI_API_KEY}`);
       expect(await debitsFor(run.id)).toEqual([]);
     });
 
