@@ -1,4 +1,7 @@
+import { holdForGeneration } from '../src/billing/generation-hold';
+import type { Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
+import { ApiError } from '../src/errors';
 import { appendItems, findConversation } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
 import { inTransaction } from '../src/db/database';
@@ -8,12 +11,12 @@ import type { EventLog } from '../src/events/event-log';
 import { EventWriter } from '../src/events/event-writer';
 import type { StreamEvent } from '../src/events/stream-event';
 import type { Logger } from '../src/logger';
-import type { LanguageModel } from '../src/providers/provider';
+import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
 import { mcpFunctions } from '../src/mcp/mcp-tools';
-import { buildPrompt, outputItemToPrompt, promptTooLongMessage, type Prompt } from '../src/responses/prompt';
+import { buildPrompt, outputItemToPrompt, promptTokenBound, promptTooLongMessage, type Prompt } from '../src/responses/prompt';
 import { clientFunctionNames, partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
 import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, responseStream } from '../src/responses/response-events';
 import { isFinalStatus, type OutputItem } from '../src/responses/response-types';
@@ -34,6 +37,8 @@ export interface ResponseActivityDeps extends McpActivityDeps {
   heartbeatIntervalMs?: number;
   /** Rows handed between the steps of a Response in this process (see RowHandoff). */
   handoff?: RowHandoff;
+  /** Raises a Response's billing hold for a turn its creation's hold does not cover. */
+  ledger: Pick<Ledger, 'hold'>;
 }
 
 /**
@@ -95,6 +100,26 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     return loadWithNextSequence(db, responseId);
   }
 
+  /**
+   * The output cap of a turn, within the Response's billing hold: the one its creation held for, when the turn's
+   * prompt is within the input bound held then; otherwise (the conversation grew since, a later turn of an MCP
+   * loop) the hold is raised first, lowering the cap to what the balance pays ('unpaid': not even one token).
+   * Undefined for a Response from before holds.
+   */
+  async function turnOutputCap(row: ResponseRow, model: CatalogModel, call: GenerateTextRequest, round: GenerationRound | undefined): Promise<number | 'unpaid' | undefined> {
+    const held = row.request.hold;
+    if (!held) return undefined;
+    const inputBound = promptTokenBound(call);
+    const prior = round?.billed;
+    if (!prior && inputBound <= held.input_tokens) return held.output_tokens;
+    try {
+      return await holdForGeneration(deps.ledger, { accountId: row.account_id, operationKey: `response:${row.id}`, jobId: row.id, price: model.price, inputBound, cap: held.output_tokens, capFixed: false, prior });
+    } catch (error) {
+      if (ApiError.isInstance(error) && error.status === 402) return 'unpaid';
+      throw error;
+    }
+  }
+
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
   async function callProvider({ responseId, round }: ResponseJobInput & { round?: GenerationRound }, passedContext?: ActivityContext): Promise<GenerationOutcome> {
     const context = currentActivityContext(passedContext);
@@ -128,6 +153,9 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       if (!prompt.fits) return failed('response.context_length_exceeded', promptTooLongMessage(prompt, model));
       const languageModel = deps.providers.languageModel(model.vendor);
       const call = toGenerateTextRequest(request, model, withRound(prompt, round), context.signal, round && { functions, firstTurn: round.index === 0 });
+      const cap = await turnOutputCap(row, model, call, round);
+      if (cap === 'unpaid') return failed('organization.payment_required', 'The available balance does not pay for another model turn of this Response; top up the balance and create it again.');
+      if (cap !== undefined) call.maxOutputTokens = cap;
       const parts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
       for await (const part of parts) {
         if (context.signal.aborted) break;

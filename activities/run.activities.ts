@@ -1,14 +1,17 @@
-import { createLedger, type Ledger } from '../src/billing/ledger';
+import { holdForGeneration, outputCapOf } from '../src/billing/generation-hold';
+import type { Ledger } from '../src/billing/ledger';
 import { priceCall } from '../src/billing/pricing';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
+import { ApiError } from '../src/errors';
 import type { Logger } from '../src/logger';
 import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
+import { promptTokenBound } from '../src/responses/prompt';
 import { buildRunPrompt } from '../src/threads/run-prompt';
 import { loadRun, markExpired, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
-import { isActiveRunStatus, type RunRow, type RunUsage } from '../src/threads/runs.table';
+import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from '../src/threads/runs.table';
 import { findThread, insertMessages } from '../src/threads/threads.repository';
 import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
 
@@ -18,7 +21,7 @@ export interface RunActivityDeps {
   catalog: { getModel(code: string): CatalogModel | undefined };
   providers: { languageModel(vendor: string): LanguageModel };
   /** The ledger of the process; one over `db` when absent. */
-  ledger?: Ledger;
+  ledger: Ledger;
   /** How long a Run waits in requires_action before it expires (default 10 minutes). */
   requiresActionTimeoutMs?: number;
   heartbeatIntervalMs?: number;
@@ -29,7 +32,7 @@ const REQUIRES_ACTION_TIMEOUT_MS = 10 * 60_000;
 /** The activities of a Run's workflow: each reads the Run, does one thing, and stores the result. */
 export function createRunActivities(deps: RunActivityDeps): RunActivities {
   const { db, logger } = deps;
-  const ledger = deps.ledger ?? createLedger(db);
+  const { ledger } = deps;
   const timeoutMs = deps.requiresActionTimeoutMs ?? REQUIRES_ACTION_TIMEOUT_MS;
 
   async function startRun({ runId }: RunJobInput) {
@@ -65,6 +68,21 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       reasoningEffort: run.request.reasoning_effort ?? undefined,
       signal: context.signal,
     };
+    // Each round holds for its own call (the first round's hold was placed with the Run); its debit settles it.
+    try {
+      call.maxOutputTokens = await holdForGeneration(ledger, {
+        accountId: run.account_id,
+        operationKey: runRoundOperationKey(run.id, round),
+        jobId: run.id,
+        price: model.price,
+        inputBound: promptTokenBound(call),
+        cap: outputCapOf(run.request.max_completion_tokens, model.maxOutput),
+        capFixed: false,
+      });
+    } catch (error) {
+      if (ApiError.isInstance(error) && error.status === 402) return failed('organization.payment_required', 'The available balance does not pay for the next model call of this Run.');
+      throw error;
+    }
     const heartbeat = setInterval(() => context.heartbeat({ round }), deps.heartbeatIntervalMs ?? 2000);
     try {
       const result = await deps.providers.languageModel(model.vendor).generateText(call);
@@ -106,7 +124,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       });
       // Cancelled meanwhile: the calls are not stored, but the tokens the vendor reported are billed.
       const billed = marked ?? (await markRoundBilled(trx, { id: runId, round, usage }));
-      if (billed && amount > 0) await ledger.debit(debitOf(billed, round, amount, outcome), trx);
+      // Also an amount of 0: the debit then releases the round's hold.
+      if (billed) await ledger.debit(debitOf(billed, round, amount, outcome), trx);
     });
     // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
     return settleWait(runId, round);
@@ -145,7 +164,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       const final = await inTransaction(db, async (trx) => {
         const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error: status === 'cancelled' ? null : error });
         if (!marked) return undefined;
-        if (amount > 0) await ledger.debit(debitOf(marked, round, amount, tokens), trx);
+        await ledger.debit(debitOf(marked, round, amount, tokens), trx);
         // The thread may have been deleted while the Run ran: then there is nothing to append to. An empty answer
         // appends nothing either (vendors refuse empty text in a later prompt).
         if (ending.kind === 'message' && ending.text !== '' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
@@ -188,7 +207,7 @@ function debitOf(run: RunRow, round: number, amount: number, tokens: { inputToke
   return {
     accountId: run.account_id,
     amount,
-    operationKey: `run:${run.id}:${round}`,
+    operationKey: runRoundOperationKey(run.id, round),
     metadata: { source: 'api', vendor: run.vendor, model: run.model, service: 'runs', run_id: run.id },
     usage: { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens },
   };

@@ -1,9 +1,9 @@
-import { createLedger, type Ledger } from '../src/billing/ledger';
+import { type Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import { MEDIA_TYPES } from '../src/audio/audio-format';
-import { billedSeconds, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge } from '../src/audio/transcription-result';
+import { billedSeconds, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge, transcriptionOperationKey } from '../src/audio/transcription-result';
 import { loadTranscription, markFinal, markProcessing, readChunks } from '../src/audio/transcriptions.repository';
 import type { TranscriptionRow } from '../src/audio/transcriptions.table';
 import type { Logger } from '../src/logger';
@@ -19,7 +19,7 @@ export interface TranscriptionActivityDeps {
   providers: { transcriptionModel(vendor: string): TranscriptionModel };
   webhooks: WebhookSender;
   /** The ledger of the process; one over `db` when absent. */
-  ledger?: Ledger;
+  ledger: Ledger;
   heartbeatIntervalMs?: number;
 }
 
@@ -28,7 +28,7 @@ const FINAL = ['completed', 'failed'];
 /** The activities of an asynchronous transcription's workflow. */
 export function createTranscriptionActivities(deps: TranscriptionActivityDeps): TranscriptionActivities {
   const { db } = deps;
-  const ledger = deps.ledger ?? createLedger(db);
+  const { ledger } = deps;
 
   const stateOf = (row: TranscriptionRow | undefined): TranscriptionState =>
     row ? { proceed: row.status === 'processing', status: row.status, callback: row.callback_url !== null && FINAL.includes(row.status) } : { proceed: false, status: 'failed', callback: false };
@@ -71,11 +71,19 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
     const row = await inTransaction(db, async (trx) => {
       const current = await loadTranscription(trx, transcriptionId);
       if (!current || FINAL.includes(current.status)) return current;
-      if (outcome.kind === 'failed') return markFinal(trx, transcriptionId, { status: 'failed', error: { code: outcome.code, message: outcome.message }, cost: 0 });
+      // The billing hold placed at submission is settled by the debit, or released by a failure.
+      if (outcome.kind === 'failed') {
+        const failed = await markFinal(trx, transcriptionId, { status: 'failed', error: { code: outcome.code, message: outcome.message }, cost: 0 });
+        if (failed) await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
+        return failed;
+      }
       const model = deps.catalog.getModel(current.model);
-      const charge = model ? transcriptionCharge({ accountId: current.account_id, model, seconds: outcome.seconds, requestId: transcriptionId }) : { cost: 0, debit: undefined };
-      const final = await markFinal(trx, transcriptionId, { status: 'completed', result: outcome.result, cost: charge.cost });
-      if (final && charge.debit) await ledger.debit(charge.debit, trx);
+      const charge = model ? transcriptionCharge({ accountId: current.account_id, model, seconds: outcome.seconds, requestId: transcriptionId }) : undefined;
+      const final = await markFinal(trx, transcriptionId, { status: 'completed', result: outcome.result, cost: charge?.cost ?? 0 });
+      if (final) {
+        if (charge) await ledger.debit(charge.debit, trx);
+        else await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
+      }
       return final;
     });
     return stateOf(row);

@@ -6,6 +6,7 @@ import * as runs from './20261124020000_runs';
 import * as idempotentReplies from './20261124030000_idempotent_replies';
 import * as audio from './20261125000000_audio';
 import * as mcp from './20261126000000_mcp';
+import * as holds from './20261127000000_holds';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '20261124030000_idempotent_replies': idempotentReplies,
   '20261125000000_audio': audio,
   '20261126000000_mcp': mcp,
+  '20261127000000_holds': holds,
 };

@@ -12,6 +12,8 @@ import { createLogger, type Logger } from './logger';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
 import { createActivities } from '../activities';
 import { createEmbeddedEngine } from './engine/embedded-engine';
+import { newOwnerName, ownerDied as ownerDiedSql } from './engine/liveness';
+import { sql } from 'kysely';
 import type { Engine } from './engine/engine';
 import { createTemporalEngine } from './engine/temporal-engine';
 import { createInProcessBus, createPostgresBus, type EventBus } from './events/event-bus';
@@ -60,6 +62,10 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
+/** The hold of a request whose owner cannot be known dead (under Temporal) is released after this. */
+const ABANDONED_HOLD_AGE_MS = 60 * 60_000;
+const HOLD_SWEEP_INTERVAL_MS = 30_000;
+
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const database = await openDatabase(config.database, options.database);
@@ -76,7 +82,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       adminTokenFile = file.path;
     }
     const db = database.db;
-    const ledger = createLedger(db);
+    // This process's name as the owner of its leases, its liveness lock and its billing holds.
+    const owner = newOwnerName();
+    const ledger = createLedger(db, { owner });
     const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer) });
     const bus =
       database.kind === 'postgres' && database.postgres
@@ -97,6 +105,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           activities,
           concurrency: config.engine.concurrency,
           leaseMs: config.engine.leaseMs,
+          owner,
           exclusiveStorage: database.kind === 'pglite',
           liveness: database.postgres ? { connectionString: database.postgres.connectionString } : undefined,
         });
@@ -106,12 +115,24 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const audio = createAudioService({ db, catalog, ledger, engine, providers, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
     const app = createApp(deps);
+    let holdSweep: NodeJS.Timeout | undefined;
     return {
       deps,
       app,
       adminTokenFile,
-      startEngine: () => engine.start(),
+      async startEngine() {
+        await engine.start();
+        // Holds a dead process left (one of a request it was serving; one whose job was never written) are
+        // released now and every half minute. Single-process storage: every other owner is dead. Postgres with
+        // the embedded engine: an owner whose liveness lock is free. Under Temporal: after an hour.
+        const ownerDied = database.kind === 'pglite' ? sql<boolean>`true` : config.engine.temporal ? sql<boolean>`false` : ownerDiedSql('h.owner');
+        const sweep = () => ledger.releaseAbandoned({ ownerDied, maxAgeMs: ABANDONED_HOLD_AGE_MS }).catch((error) => logger.warn({ err: error }, 'releasing abandoned holds failed'));
+        await sweep();
+        holdSweep = setInterval(() => void sweep(), HOLD_SWEEP_INTERVAL_MS);
+        holdSweep.unref();
+      },
       async close() {
+        clearInterval(holdSweep);
         await engine.stop();
         await mcpSessions.close();
         await bus.close();

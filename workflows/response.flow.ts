@@ -27,6 +27,8 @@ export interface GenerationRound {
   mcpServers: McpServerTools[];
   /** The last turn after MAX_MCP_ROUNDS: MCP tools are not offered, so the model answers. */
   mcpToolsOff: boolean;
+  /** Tokens of the turns before (billed with the Response): the billing hold must cover them and this turn. */
+  billed?: { inputTokens: number; outputTokens: number };
 }
 
 export type GenerationOutcome =
@@ -156,6 +158,7 @@ async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobI
       pendingEvents: completion,
       mcpServers: current.mcpServers,
       mcpToolsOff: current.index + 1 >= MAX_MCP_ROUNDS,
+      billed: { ...usage },
     };
   }
 }

@@ -5,6 +5,8 @@ export interface AccountsTable {
   id: string;
   name: string;
   balance: ColumnType<number, number | undefined, number>;
+  /** The sum of the account's open holds (ledger_holds): `balance - held` is what it can still spend. */
+  held: ColumnType<number, number | undefined, number>;
   mcp_enabled: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
 }

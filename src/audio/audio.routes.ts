@@ -19,7 +19,7 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
 
   router.post('/speech', async (ctx) => {
     const body = parseSpeechBody(ctx.request.body);
-    const speech = await audio.speak(ctx.state.auth.accountId, body, ctx.state.auth.account.balance);
+    const speech = await audio.speak(ctx.state.auth.accountId, body);
     ctx.type = speech.mediaType;
     ctx.set('X-Request-Id', speech.requestId);
     ctx.attachment('speech.mp3', { type: 'inline' });
@@ -31,7 +31,7 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
     const upload = await readAudioUpload(ctx, { limitBytes: AUDIO_UPLOAD_LIMIT_BYTES });
     try {
       const fields = parseTranscriptionFields(upload.fields);
-      ctx.body = await audio.transcribe(ctx.state.auth.accountId, fields, upload, ctx.state.auth.account.balance);
+      ctx.body = await audio.transcribe(ctx.state.auth.accountId, fields, upload);
     } finally {
       await upload.discard();
     }

@@ -11,7 +11,7 @@ import { vendorErrorToApiError } from '../providers/provider-errors';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
 import type { SpeechBody, TranscriptionFields } from './audio.schema';
 import type { SpooledAudio } from './multipart-upload';
-import { billedSeconds, transcriptionBody, transcriptionCharge } from './transcription-result';
+import { billedSeconds, heldSeconds, transcriptionBody, transcriptionCharge, transcriptionOperationKey } from './transcription-result';
 import * as transcriptions from './transcriptions.repository';
 import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
 
@@ -39,7 +39,7 @@ export function createAudioService(deps: AudioServiceDeps) {
   const { db, catalog, ledger, engine } = deps;
 
   /** The synthesis, started: the vendor accepted the text and the request is billed; the MP3 may still be arriving. */
-  async function speak(accountId: string, body: SpeechBody, knownBalance?: number, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
+  async function speak(accountId: string, body: SpeechBody, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
     const model = catalog.requireUsableModel(body.model, 'audio', 'tts');
     const audio = model.audio && 'voices' in model.audio ? model.audio : { voices: [], maxInputCharacters: 0 };
     if (!audio.voices.includes(body.voice)) {
@@ -49,25 +49,29 @@ export function createAudioService(deps: AudioServiceDeps) {
     if (characters > audio.maxInputCharacters) {
       throw invalidRequest('audio', `text is ${characters} characters; model ${model.code} takes at most ${audio.maxInputCharacters}.`, 'text_too_long');
     }
-    await ledger.assertCanSpend(accountId, knownBalance);
-    let result: SpeechResult;
-    try {
-      result = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text });
-    } catch (error) {
-      throw vendorErrorToApiError(error, 'audio');
-    }
     const { amount } = priceCall(model.price, { input: characters, output: 0 });
-    await ledger.debit({
-      accountId,
-      amount,
-      operationKey: `speech:${requestId}`,
-      metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'speech', request_id: requestId, characters },
+    const operationKey = `speech:${requestId}`;
+    // The price is known before the call: held, then settled by the debit (released if the vendor fails).
+    const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
+      let synthesized: SpeechResult;
+      try {
+        synthesized = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text });
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'audio');
+      }
+      await ledger.debit({
+        accountId,
+        amount,
+        operationKey,
+        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'speech', request_id: requestId, characters },
+      });
+      return synthesized;
     });
     return { ...result, requestId };
   }
 
   /** A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. */
-  async function transcribe(accountId: string, fields: TranscriptionFields, upload: SpooledAudio, knownBalance?: number): Promise<TranscriptionReply | Submitted> {
+  async function transcribe(accountId: string, fields: TranscriptionFields, upload: SpooledAudio): Promise<TranscriptionReply | Submitted> {
     const model = catalog.requireUsableModel(fields.model, 'transcription', 'stt');
     const asynchronous = model.audio !== null && 'asynchronous' in model.audio && model.audio.asynchronous;
     if (!asynchronous) {
@@ -76,32 +80,39 @@ export function createAudioService(deps: AudioServiceDeps) {
       }
     }
     if (fields.callback_url !== undefined) validateOutboundUrl(fields.callback_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'transcription');
-    await ledger.assertCanSpend(accountId, knownBalance);
-    if (asynchronous) return submit(accountId, model.code, fields, upload);
+    // The duration is known after the call: held for the longest the upload can last (heldSeconds).
+    const maxCost = priceCall(model.price, { input: heldSeconds(upload.file.size), output: 0 }).amount;
+    if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost);
 
     const requestId = newId('req');
-    let result;
-    try {
-      result = await deps.providers.transcriptionModel(model.vendor).transcribe({
-        model: model.upstreamId,
-        audio: upload.input(),
-        language: fields.language,
-        prompt: fields.prompt,
-        beamSize: fields.beam_size,
-      });
-    } catch (error) {
-      throw vendorErrorToApiError(error, 'transcription');
-    }
-    const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(result.durationSeconds), requestId });
-    await ledger.debit(debit);
+    const charge = await ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
+      let transcribed;
+      try {
+        transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
+          model: model.upstreamId,
+          audio: upload.input(),
+          language: fields.language,
+          prompt: fields.prompt,
+          beamSize: fields.beam_size,
+        });
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'transcription');
+      }
+      const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(transcribed.durationSeconds), requestId });
+      await ledger.debit(debit);
+      return { result: transcribed, cost };
+    });
+    const { result, cost } = charge;
     return { ...transcriptionBody(result), usage: { cost } };
   }
 
   /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
-  async function submit(accountId: string, model: string, fields: TranscriptionFields, upload: SpooledAudio): Promise<Submitted> {
+  async function submit(accountId: string, model: string, fields: TranscriptionFields, upload: SpooledAudio, maxCost: number): Promise<Submitted> {
     // Uploads a crashed process left half-stored are removed by whoever stores the next one.
     await transcriptions.sweepAbandonedUploads(db);
     const id = newId('stt');
+    // Settled by the job's debit; released here if the upload is not stored (the sweep, if this process dies first).
+    await ledger.hold({ accountId, operationKey: transcriptionOperationKey(id), amount: maxCost, jobId: id });
     await transcriptions.insertUploading(db, {
       id,
       account_id: accountId,
@@ -124,6 +135,7 @@ export function createAudioService(deps: AudioServiceDeps) {
       await transcriptions.markQueued(db, id);
     } catch (error) {
       await transcriptions.deleteTranscription(db, id).catch(() => undefined);
+      await ledger.release(accountId, transcriptionOperationKey(id)).catch(() => undefined);
       throw error;
     }
     await engine.launch({ id, kind: 'transcription' });

@@ -18,6 +18,14 @@ export function transcriptionBody(result: TranscriptionResult): TranscriptionBod
 /** Audio is billed by the started second (DECISIONS.md 10: price unit `seconds`). */
 export const billedSeconds = (durationSeconds: number) => Math.ceil(Math.max(0, durationSeconds));
 
+/**
+ * The longest an upload of `bytes` can play, for a transcription's billing hold (its duration is known only once
+ * transcribed): at 8 kbit/s, below the speech codecs in use (a lower bitrate is billed no more than this).
+ */
+export const heldSeconds = (bytes: number) => Math.ceil((bytes * 8) / 8000);
+
+export const transcriptionOperationKey = (requestId: string) => `transcription:${requestId}`;
+
 /** The cost of transcribing `seconds`, and its debit (`service: transcription`, keyed by the request id). */
 export function transcriptionCharge(input: { accountId: string; model: CatalogModel; seconds: number; requestId: string }): { cost: number; debit: DebitInput } {
   const { cost, amount } = priceCall(input.model.price, { input: input.seconds, output: 0 });
@@ -26,7 +34,7 @@ export function transcriptionCharge(input: { accountId: string; model: CatalogMo
     debit: {
       accountId: input.accountId,
       amount,
-      operationKey: `transcription:${input.requestId}`,
+      operationKey: transcriptionOperationKey(input.requestId),
       metadata: { source: 'api', vendor: input.model.vendor, model: input.model.code, service: 'transcription', request_id: input.requestId, seconds: input.seconds },
     },
   };

@@ -21,3 +21,15 @@ export interface LedgerTransactionsTable {
 }
 
 export type LedgerTransactionRow = Selectable<LedgerTransactionsTable>;
+
+/** An open hold: the most a billable operation in flight can still cost (migrations/20261127000000_holds.ts). */
+export interface LedgerHoldsTable {
+  account_id: string;
+  operation_key: string;
+  amount: number;
+  /** The durable job that settles it; null for an operation within one request. */
+  job_id: string | null;
+  /** The process that placed it (its engine's lease owner name). */
+  owner: string;
+  created_at: CreatedAt;
+}

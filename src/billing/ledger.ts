@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { inTransaction, type Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import { paymentRequired } from '../errors';
@@ -17,6 +17,18 @@ export interface DebitInput {
   usage?: TokenUsage | null;
 }
 
+export interface HoldRequest {
+  accountId: string;
+  /** The key its debit will have: the debit settles the hold. */
+  operationKey: string;
+  /** Whole kopecks: the most the operation can cost. */
+  amount: number;
+  /** Accept a smaller hold, down to this (an open output cap is then lowered to what it pays). */
+  minAmount?: number;
+  /** The durable job that will settle it (its finalisation debits with the same key). */
+  jobId?: string;
+}
+
 /** The ledger row of a debit, for statements that write one themselves (see debitsFrom). */
 export function debitRow(input: DebitInput) {
   return {
@@ -32,33 +44,58 @@ export function debitRow(input: DebitInput) {
 }
 
 /**
- * The balance side of debits written in the same statement: every ledger row that the CTE named `inserted`
- * actually inserted (an operation already billed inserts nothing, so charges nothing) comes off its
- * account. The one place `balance = credits − debits` is kept for debits: writeDebits and debitsFrom use it.
- */
-function chargeInserted(inserted: string) {
-  return sql<{ id: string }>`
-    update accounts set balance = accounts.balance - totals.total
-    from (select account_id, sum(amount) as total from ${sql.table(inserted)} group by account_id) as totals
-    where accounts.id = totals.account_id
-    returning accounts.id`;
-}
-
-/**
- * The whole of a debit, as two CTEs (`debit`, `charged`) for a caller's own statement that decides in the same
- * statement what is billed (a Response's finalisation: one statement, one commit). `billable` names a relation
- * with the columns of debitRow (metadata and usage as JSON text); each of its rows becomes a ledger row and
- * comes off its account's balance, except an operation already billed, which writes and charges nothing.
+ * The whole of a settlement, as CTEs (`released`, `debit`, `charged`) for a caller's own statement that decides
+ * in the same statement what is billed (a Response's finalisation: one statement, one commit; writeDebits).
+ * `billable` names a relation with the columns of debitRow (metadata and usage as JSON text), amounts possibly 0.
+ * For each row the operation's hold, if any, is released, and its amount becomes a ledger row that comes off its
+ * account's balance, except an operation already billed, which writes and charges nothing.
+ *
+ * The balance never goes below what the account's other holds need (so never below zero): what a hold covers is
+ * charged; a cost beyond its hold (a vendor counted more than the bound held for; a debit with no hold) is charged
+ * as far as the rest of the balance, read under the account row's lock, allows, in the order of the rows, and
+ * what it could not charge is noted in the debit's metadata as `uncollected`. The one place
+ * `balance = credits − debits` is kept for debits, and `held = the sum of open holds` for their release.
  */
 export function debitsFrom(billable: string) {
+  const table = sql.table(billable);
   return sql`
+    released as (
+      delete from ledger_holds using ${table}
+      where ledger_holds.account_id = ${sql.ref(`${billable}.account_id`)} and ledger_holds.operation_key = ${sql.ref(`${billable}.operation_key`)}
+      returning ledger_holds.account_id, ledger_holds.operation_key, ledger_holds.amount),
+    locked as (
+      select id, balance, held from accounts where id in (select account_id from ${table}) order by id for update),
+    covered as (
+      select b.*, least(b.amount, coalesce(r.amount, 0)) as covered
+      from ${table} as b left join released as r on r.account_id = b.account_id and r.operation_key = b.operation_key),
+    spare as (
+      select locked.id as account_id,
+        locked.balance - coalesce((select sum(covered.covered) from covered where covered.account_id = locked.id), 0)
+          - (locked.held - coalesce((select sum(released.amount) from released where released.account_id = locked.id), 0)) as amount
+      from locked),
+    allocated as (
+      select covered.*, covered.covered + least(covered.amount - covered.covered, greatest(0, spare.amount - coalesce(sum(covered.amount - covered.covered)
+          over (partition by covered.account_id order by covered.operation_key rows between unbounded preceding and 1 preceding), 0))) as charged
+      from covered join spare on spare.account_id = covered.account_id),
     debit as (
       insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
-      select id, account_id, 'debit', amount, currency, metadata::jsonb, usage::jsonb, operation_key
-      from ${sql.table(billable)}
+      select id, account_id, 'debit', charged, currency,
+        case when charged < amount then metadata::jsonb || jsonb_build_object('uncollected', amount - charged) else metadata::jsonb end,
+        usage::jsonb, operation_key
+      from allocated
+      where charged > 0
       on conflict (account_id, operation_key) do nothing
-      returning account_id, amount),
-    charged as (${chargeInserted('debit')})`;
+      returning *),
+    charged as (
+      update accounts set balance = accounts.balance - totals.debited, held = accounts.held - totals.released
+      from (
+        select account_id, sum(debited) as debited, sum(released) as released from (
+          select account_id, amount as debited, 0::bigint as released from debit
+          union all
+          select account_id, 0::bigint, amount from released) as moves
+        group by account_id) as totals
+      where accounts.id = totals.account_id
+      returning accounts.id)`;
 }
 
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
@@ -68,7 +105,8 @@ const operationOf = (accountId: string, operationKey: string) => `${accountId}\u
  * same database transaction (or statement), so `balance = credits − debits` holds under any concurrency.
  * Nothing else writes ledger rows or balances.
  */
-export function createLedger(db: Db) {
+export function createLedger(db: Db, options: { owner: string }) {
+  const { owner } = options;
   async function credit(
     executor: Db,
     input: { accountId: string; amount: number; metadata?: Record<string, unknown>; operationKey?: string },
@@ -93,7 +131,8 @@ export function createLedger(db: Db) {
   }
 
   /**
-   * Idempotent debit; returns the transaction (the existing one when the operation was already billed).
+   * Idempotent debit, which settles the operation's hold (debitsFrom); returns the transaction (the existing one
+   * when the operation was already billed; null for an amount of 0, which only releases the hold).
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with
    * the debits of concurrent requests (db/group-commit.ts): every debit of one busy account used to
    * queue on that account row's lock, each holding it through its own commit's fsync (README,
@@ -101,7 +140,6 @@ export function createLedger(db: Db) {
    * after its debit is committed.
    */
   async function debit(executor: Db, input: DebitInput): Promise<LedgerTransactionRow | null> {
-    if (input.amount <= 0) return null;
     // Outside a caller's transaction, debits from concurrent requests are written together.
     if (executor === db) return groupedDebit(input);
     const [row] = await writeDebits(executor, [input]);
@@ -109,31 +147,28 @@ export function createLedger(db: Db) {
   }
 
   /**
-   * The debits in one statement: ledger rows and the balance changes are written by a data-modifying
-   * CTE, so account rows are locked only inside the database, for the statement and its commit (as a
-   * BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across client round trips, serialising
-   * every debit of one account behind event-loop latency). Both writes or neither. An operation already
-   * billed (a retry, or a duplicate that committed first) inserts nothing, charges nothing and answers
-   * its original row.
+   * The debits in one statement (debitsFrom over the inputs as JSON): ledger rows, hold releases and the balance
+   * changes are written by data-modifying CTEs, so account rows are locked only inside the database, for the
+   * statement and its commit (as a BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across client round
+   * trips, serialising every debit of one account behind event-loop latency). All of it or nothing. An
+   * operation already billed (a retry, or a duplicate that committed first) inserts nothing, charges nothing and
+   * answers its original row; an amount of 0 only releases the operation's hold.
    */
-  async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<LedgerTransactionRow[]> {
+  async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
-    const inserted = await executor
-      .with('inserted', (db) =>
-        db
-          .insertInto('ledger_transactions')
-          .values(rows)
-          .onConflict((oc) => oc.columns(['account_id', 'operation_key']).doNothing())
-          .returningAll(),
-      )
-      // kysely inlines a raw CTE body as it is: the parentheses are ours.
-      .with('charged', () => sql<{ id: string }>`(${chargeInserted('inserted')})`)
-      .selectFrom('inserted')
-      .selectAll()
-      .execute();
-    const byOperation = new Map(inserted.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
-    const results: LedgerTransactionRow[] = [];
+    const inserted = await sql<LedgerTransactionRow>`
+      with billable as (
+        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as billable (
+          id text, account_id text, amount bigint, currency text, metadata text, usage text, operation_key text)),
+      ${debitsFrom('billable')}
+      select * from debit`.execute(executor);
+    const byOperation = new Map(inserted.rows.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
+    const results: Array<LedgerTransactionRow | null> = [];
     for (const input of inputs) {
+      if (input.amount <= 0) {
+        results.push(null);
+        continue;
+      }
       const key = operationOf(input.accountId, input.operationKey);
       let row = byOperation.get(key);
       if (!row) {
@@ -151,18 +186,91 @@ export function createLedger(db: Db) {
   }
 
   // 9 parameters per row; a few hundred rows stay far below Postgres' 65,535.
-  const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow>({ maxBatch: 500, write: (inputs) => writeDebits(db, inputs) });
+  const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({ maxBatch: 500, write: (inputs) => writeDebits(db, inputs) });
 
   /**
-   * DECISIONS.md 11: a billable operation is refused with 402 when the balance is ≤ 0. `knownBalance` is the
-   * balance already read in this request (with the API key), which saves the query.
+   * Places (or raises) the hold of an operation, atomically with the check that it fits the available balance
+   * (`balance - held`, read under the account row's lock in the same statement): as much as `amount` allows,
+   * at least `minAmount` (default: all of it), or nothing and 402 `organization.payment_required` (DECISIONS.md
+   * 25). Answers the operation's hold now in effect, which a caller with an open output cap turns into the cap
+   * it can pay. A hold already as large as `amount` is left as it is. Every hold is at least 1 kopeck, so a free
+   * model still needs a positive balance (DECISIONS.md 11). The operation's debit (same key) settles it.
    */
-  async function assertCanSpend(accountId: string, knownBalance?: number): Promise<void> {
-    const balance = knownBalance ?? (await db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst())?.balance;
-    if (balance === undefined || balance <= 0) throw paymentRequired();
+  async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
+    const amount = Math.max(1, Math.ceil(request.amount));
+    const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
+    const { accountId, operationKey } = request;
+    const result = await sql<{ placed: number | null; current: number }>`
+      with current_hold as (
+        select coalesce((select amount from ledger_holds where account_id = ${accountId} and operation_key = ${operationKey}), 0) as amount),
+      account as (select balance - held as available from accounts where id = ${accountId} for update),
+      allowed as (
+        select least(${amount}::bigint - current_hold.amount, account.available) as delta
+        from current_hold, account
+        where current_hold.amount < ${amount}::bigint and account.available > 0 and account.available >= ${minAmount}::bigint - current_hold.amount),
+      raised as (update accounts set held = accounts.held + allowed.delta from allowed where accounts.id = ${accountId} returning accounts.id),
+      placed as (
+        insert into ledger_holds (account_id, operation_key, amount, job_id, owner)
+        select ${accountId}, ${operationKey}, allowed.delta, ${request.jobId ?? null}, ${owner} from allowed, raised
+        on conflict (account_id, operation_key) do update set amount = ledger_holds.amount + excluded.amount
+        returning amount)
+      select (select amount from placed) as placed, (select amount from current_hold) as current`.execute(executor);
+    const row = result.rows[0];
+    const inEffect = Number(row?.placed ?? row?.current ?? 0);
+    if (inEffect < minAmount) throw paymentRequired();
+    return inEffect;
   }
 
-  return { credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input), debit: (input: DebitInput, executor: Db = db) => debit(executor, input), assertCanSpend };
+  /** Releases an operation's hold without a debit (it failed before anything was billable); a no-op without one. */
+  async function release(accountId: string, operationKey: string, executor: Db = db): Promise<void> {
+    await sql`
+      with released as (delete from ledger_holds where account_id = ${accountId} and operation_key = ${operationKey} returning account_id, amount)
+      update accounts set held = accounts.held - released.amount from released where accounts.id = released.account_id`.execute(executor);
+  }
+
+  /**
+   * Runs `operation` (one request's vendor call and its debit) under a hold: placed first, released when the
+   * operation throws (after a debit that committed, the release finds nothing).
+   */
+  async function withHold<T>(request: HoldRequest, operation: (held: number) => Promise<T>): Promise<T> {
+    const held = await hold(request);
+    try {
+      return await operation(held);
+    } catch (error) {
+      await release(request.accountId, request.operationKey).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Releases the holds nobody will settle: those of a request whose process died (`ownerDied`, an SQL condition
+   * on the `owner` column, or any older than `maxAgeMs`), those of a finished job, and those of a job that was
+   * never written (its creating process died between the hold and the insert). A running job's hold waits for
+   * its takeover, whose finalisation settles it. Answers how many holds were released.
+   */
+  async function releaseAbandoned(options: { ownerDied: RawBuilder<boolean>; maxAgeMs: number }): Promise<number> {
+    const released = await sql<{ id: string }>`
+      with released as (
+        delete from ledger_holds as h
+        where (h.job_id is null and h.owner <> ${owner}
+                and (${options.ownerDied} or h.created_at < now() - ${options.maxAgeMs} * interval '1 millisecond'))
+          or (h.job_id is not null and exists (select 1 from jobs where jobs.id = h.job_id and jobs.status in ('completed', 'failed')))
+          or (h.job_id is not null and h.created_at < now() - interval '10 minutes' and not exists (select 1 from jobs where jobs.id = h.job_id))
+        returning h.account_id, h.amount),
+      totals as (select account_id, sum(amount) as amount from released group by account_id)
+      update accounts set held = accounts.held - totals.amount from totals where accounts.id = totals.account_id
+      returning accounts.id`.execute(db);
+    return released.rows.length;
+  }
+
+  return {
+    credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input),
+    debit: (input: DebitInput, executor: Db = db) => debit(executor, input),
+    hold,
+    release,
+    withHold,
+    releaseAbandoned,
+  };
 }
 
 export type Ledger = ReturnType<typeof createLedger>;

@@ -17,3 +17,19 @@ export function priceCall(price: Price | null, quantities: { input: number; outp
   const amount = (microKopecks + BigInt(MICRO) - 1n) / BigInt(MICRO);
   return { cost: Number(microKopecks) / MICRO, amount: Number(amount) };
 }
+
+/**
+ * The most output tokens (at most `cap`) that `budget` kopecks pay for after `input` tokens, by the same exact
+ * arithmetic as priceCall: `priceCall(price, {input, output: n}).amount <= budget` for the n answered. Free
+ * output (no price, or a rate of 0) is limited by `cap` alone; 0 when even the input is not paid for.
+ */
+export function affordableOutput(price: Price | null, budget: number, input: number, cap: number): number {
+  if (!price) return cap;
+  const outputRate = BigInt(Math.round(price.output * MICRO));
+  if (outputRate === 0n) return priceCall(price, { input, output: 0 }).amount <= budget ? cap : 0;
+  const inputRate = BigInt(Math.round(price.input * MICRO));
+  const spendable = BigInt(Math.max(0, Math.floor(budget))) * BigInt(MICRO) * BigInt(price.count) - BigInt(Math.max(0, Math.round(input))) * inputRate;
+  if (spendable < 0n) return 0;
+  const tokens = spendable / outputRate;
+  return tokens > BigInt(cap) ? cap : Number(tokens);
+}

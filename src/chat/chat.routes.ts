@@ -33,13 +33,13 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
       temperature: body.temperature,
       tools: body.tools,
     };
-    await reply(ctx, 'chat', async (requestId) => legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, ctx.state.auth.account.balance, requestId)));
+    await reply(ctx, 'chat', async (requestId) => legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, requestId)));
   });
 
   router.post('/v1/chat/completions', async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
     await reply(ctx, 'chat.v1', async (requestId) => {
-      const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, ctx.state.auth.account.balance, requestId);
+      const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, requestId);
       return { message: { role: 'assistant', content: completion.text } };
     });
   });

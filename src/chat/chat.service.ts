@@ -1,5 +1,7 @@
 import type { Ledger } from '../billing/ledger';
+import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
 import { priceCall } from '../billing/pricing';
+import { promptTokenBound } from '../responses/prompt';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
 import { newId } from '../ids';
@@ -48,7 +50,7 @@ export interface ChatCompletion {
  */
 export function createChatService(deps: ChatDeps) {
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
-  async function complete(accountId: string, request: ChatRequest, knownBalance?: number, requestId = newId('req')): Promise<ChatCompletion> {
+  async function complete(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<ChatCompletion> {
     const created = Math.floor(Date.now() / 1000);
     const tools = request.tools ? toFunctionTools(request.tools) : undefined;
     const model = await deps.catalog.requireUsableModel(request.model, 'chat', 'llm');
@@ -61,34 +63,48 @@ export function createChatService(deps: ChatDeps) {
     if (request.maxTokens !== undefined && model.maxOutput > 0 && request.maxTokens > model.maxOutput) {
       throw invalidRequest('chat', `max_tokens is at most ${model.maxOutput} for model ${model.code}.`);
     }
-    await deps.ledger.assertCanSpend(accountId, knownBalance);
-
+    // The hold (DESIGN.md "Money: holds"), settled by the debit, released if the call fails.
+    const operationKey = `chat:${requestId}`;
+    const items = request.items ?? request.messages.map(toPromptItem);
+    const maxOutputTokens = await holdForGeneration(deps.ledger, {
+      accountId,
+      operationKey,
+      price: model.price,
+      inputBound: promptTokenBound({ instructions: request.instructions, items, tools }),
+      cap: outputCapOf(request.maxTokens, model.maxOutput),
+      capFixed: request.maxTokens !== undefined,
+    });
     let result: Awaited<ReturnType<LanguageModel['generateText']>>;
     try {
-      result = await deps.providers.languageModel(model.vendor).generateText({
-        model: model.upstreamId,
-        instructions: request.instructions,
-        items: request.items ?? request.messages.map(toPromptItem),
-        tools: tools?.length ? tools : undefined,
-        toolChoice: tools?.length ? request.toolChoice : undefined,
-        parallelToolCalls: request.parallelToolCalls,
-        temperature: request.temperature,
-        topP: request.topP,
-        maxOutputTokens: request.maxTokens,
+      try {
+        result = await deps.providers.languageModel(model.vendor).generateText({
+          model: model.upstreamId,
+          instructions: request.instructions,
+          items,
+          tools: tools?.length ? tools : undefined,
+          toolChoice: tools?.length ? request.toolChoice : undefined,
+          parallelToolCalls: request.parallelToolCalls,
+          temperature: request.temperature,
+          topP: request.topP,
+          maxOutputTokens,
+        });
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'chat');
+      }
+      const { inputTokens, outputTokens } = result.usage;
+      await deps.ledger.debit({
+        accountId,
+        amount: priceCall(model.price, { input: inputTokens, output: outputTokens }).amount,
+        operationKey,
+        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
+        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
       });
     } catch (error) {
-      throw vendorErrorToApiError(error, 'chat');
+      await deps.ledger.release(accountId, operationKey).catch(() => undefined);
+      throw error;
     }
-
     const { inputTokens, outputTokens } = result.usage;
-    const { cost, amount } = priceCall(model.price, { input: inputTokens, output: outputTokens });
-    await deps.ledger.debit({
-      accountId,
-      amount,
-      operationKey: `chat:${requestId}`,
-      metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
-      usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
-    });
+    const { cost } = priceCall(model.price, { input: inputTokens, output: outputTokens });
     return {
       created,
       model: model.code,

@@ -1,7 +1,7 @@
 import type { AccountsTable, ApiKeysTable } from '../accounts/accounts.table';
 import type { AssistantsTable } from '../assistants/assistants.table';
 import type { TranscriptionChunksTable, TranscriptionsTable } from '../audio/transcriptions.table';
-import type { LedgerTransactionsTable } from '../billing/ledger.table';
+import type { LedgerHoldsTable, LedgerTransactionsTable } from '../billing/ledger.table';
 import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from '../catalog/catalog.table';
 import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
 import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
@@ -18,6 +18,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   ledger_transactions: LedgerTransactionsTable;
+  ledger_holds: LedgerHoldsTable;
   conversations: ConversationsTable;
   conversation_items: ConversationItemsTable;
   assistants: AssistantsTable;

@@ -13,9 +13,9 @@ export function embeddingsRoutes(deps: EmbeddingsRoutesDeps): Router {
 
   router.post('/v2/embeddings', async (ctx) => {
     const body = parseEmbeddingsBody(ctx.request.body);
-    const { accountId, account } = ctx.state.auth;
+    const { accountId } = ctx.state.auth;
     const embed = async (requestId?: string) => {
-      const result = await service.embed(accountId, body, account.balance, requestId);
+      const result = await service.embed(accountId, body, requestId);
       return { embedding: encodeEmbedding(result.embedding, body.encoding_format), model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
     };
     const key = readIdempotencyKey(ctx);

@@ -1,6 +1,7 @@
 import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
+import { promptTokenBound } from '../responses/prompt';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import type { ErrorArea } from '../errors';
 import type { EmbeddingModel } from '../providers/provider';
@@ -24,27 +25,29 @@ export interface EmbeddingResult {
 /** One synchronous embedding call, billed once per request (DECISIONS.md 10, 11). */
 export function createEmbeddingsService(deps: EmbeddingsDeps) {
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
-  async function embed(accountId: string, input: { model: string; input: string }, knownBalance?: number, requestId = newId('req')): Promise<EmbeddingResult> {
+  async function embed(accountId: string, input: { model: string; input: string }, requestId = newId('req')): Promise<EmbeddingResult> {
     const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
-    // Refuse before spending anything upstream.
-    await deps.ledger.assertCanSpend(accountId, knownBalance);
-
-    let result: Awaited<ReturnType<EmbeddingModel['embed']>>;
-    try {
-      result = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });
-    } catch (error) {
-      throw vendorErrorToApiError(error, 'embedding');
-    }
-
-    const promptTokens = result.usage.inputTokens;
-    const { amount } = priceCall(model.price, { input: promptTokens, output: 0 });
-    await deps.ledger.debit({
-      accountId,
-      amount,
-      operationKey: `embedding:${requestId}`,
-      metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'embeddings', request_id: requestId },
-      usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+    // Held before anything is spent upstream (DESIGN.md "Money: holds"): the input's upper bound of tokens.
+    const operationKey = `embedding:${requestId}`;
+    const maxCost = priceCall(model.price, { input: promptTokenBound({ items: [{ type: 'message', role: 'user', text: input.input }] }), output: 0 }).amount;
+    const result = await deps.ledger.withHold({ accountId, operationKey, amount: maxCost }, async () => {
+      let embedded: Awaited<ReturnType<EmbeddingModel['embed']>>;
+      try {
+        embedded = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'embedding');
+      }
+      const promptTokens = embedded.usage.inputTokens;
+      await deps.ledger.debit({
+        accountId,
+        amount: priceCall(model.price, { input: promptTokens, output: 0 }).amount,
+        operationKey,
+        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'embeddings', request_id: requestId },
+        usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
+      });
+      return embedded;
     });
+    const promptTokens = result.usage.inputTokens;
     return { embedding: result.embedding, model: model.code, promptTokens, requestId };
   }
 

@@ -1,5 +1,3 @@
-import os from 'node:os';
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
@@ -11,7 +9,7 @@ import type { JobKind } from './job-kind';
 import { jobKinds } from './job-kinds';
 import type { JobRow } from './jobs.table';
 import { claimJobs, claimPendingJob } from './jobs.repository';
-import { holdLivenessLock, type LivenessLock } from './liveness';
+import { holdLivenessLock, newOwnerName, type LivenessLock } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
 
 const CANCEL_TOPIC = 'job-cancel';
@@ -32,6 +30,8 @@ export interface EmbeddedEngineOptions {
   retryBaseMs?: number;
   /** How long a quick result's record waits for the flow's next rerun step (step-recorder.ts). */
   recordDelayMs?: number;
+  /** The process's owner name (liveness.ts newOwnerName), shared with what else it owns (billing holds). */
+  owner?: string;
   /** Postgres: hold a liveness lock (liveness.ts), so the jobs of a dead process are taken over at once, not after their leases. */
   liveness?: { connectionString: string };
 }
@@ -51,7 +51,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const { db, bus, logger, activities } = options;
   const leaseMs = options.leaseMs ?? 30_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
-  const owner = `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const owner = options.owner ?? newOwnerName();
   const running = new Map<string, AbortController>();
   // Slots promised to jobs being created by this process (see reserve), counted against the concurrency.
   let reserved = 0;

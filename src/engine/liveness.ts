@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
 import { sql } from 'kysely';
 import pg from 'pg';
 import type { Logger } from '../logger';
@@ -53,4 +55,14 @@ export async function holdLivenessLock(connectionString: string, owner: string, 
  * True for a `jobs` row whose lease owner's liveness lock is free (its process died). The lock is then taken by
  * the asking transaction until it commits, so two processes cannot both see the owner dead and claim its job.
  */
-export const ownerHasDied = sql<boolean>`pg_try_advisory_xact_lock(${sql.lit(LIVENESS_LOCK_CLASS)}, hashtext(lease_owner))`;
+export const ownerHasDied = ownerDied('lease_owner');
+
+/** The same test on any column naming an owner (the holds of a process: billing/ledger.ts). */
+export function ownerDied(column: string) {
+  return sql<boolean>`pg_try_advisory_xact_lock(${sql.lit(LIVENESS_LOCK_CLASS)}, hashtext(${sql.ref(column)}))`;
+}
+
+/** A process's name as the owner of leases, liveness lock and billing holds: host, pid and a random part. */
+export function newOwnerName(): string {
+  return `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+}

@@ -46,11 +46,11 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
 
   router.post('/embeddings', async (ctx) => {
     const body = parseInput(embeddingsBody, ctx.request.body ?? {}, 'embedding');
-    const { accountId, account } = ctx.state.auth;
+    const { accountId } = ctx.state.auth;
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // One vendor call (and one debit) per input, in order; the first failure fails the request.
     const results = [];
-    for (const input of inputs) results.push(await embeddings.embed(accountId, { model: body.model, input }, results.length === 0 ? account.balance : undefined));
+    for (const input of inputs) results.push(await embeddings.embed(accountId, { model: body.model, input }));
     const promptTokens = results.reduce((sum, result) => sum + result.promptTokens, 0);
     ctx.body = {
       object: 'list',
@@ -63,8 +63,8 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   router.post('/chat/completions', async (ctx) => {
     const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
     if (body.stream) throw invalidRequest('chat', 'stream: true is not supported yet on /openai/v1/chat/completions; send stream: false.');
-    const { accountId, account } = ctx.state.auth;
-    ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), account.balance));
+    const { accountId } = ctx.state.auth;
+    ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body)));
   });
 
   return router;

@@ -3,9 +3,10 @@ import type { LedgerTransactionRow } from '../billing/ledger.table';
 
 /** Queries over the account's balance and ledger; no transactions, no rules. */
 export function createOrganizationRepository(db: Db) {
-  async function findBalance(accountId: string): Promise<number | undefined> {
-    const row = await db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirst();
-    return row?.balance;
+  /** The balance and what is available of it: less the holds of operations in flight (billing/ledger.ts). */
+  async function findBalance(accountId: string): Promise<{ balance: number; available: number } | undefined> {
+    const row = await db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirst();
+    return row && { balance: row.balance, available: row.balance - row.held };
   }
 
   async function findTransactionSeq(accountId: string, transactionId: string): Promise<number | undefined> {

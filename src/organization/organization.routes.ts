@@ -15,7 +15,8 @@ export function organizationRoutes(deps: OrganizationRoutesDeps): Router {
   const router = new Router({ prefix: '/v2/organization' });
 
   router.get('/balance', async (ctx) => {
-    ctx.body = { balance: await service.getBalance(ctx.state.auth.accountId) };
+    // `available`: the balance less the holds of operations in flight (DECISIONS.md 25).
+    ctx.body = await service.getBalance(ctx.state.auth.accountId);
   });
 
   router.get('/transactions', async (ctx) => {

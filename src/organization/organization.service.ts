@@ -7,7 +7,7 @@ import { createOrganizationRepository } from './organization.repository';
 export function createOrganizationService(deps: { db: Db }) {
   const repository = createOrganizationRepository(deps.db);
 
-  async function getBalance(accountId: string): Promise<number> {
+  async function getBalance(accountId: string): Promise<{ balance: number; available: number }> {
     const balance = await repository.findBalance(accountId);
     // The key was authenticated a moment ago; a missing account means it was deleted in between.
     if (balance === undefined) throw notFound('organization', 'The account no longer exists.');

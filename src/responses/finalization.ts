@@ -52,16 +52,14 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     incomplete_details: outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
     completed_at: new Date(),
   };
-  const debit =
-    amount > 0
-      ? debitRow({
-          accountId: row.account_id,
-          amount,
-          operationKey: `response:${row.id}`,
-          metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
-          usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
-        })
-      : undefined;
+  // Also an amount of 0: the debit statement then only releases the Response's hold.
+  const debit = debitRow({
+    accountId: row.account_id,
+    amount,
+    operationKey: `response:${row.id}`,
+    metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
+    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
+  });
   const unwritten = (outcome.kind === 'cancelled' ? [] : outcome.unwrittenEvents ?? []) as StreamEvent[];
   const record: FinalRecord = {
     id: row.id,
@@ -75,12 +73,12 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     tail_first: unwritten[0]?.sequence_number ?? null,
     tail_last: unwritten.at(-1)?.sequence_number ?? null,
     tail_events: unwritten.length > 0 ? unwritten : null,
-    debit_id: debit?.id ?? null,
-    debit_amount: debit?.amount ?? null,
-    debit_currency: debit?.currency ?? null,
-    debit_metadata: debit?.metadata ?? null,
-    debit_usage: debit?.usage ?? null,
-    debit_operation_key: debit?.operation_key ?? null,
+    debit_id: debit.id,
+    debit_amount: debit.amount,
+    debit_currency: debit.currency,
+    debit_metadata: debit.metadata,
+    debit_usage: debit.usage,
+    debit_operation_key: debit.operation_key,
   };
   return { record, status, unwritten };
 }

@@ -134,6 +134,21 @@ function mcpCallToPrompt(item: Pick<McpCallItem, 'id' | 'server_label' | 'name' 
 }
 
 /** A vendor-neutral estimate (≈4 characters per token) used only for context-window checks. */
+/**
+ * An upper bound of the input tokens a vendor can count for a prompt, for billing holds (estimateTokens is a
+ * typical count, which a hold must not rely on): UTF-8 bytes (no tokenizer in use makes a token of less than a
+ * byte) of the instructions, items and tool definitions, plus an allowance for the framing of each item.
+ */
+export function promptTokenBound(prompt: { instructions?: string; items: PromptItem[]; tools?: unknown[] }): number {
+  let bytes = Buffer.byteLength(prompt.instructions ?? '') + 16;
+  for (const item of prompt.items) {
+    const text = item.type === 'message' ? item.text : item.type === 'function_call' ? item.name + item.arguments : item.output;
+    bytes += Buffer.byteLength(text) + 8;
+  }
+  if (prompt.tools && prompt.tools.length > 0) bytes += Buffer.byteLength(JSON.stringify(prompt.tools));
+  return bytes;
+}
+
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }

@@ -1,3 +1,4 @@
+import type { HeldGeneration } from '../billing/generation-hold';
 import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-types';
 
 /** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
@@ -72,4 +73,9 @@ export interface ResponseRequest {
   tool_choice: unknown;
   max_output_tokens: number | null;
   stream: boolean;
+  /**
+   * What the billing hold placed at creation covers (absent on Responses from before holds): a turn whose prompt
+   * is larger, or a later turn of an MCP loop, raises the hold first (activities/response.activities.ts).
+   */
+  hold?: HeldGeneration;
 }

@@ -14,7 +14,8 @@ import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
-import { buildPrompt, promptTooLongMessage } from './prompt';
+import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
+import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';
 import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
 import { isFinalStatus } from './response-types';
@@ -109,7 +110,6 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       if (!conversation) throw notFound('conversation', `No conversation with id ${conversationId}.`);
     }
     if (body.previous_response_id) await find(accountId, body.previous_response_id);
-    await ledger.assertCanSpend(accountId, account.balance);
 
     const request: ResponseRequest = {
       input: normaliseInput(body.input),
@@ -139,6 +139,15 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
 
     const id = newId('resp');
+    // The hold (its debit at finalisation settles it): released below if the Response is not written after all.
+    // An open output cap lowered to what the balance pays shows as the Response's max_output_tokens.
+    const cap = outputCapOf(request.max_output_tokens, model.maxOutput);
+    const inputBound = promptTokenBound({ instructions: prompt.instructions, items: prompt.items, tools: functionTools });
+    const heldCap = await holdForGeneration(ledger, { accountId, operationKey: `response:${id}`, jobId: id, price: model.price, inputBound, cap, capFixed: request.max_output_tokens !== null });
+    if (heldCap < cap) request.max_output_tokens = heldCap;
+    request.hold = { input_tokens: inputBound, output_tokens: heldCap };
+    const releaseHold = () => ledger.release(accountId, `response:${id}`).catch(() => undefined);
+
     // This process runs the job itself when its engine has a free slot: the job row is then written already
     // claimed. A synchronous or streamed Response run here is written started as well (in_progress, with both
     // lifecycle events) and handed to its first step, which then has nothing to write: its creator is the only
@@ -171,10 +180,12 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           });
     } catch (error) {
       reservation?.release();
+      await releaseHold();
       throw error;
     }
     if (!row) {
       reservation?.release();
+      await releaseHold();
       const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
       if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       return { response: replay, replayed: true };

@@ -16,12 +16,12 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
 
   router.post('/runs', async (ctx) => {
     const body = parseInput(createThreadAndRunSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.createThreadAndRun(ctx.state.auth.accountId, body, ctx.state.auth.account.balance));
+    ctx.body = runToWire(await runs.createThreadAndRun(ctx.state.auth.accountId, body));
   });
 
   router.post('/:threadId/runs', async (ctx) => {
     const body = parseInput(createRunSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.create(ctx.state.auth.accountId, ctx.params.threadId, body, ctx.state.auth.account.balance));
+    ctx.body = runToWire(await runs.create(ctx.state.auth.accountId, ctx.params.threadId, body));
   });
 
   router.get('/:threadId/runs', async (ctx) => {

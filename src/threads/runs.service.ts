@@ -1,6 +1,9 @@
 import { assistantFunctionTools } from '../assistants/assistant-tools';
 import { findAssistant } from '../assistants/assistants.repository';
+import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
 import type { Ledger } from '../billing/ledger';
+import type { CatalogModel } from '../catalog/catalog-types';
+import { promptTokenBound } from '../responses/prompt';
 import type { Catalog } from '../catalog/catalog.service';
 import { inTransaction, type Db } from '../db/database';
 import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
@@ -10,7 +13,8 @@ import { newId } from '../ids';
 import { SUBMIT_TOOL_OUTPUTS_SIGNAL } from '../../workflows/run.flow';
 import * as runs from './runs.repository';
 import type { CreateRunBody, CreateThreadAndRunBody } from './runs.schema';
-import { isActiveRunStatus, type RunRequest, type RunRow } from './runs.table';
+import { isActiveRunStatus, runRoundOperationKey, type RunRequest, type RunRow } from './runs.table';
+import { buildRunPrompt } from './run-prompt';
 import { findThread, insertMessages, insertThread, type NewThreadMessage } from './threads.repository';
 import type { MessageInput } from './threads.schema';
 import { messageInputToNew } from './threads.service';
@@ -30,14 +34,15 @@ export interface RunsServiceDeps {
 export function createRunsService(deps: RunsServiceDeps) {
   const { db, catalog, ledger, engine } = deps;
 
-  async function create(accountId: string, threadId: string, body: CreateRunBody, knownBalance?: number): Promise<RunRow> {
+  async function create(accountId: string, threadId: string, body: CreateRunBody): Promise<RunRow> {
     await requireThread(accountId, threadId);
-    const prepared = await prepare(accountId, body, knownBalance);
+    const { row: prepared, model } = await prepare(accountId, body);
     const run = await inTransaction(db, async (trx) => {
       if (body.additional_messages?.length) await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
       const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
       // Throwing rolls the additional messages back with it.
       if (!inserted) throw invalidRequest('run', `Thread ${threadId} already has an active Run; wait for it to end or cancel it.`, 'active_run_exists');
+      await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
       return inserted;
     });
     await engine.launch({ id: run.id, kind: 'run' });
@@ -45,20 +50,35 @@ export function createRunsService(deps: RunsServiceDeps) {
   }
 
   /** A thread of `thread.messages` and a Run of it, atomically (POST /v2/threads/runs). */
-  async function createThreadAndRun(accountId: string, body: CreateThreadAndRunBody, knownBalance?: number): Promise<RunRow> {
-    const prepared = await prepare(accountId, body, knownBalance);
+  async function createThreadAndRun(accountId: string, body: CreateThreadAndRunBody): Promise<RunRow> {
+    const { row: prepared, model } = await prepare(accountId, body);
     const run = await inTransaction(db, async (trx) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
       const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map((message: MessageInput) => messageInputToNew(message));
       if (messages.length > 0) await insertMessages(trx, { threadId: thread.id, accountId, messages });
-      return (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }))!;
+      const inserted = (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }))!;
+      await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
+      return inserted;
     });
     await engine.launch({ id: run.id, kind: 'run' });
     return run;
   }
 
-  /** The Run's row but its thread: the Assistant and the model resolved, the balance checked. */
-  async function prepare(accountId: string, body: CreateRunBody, knownBalance?: number) {
+  /**
+   * The hold of the Run's first model call (DESIGN.md "Money: holds"), in the transaction that writes the Run: a
+   * 402 leaves nothing written. Each later round holds for itself (activities/run.activities.ts); each round's
+   * debit settles its hold.
+   */
+  async function holdFirstRound(trx: Db, run: RunRow, model: CatalogModel, cap: number | null | undefined): Promise<void> {
+    const prompt = await buildRunPrompt(trx, run, model.contextWindow);
+    await holdForGeneration(
+      { hold: (request) => ledger.hold(request, trx) },
+      { accountId: run.account_id, operationKey: runRoundOperationKey(run.id, 0), jobId: run.id, price: model.price, inputBound: promptTokenBound({ ...prompt, tools: run.request.tools }), cap: outputCapOf(cap, model.maxOutput), capFixed: cap != null },
+    );
+  }
+
+  /** The Run's row but its thread: the Assistant and the model resolved. */
+  async function prepare(accountId: string, body: CreateRunBody) {
     const assistant = await findAssistant(db, accountId, body.assistant_id);
     if (!assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
     const model = catalog.requireUsableModel(body.model ?? assistant.model, 'run', 'llm');
@@ -67,7 +87,6 @@ export function createRunsService(deps: RunsServiceDeps) {
     if (body.max_completion_tokens != null && model.maxOutput > 0 && body.max_completion_tokens > model.maxOutput) {
       throw invalidRequest('run', `max_completion_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
     }
-    await ledger.assertCanSpend(accountId, knownBalance);
     const request: RunRequest = {
       additional_instructions: body.additional_instructions ?? null,
       tools,
@@ -78,7 +97,7 @@ export function createRunsService(deps: RunsServiceDeps) {
       parallel_tool_calls: body.parallel_tool_calls ?? true,
       message_limit: body.message_limit ?? null,
     };
-    return {
+    const row = {
       id: newId('run'),
       account_id: accountId,
       assistant_id: assistant.id,
@@ -88,6 +107,7 @@ export function createRunsService(deps: RunsServiceDeps) {
       request: JSON.stringify(request),
       metadata: JSON.stringify(body.metadata ?? {}),
     };
+    return { row, model };
   }
 
   async function get(accountId: string, threadId: string, runId: string): Promise<RunRow> {

@@ -30,8 +30,8 @@ export function useEngineUnderTest() {
     },
     /** Starts an engine over the real activities as changed by `wrap`. */
     async start(wrap: (real: Activities) => Activities, options: { recordDelayMs?: number } = {}): Promise<Engine> {
-      const { db, bus, logger, events, webhooks, catalog, providers } = state.app!.runtime.deps;
-      const activities = wrap(createActivities({ db, logger, events, webhooks, catalog, providers }));
+      const { db, bus, logger, events, webhooks, catalog, providers, ledger } = state.app!.runtime.deps;
+      const activities = wrap(createActivities({ db, logger, events, webhooks, catalog, providers, ledger }));
       state.engine = createEmbeddedEngine({ db, bus, logger, activities, concurrency: 4, exclusiveStorage: false, retryBaseMs: 5, pollIntervalMs: 50, ...options });
       await state.engine.start();
       return state.engine;

@@ -18,9 +18,9 @@ describe('organization: balance and transactions', () => {
     const { key, accountId } = await app.createAccount({ balance: 12_345 });
     const reply = await app.request('GET', '/v2/organization/balance', { key });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ balance: 12_345 });
+    expect(reply.body).toEqual({ balance: 12_345, available: 12_345 });
     await app.runtime.deps.ledger.debit({ accountId, amount: 345, operationKey: 'test:one', metadata: { source: 'test' } });
-    expect((await app.request('GET', '/v2/organization/balance', { key })).body).toEqual({ balance: 12_000 });
+    expect((await app.request('GET', '/v2/organization/balance', { key })).body).toEqual({ balance: 12_000, available: 12_000 });
   });
 
   it('requires an API key', async () => {

@@ -80,13 +80,13 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     // With TEMPORAL_ADDRESS set, createRuntime builds the Temporal engine; its sweeper runs every 5 s.
     app = await TestApp.start({ env: { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? namespace, TEMPORAL_TASK_QUEUE: taskQueue } });
     expect(app.runtime.deps.engine.name).toBe('temporal');
-    const { db, logger, events, webhooks, catalog, providers, mcpSessions } = app.runtime.deps;
+    const { db, logger, events, webhooks, catalog, providers, ledger, mcpSessions } = app.runtime.deps;
     worker = await runTemporalWorker({
       address: env.address,
       namespace: env.namespace ?? namespace,
       taskQueue,
       logger,
-      activities: createActivities({ db, logger, events, webhooks, catalog, providers, mcpSessions }),
+      activities: createActivities({ db, logger, events, webhooks, catalog, providers, ledger, mcpSessions }),
     });
     running = worker.run();
     ({ key, accountId } = await app.createAccount());

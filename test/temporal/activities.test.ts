@@ -27,9 +27,9 @@ describe('response activities under MockActivityEnvironment', () => {
   beforeAll(async () => {
     app = await TestApp.start();
     ({ accountId, key } = await app.createAccount({ balance: 1_000_000 }));
-    const { db, logger, events, webhooks, catalog, providers } = app.runtime.deps;
+    const { db, logger, events, webhooks, catalog, providers, ledger } = app.runtime.deps;
     // A short heartbeat period so a 50 ms-per-word call heartbeats several times.
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, heartbeatIntervalMs: 20 });
+    activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, heartbeatIntervalMs: 20 });
     receiver = await startReceiver();
   });
   afterAll(async () => {

@@ -22,8 +22,8 @@ describe('MCP activities under MockActivityEnvironment', () => {
     mcp = await startMcpTestServer();
     app = await TestApp.start();
     ({ accountId } = await app.createAccount({ mcpEnabled: true }));
-    const { db, logger, events, webhooks, catalog, providers } = app.runtime.deps;
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, mcpSessions: app.runtime.deps.mcpSessions });
+    const { db, logger, events, webhooks, catalog, providers, ledger } = app.runtime.deps;
+    activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, mcpSessions: app.runtime.deps.mcpSessions });
   });
   afterAll(async () => {
     await app.close();
