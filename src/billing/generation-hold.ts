@@ -2,12 +2,6 @@ import type { Price } from '../catalog/catalog-types';
 import type { Ledger } from './ledger';
 import { affordableOutput, priceCall } from './pricing';
 
-/** What a generation's hold covers: an upper bound of its input tokens and its output cap. */
-export interface HeldGeneration {
-  input_tokens: number;
-  output_tokens: number;
-}
-
 export interface GenerationHoldRequest {
   accountId: string;
   operationKey: string;

@@ -177,10 +177,14 @@ export function createLedger(db: Db, options: { owner: string }) {
           .selectAll()
           .where('account_id', '=', input.accountId)
           .where('operation_key', '=', input.operationKey)
-          .executeTakeFirstOrThrow();
-        byOperation.set(key, row);
+          .executeTakeFirst();
+        if (row) byOperation.set(key, row);
+        else if (!(await executor.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst())) {
+          throw new Error(`No debit written: there is no account ${input.accountId}.`);
+        }
       }
-      results.push(row);
+      // None at all: the balance had nothing spare for a cost no hold covered (nothing was charged).
+      results.push(row ?? null);
     }
     return results;
   }

@@ -1,4 +1,3 @@
-import type { HeldGeneration } from '../billing/generation-hold';
 import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-types';
 
 /** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
@@ -77,5 +76,5 @@ export interface ResponseRequest {
    * What the billing hold placed at creation covers (absent on Responses from before holds): a turn whose prompt
    * is larger, or a later turn of an MCP loop, raises the hold first (activities/response.activities.ts).
    */
-  hold?: HeldGeneration;
+  hold?: { input_tokens: number; output_tokens: number };
 }

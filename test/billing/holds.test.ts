@@ -1,0 +1,181 @@
+import { sql } from 'kysely';
+import { postgresUrl, TestApp } from '../support/harness';
+import { pollUntil } from '../responses/helpers';
+
+/**
+ * Billing holds (DESIGN.md "Money: holds", DECISIONS.md 25): every billable operation holds the most it can cost
+ * at admission, atomically with the check; its debit settles the hold. Under any concurrency the balance never
+ * goes below zero, `balance = credits − debits` exactly, and each operation is debited at most once.
+ */
+describe('billing holds', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await TestApp.start();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  async function ledgerState(accountId: string) {
+    const account = await app.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const rows = await app.db.selectFrom('ledger_transactions').select(['type', 'amount', 'operation_key']).where('account_id', '=', accountId).execute();
+    const holds = await app.db.selectFrom('ledger_holds').select(['operation_key', 'amount']).where('account_id', '=', accountId).execute();
+    const credits = rows.filter((row) => row.type === 'credit').reduce((sum, row) => sum + row.amount, 0);
+    const debits = rows.filter((row) => row.type === 'debit');
+    return {
+      balance: account.balance,
+      held: account.held,
+      openHolds: holds.reduce((sum, hold) => sum + hold.amount, 0),
+      credits,
+      debited: debits.reduce((sum, row) => sum + row.amount, 0),
+      debitCount: debits.length,
+      operations: new Set(debits.map((row) => row.operation_key)).size,
+    };
+  }
+
+  /** The invariants after a burst: nothing held any more, never below zero, the ledger adds up, one debit per operation. */
+  function expectSettled(state: Awaited<ReturnType<typeof ledgerState>>) {
+    expect(state.held).toBe(0);
+    expect(state.openHolds).toBe(0);
+    expect(state.balance).toBeGreaterThanOrEqual(0);
+    expect(state.balance).toBe(state.credits - state.debited);
+    expect(state.operations).toBe(state.debitCount);
+  }
+
+  it('500 concurrent synchronous Responses never overdraw 1,000 kopecks', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const replies = await Promise.all(
+      Array.from({ length: 500 }, () => app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/words 20', background: false, max_output_tokens: 20 } })),
+    );
+    const statuses = replies.map((reply) => reply.status);
+    expect(statuses.every((status) => status === 200 || status === 402)).toBe(true);
+    const paid = replies.filter((reply) => reply.status === 200);
+    expect(paid.length).toBeGreaterThan(0);
+    expect(paid.every((reply) => reply.body.status === 'completed')).toBe(true);
+    for (const refused of replies.filter((reply) => reply.status === 402)) expect(refused.body.error.code).toBe('organization.payment_required');
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    // Every completed Response billed once: 2 input words and 20 output words at dev-echo's price = 5 kopecks.
+    expect(state.debitCount).toBe(paid.length);
+    expect(state.debited).toBe(paid.length * 5);
+    expect(paid.length).toBeLessThanOrEqual(1000 / 5);
+  });
+
+  it('500 concurrent chat completions never overdraw either', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 700 });
+    const replies = await Promise.all(
+      Array.from({ length: 500 }, () => app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: '/words 10' }], max_tokens: 10 } })),
+    );
+    expect(replies.every((reply) => reply.status === 200 || reply.status === 402)).toBe(true);
+    const paid = replies.filter((reply) => reply.status === 200).length;
+    expect(paid).toBeGreaterThan(0);
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.debitCount).toBe(paid);
+  });
+
+  it('an open output cap is lowered to what the balance pays; a balance that pays nothing is refused with nothing written', async () => {
+    const poor = await app.createAccount({ balance: 1 });
+    const refused = await app.request('POST', '/v2/responses', { key: poor.key, body: { model: 'dev-echo', input: '/words 100000', background: false } });
+    expect(refused.status).toBe(402);
+    expect(refused.body.error.code).toBe('organization.payment_required');
+    expect(await app.db.selectFrom('responses').select('id').where('account_id', '=', poor.accountId).execute()).toEqual([]);
+    expectSettled(await ledgerState(poor.accountId));
+    expect((await ledgerState(poor.accountId)).balance).toBe(1);
+
+    const { key, accountId } = await app.createAccount({ balance: 50 });
+    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/words 100000', background: false } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.status).toBe('incomplete');
+    expect(reply.body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
+    // 50 kopecks less the input's bound pay this many words at 0.2 kopecks each; the Response shows the cap.
+    expect(reply.body.max_output_tokens).toBeGreaterThan(100);
+    expect(reply.body.max_output_tokens).toBeLessThan(250);
+    expect(reply.body.usage.output_tokens).toBe(reply.body.max_output_tokens);
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.debited).toBe(Math.ceil(reply.body.usage.cost));
+  });
+
+  it('a request that sets its output cap is refused rather than lowered', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 50 });
+    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hi', background: false, max_output_tokens: 4000 } });
+    expect(reply.status).toBe(402);
+    expectSettled(await ledgerState(accountId));
+  });
+
+  it('a running Response holds part of the balance (GET balance: available) until it ends', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 10_000 });
+    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 100 /words 5', max_output_tokens: 5 } });
+    expect(created.status).toBe(200);
+    const during = await app.request('GET', '/v2/organization/balance', { key });
+    expect(during.body.balance).toBe(10_000);
+    expect(during.body.available).toBeLessThan(10_000);
+    await pollUntil(async () => (await app.request('GET', `/v2/responses/${created.body.id}`, { key })).body.status, (status) => status === 'completed');
+    const after = await app.request('GET', '/v2/organization/balance', { key });
+    expect(after.body.available).toBe(after.body.balance);
+    expectSettled(await ledgerState(accountId));
+  });
+
+  it('a failed vendor call releases its hold and bills nothing', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 1000 });
+    const reply = await app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: '/error server' }] } });
+    expect(reply.status).toBeGreaterThanOrEqual(400);
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.balance).toBe(1000);
+  });
+
+  it('embeddings, speech and each round of a Run hold and settle the same way', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 100_000 });
+    expect((await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'a few words to embed' } })).status).toBe(200);
+    const speech = await fetch(`${app.baseUrl}/v2/audio/speech`, { method: 'POST', headers: { 'x-auth-token': key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'dev-tts', voice: 'en-us', text: 'Hello there.' }) });
+    expect(speech.status).toBe(200);
+    await speech.arrayBuffer();
+    const assistant = (await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'Echo' } })).body.id;
+    const run = (await app.request('POST', '/v2/threads/runs', { key, body: { assistant_id: assistant, thread: { messages: [{ role: 'user', content: '/words 30' }] } } })).body;
+    expect(run.status).toBe('queued');
+    await pollUntil(async () => (await app.request('GET', `/v2/threads/${run.thread_id}/runs/${run.id}`, { key })).body.status, (status) => status === 'completed');
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.debitCount).toBe(3);
+  });
+
+  it('a cost beyond its hold is charged from what the balance has spare, never below zero', async () => {
+    const { accountId } = await app.createAccount({ balance: 100 });
+    const { ledger } = app.runtime.deps;
+    await ledger.hold({ accountId, operationKey: 'test:small', amount: 10 });
+    await ledger.hold({ accountId, operationKey: 'test:other', amount: 60 });
+    // 50 held by nobody else is spare: a debit of 80 under a hold of 10 gets 10 + 30 (the other hold keeps its 60).
+    const row = await ledger.debit({ accountId, amount: 80, operationKey: 'test:small', metadata: { source: 'test' } });
+    expect(row!.amount).toBe(40);
+    expect(row!.metadata).toEqual({ source: 'test', uncollected: 40 });
+    let state = await ledgerState(accountId);
+    expect(state).toMatchObject({ balance: 60, held: 60, openHolds: 60 });
+    await ledger.debit({ accountId, amount: 70, operationKey: 'test:other', metadata: { source: 'test' } });
+    state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.balance).toBe(0);
+  });
+
+  it('holds a dead process left are released by the next start', async () => {
+    const dataDir = postgresUrl ? undefined : (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'holds-'));
+    let restartable = await TestApp.start({ dataDir });
+    const schema = restartable.schema;
+    try {
+      const { accountId } = await restartable.createAccount({ balance: 500 });
+      // A request's hold whose process died, and a job's hold whose job row was never written.
+      await sql`insert into ledger_holds (account_id, operation_key, amount, owner, job_id, created_at) values
+        (${accountId}, 'chat:req_dead', 100, 'host:1:dead', null, now()),
+        (${accountId}, 'response:resp_never', 50, 'host:1:dead', 'resp_never', now() - interval '1 hour')`.execute(restartable.db);
+      await sql`update accounts set held = held + 150 where id = ${accountId}`.execute(restartable.db);
+      await restartable.stop();
+      restartable = await TestApp.start({ dataDir, schema });
+      const account = await restartable.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+      expect(account).toEqual({ balance: 500, held: 0 });
+      expect(await restartable.db.selectFrom('ledger_holds').selectAll().where('account_id', '=', accountId).execute()).toEqual([]);
+    } finally {
+      await restartable.close();
+    }
+  });
+});
