@@ -7,6 +7,7 @@ import * as idempotentReplies from './20261124030000_idempotent_replies';
 import * as audio from './20261125000000_audio';
 import * as mcp from './20261126000000_mcp';
 import * as holds from './20261127000000_holds';
+import * as limits from './20261127010000_limits';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '20261125000000_audio': audio,
   '20261126000000_mcp': mcp,
   '20261127000000_holds': holds,
+  '20261127010000_limits': limits,
 };

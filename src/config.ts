@@ -41,9 +41,20 @@ const environmentSchema = z.object({
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(24 * 3_600_000).default(600_000),
   MCP_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  // Per-account limits for accounts without their own (DECISIONS.md 26); 0: no limit.
+  LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(0),
+  LIMIT_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).max(2_000_000_000).default(0),
+  LIMIT_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(1_000_000).default(0),
 });
 
 export type LogLevel = z.infer<typeof environmentSchema>['LOG_LEVEL'];
+
+/** Per-account limits; 0 is no limit. */
+export interface AccountLimits {
+  readonly requestsPerMinute: number;
+  readonly tokensPerMinute: number;
+  readonly concurrentJobs: number;
+}
 
 export interface Config {
   readonly http: {
@@ -83,6 +94,8 @@ export interface Config {
   readonly runs: { readonly requiresActionTimeoutMs: number };
   /** Remote MCP tools: the time a listing or one tool call may take (connecting included). */
   readonly mcp: { readonly toolTimeoutMs: number };
+  /** Default per-account limits (0: none); an account's own, set by an operator, replace them. */
+  readonly limits: AccountLimits;
   readonly providers: {
     readonly timeoutMs: number;
     readonly maxRetries: number;
@@ -139,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
     mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS },
+    limits: { requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE, tokensPerMinute: value.LIMIT_TOKENS_PER_MINUTE, concurrentJobs: value.LIMIT_CONCURRENT_JOBS },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       maxRetries: value.PROVIDER_MAX_RETRIES,

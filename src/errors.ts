@@ -18,10 +18,14 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; headers?: Record<string, string> },
   ) {
     super(message, options);
+    this.headers = options?.headers;
   }
+
+  /** Headers the error reply carries (Retry-After of a 429). */
+  readonly headers: Record<string, string> | undefined;
 
   static isInstance(value: unknown): value is ApiError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;
@@ -37,3 +41,7 @@ export const forbidden = (area: ErrorArea, message: string) => new ApiError(403,
 export const notFound = (area: ErrorArea, message: string) => new ApiError(404, `${area}.not_found`, message);
 export const executionFailed = (area: ErrorArea, message: string, cause?: unknown) =>
   new ApiError(500, `${area}.execution_failed`, message, { cause });
+
+/** 429 with the seconds after which a retry can succeed (DECISIONS.md 26). */
+export const rateLimited = (message: string, retryAfterSeconds: number) =>
+  new ApiError(429, 'request.rate_limited', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });

@@ -3,6 +3,7 @@ import { createKeySigner } from './accounts/api-keys';
 import { createAccountsService } from './accounts/accounts.service';
 import { loadOrCreateSecretFile } from './accounts/secret-files';
 import { createLedger } from './billing/ledger';
+import { createAccountLimits } from './limits/account-limits';
 import { createCatalog, type Catalog } from './catalog/catalog.service';
 import type { Config } from './config';
 import { openDatabase, type DatabaseOptions, type Db } from './db/database';
@@ -113,7 +114,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const runs = createRunsService({ db, catalog, ledger, engine });
     const replies = createIdempotentReplies(db);
     const audio = createAudioService({ db, catalog, ledger, engine, providers, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
+    const limits = createAccountLimits({ db, defaults: config.limits });
+    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
     return {
@@ -126,7 +128,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         // released now and every half minute. Single-process storage: every other owner is dead. Postgres with
         // the embedded engine: an owner whose liveness lock is free. Under Temporal: after an hour.
         const ownerDied = database.kind === 'pglite' ? sql<boolean>`true` : config.engine.temporal ? sql<boolean>`false` : ownerDiedSql('h.owner');
-        const sweep = () => ledger.releaseAbandoned({ ownerDied, maxAgeMs: ABANDONED_HOLD_AGE_MS }).catch((error) => logger.warn({ err: error }, 'releasing abandoned holds failed'));
+        const sweep = async () => {
+          await ledger.releaseAbandoned({ ownerDied, maxAgeMs: ABANDONED_HOLD_AGE_MS }).catch((error) => logger.warn({ err: error }, 'releasing abandoned holds failed'));
+          await limits.sweepWindows().catch((error) => logger.warn({ err: error }, 'forgetting ended request windows failed'));
+        };
         await sweep();
         holdSweep = setInterval(() => void sweep(), HOLD_SWEEP_INTERVAL_MS);
         holdSweep.unref();

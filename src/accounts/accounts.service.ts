@@ -12,7 +12,14 @@ export interface AuthContext {
   accountId: string;
   keyId: string;
   /** The account as read with the key (same query): lets billable routes check the balance without another round trip. */
-  account: { balance: number; mcpEnabled: boolean };
+  account: { balance: number; mcpEnabled: boolean; limits: OwnLimits };
+}
+
+/** An account's own limits (null: the configured default), as stored. */
+export interface OwnLimits {
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  concurrentJobs: number | null;
 }
 
 export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner }) {
@@ -39,10 +46,14 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     return account;
   }
 
-  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean }): Promise<AccountRow> {
-    const values: { name?: string; mcp_enabled?: boolean } = {};
+  /** `limits`: the fields given are set (null: back to the default); the others stay. */
+  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean; limits?: Partial<OwnLimits> }): Promise<AccountRow> {
+    const values: { name?: string; mcp_enabled?: boolean; requests_per_minute?: number | null; tokens_per_minute?: number | null; concurrent_jobs?: number | null } = {};
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.mcpEnabled !== undefined) values.mcp_enabled = patch.mcpEnabled;
+    if (patch.limits?.requestsPerMinute !== undefined) values.requests_per_minute = patch.limits.requestsPerMinute;
+    if (patch.limits?.tokensPerMinute !== undefined) values.tokens_per_minute = patch.limits.tokensPerMinute;
+    if (patch.limits?.concurrentJobs !== undefined) values.concurrent_jobs = patch.limits.concurrentJobs;
     if (Object.keys(values).length === 0) return getAccount(id);
     const account = await db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
     if (!account) throw notFound('admin', `No account with id ${id}.`);
@@ -78,13 +89,24 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     const row = await db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['api_keys.id', 'api_keys.account_id', 'api_keys.status', 'api_keys.expires_at', 'accounts.balance', 'accounts.mcp_enabled'])
+      .select([
+        'api_keys.id',
+        'api_keys.account_id',
+        'api_keys.status',
+        'api_keys.expires_at',
+        'accounts.balance',
+        'accounts.mcp_enabled',
+        'accounts.requests_per_minute',
+        'accounts.tokens_per_minute',
+        'accounts.concurrent_jobs',
+      ])
       .where('api_keys.id', '=', claims.keyId)
       .executeTakeFirst();
     if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
-    return { accountId: row.account_id, keyId: row.id, account: { balance: row.balance, mcpEnabled: row.mcp_enabled } };
+    const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
+    return { accountId: row.account_id, keyId: row.id, account: { balance: row.balance, mcpEnabled: row.mcp_enabled, limits } };
   }
 
   return { createAccount, getAccount, updateAccount, createKey, disableKey, authenticate };
@@ -98,6 +120,8 @@ export function accountToWire(account: AccountRow) {
     name: account.name,
     balance: account.balance,
     mcp_enabled: account.mcp_enabled,
+    // The account's own limits; null: the configured default (DECISIONS.md 26).
+    limits: { requests_per_minute: account.requests_per_minute, tokens_per_minute: account.tokens_per_minute, concurrent_jobs: account.concurrent_jobs },
     created_at: toUnixSeconds(account.created_at),
   };
 }

@@ -8,7 +8,18 @@ export interface AccountsTable {
   /** The sum of the account's open holds (ledger_holds): `balance - held` is what it can still spend. */
   held: ColumnType<number, number | undefined, number>;
   mcp_enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Limits set by an operator (DECISIONS.md 26); null: the configured default. */
+  requests_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
+  tokens_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
+  concurrent_jobs: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
+}
+
+/** The requests of an account with a requests-per-minute limit, per one-minute window. */
+export interface RequestWindowsTable {
+  account_id: string;
+  window_start: Date;
+  requests: number;
 }
 
 export interface ApiKeysTable {

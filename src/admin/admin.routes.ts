@@ -15,9 +15,14 @@ const createAccountSchema = z.strictObject({
   balance: z.number().int().min(0).max(1e12).optional(),
   mcp_enabled: z.boolean().optional(),
 });
+/** A limit: a positive whole number, or null for the configured default. */
+const limit = (max: number) => z.number().int().positive().max(max).nullable().optional();
 const updateAccountSchema = z.strictObject({
   name: storedName.optional(),
   mcp_enabled: z.boolean().optional(),
+  limits: z
+    .strictObject({ requests_per_minute: limit(10_000_000), tokens_per_minute: limit(2_000_000_000), concurrent_jobs: limit(1_000_000) })
+    .optional(),
 });
 const creditSchema = z.strictObject({
   amount: z.number().int().positive().max(1e12),
@@ -47,7 +52,8 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
 
   router.patch('/accounts/:id', async (ctx) => {
     const body = parseInput(updateAccountSchema, ctx.request.body ?? {}, 'admin');
-    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled }));
+    const limits = body.limits && { requestsPerMinute: body.limits.requests_per_minute, tokensPerMinute: body.limits.tokens_per_minute, concurrentJobs: body.limits.concurrent_jobs };
+    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled, limits }));
   });
 
   router.post('/accounts/:id/credits', async (ctx) => {

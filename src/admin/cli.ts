@@ -14,6 +14,8 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   account credit ID --amount KOPECKS [--note TEXT]
   account mcp ID --enable | --disable
   account rename ID --name NAME
+  account limits ID [--requests-per-minute N] [--tokens-per-minute N] [--concurrent-jobs N]
+                    (N a whole number, or "default" for the service's default)
   key create ACCOUNT_ID [--name NAME] [--expires-in SECONDS]
   key disable KEY_ID
 
@@ -89,6 +91,15 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
     if ((flags.enable === true) === (flags.disable === true)) throw new UsageError('give exactly one of --enable or --disable');
     return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { mcp_enabled: flags.enable === true } };
   }
+  if (noun === 'account' && verb === 'limits') {
+    const limits: Record<string, number | null> = {};
+    for (const name of ['requests-per-minute', 'tokens-per-minute', 'concurrent-jobs']) {
+      if (flags[name] === undefined) continue;
+      limits[name.replaceAll('-', '_')] = flags[name] === 'default' ? null : integerFlag(flags, name, true)!;
+    }
+    if (Object.keys(limits).length === 0) throw new UsageError('give at least one of --requests-per-minute, --tokens-per-minute, --concurrent-jobs');
+    return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { limits } };
+  }
   if (noun === 'account' && verb === 'rename') {
     return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { name: stringFlag(flags, 'name', true) } };
   }
@@ -108,7 +119,8 @@ function describe(result: any): string {
   if (result.status === 'disabled') return `Key ${result.id} disabled.`;
   if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}).`;
   if (result.id?.startsWith?.('acct_')) {
-    return `Account ${result.id} "${result.name}": balance ${result.balance} kopecks, MCP ${result.mcp_enabled ? 'enabled' : 'disabled'}.`;
+    const limits = Object.entries(result.limits ?? {}).map(([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`);
+    return `Account ${result.id} "${result.name}": balance ${result.balance} kopecks, MCP ${result.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
   }
   return JSON.stringify(result, null, 2);
 }

@@ -1,4 +1,4 @@
-import type { AccountsTable, ApiKeysTable } from '../accounts/accounts.table';
+import type { AccountsTable, ApiKeysTable, RequestWindowsTable } from '../accounts/accounts.table';
 import type { AssistantsTable } from '../assistants/assistants.table';
 import type { TranscriptionChunksTable, TranscriptionsTable } from '../audio/transcriptions.table';
 import type { LedgerHoldsTable, LedgerTransactionsTable } from '../billing/ledger.table';
@@ -17,6 +17,7 @@ import type { McpCallsTable } from '../mcp/mcp.table';
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  request_windows: RequestWindowsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_holds: LedgerHoldsTable;
   conversations: ConversationsTable;

@@ -7,6 +7,7 @@ import type { Config } from '../config';
 import type { DatabaseHandle } from '../db/database';
 import type { Logger } from '../logger';
 import { requireApiKey } from './auth';
+import type { AccountLimitsService } from '../limits/account-limits';
 import { jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
@@ -21,6 +22,7 @@ export type AppDeps = PublicRoutesDeps & {
   adminToken: string;
   accounts: AccountsService;
   ledger: Ledger;
+  limits: AccountLimitsService;
 };
 
 /** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
@@ -52,6 +54,8 @@ export function createApp(deps: AppDeps): Koa {
 
   const authenticate = requireApiKey(deps.accounts);
   app.use((ctx, next) => (/^\/(v[12]|openai\/v1)(\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
+  // Per-account limits, after authentication (an unauthenticated request never reaches them).
+  app.use(deps.limits.enforce);
   const api = new Router();
   for (const module of publicRouteModules) {
     const router = module(deps);

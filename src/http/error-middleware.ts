@@ -31,6 +31,7 @@ export function errorMiddleware(logger: Logger) {
         logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = apiError.status;
+      if (apiError.headers) ctx.set(apiError.headers);
       // The OpenAI-compatible surface answers in OpenAI's error body; the rest in the spec's envelope.
       ctx.body = ctx.path.startsWith('/openai/')
         ? { error: { message: apiError.message, type: openAIErrorType(apiError.status), param: null, code: apiError.code } }
