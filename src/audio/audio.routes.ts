@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
+import { readIdempotencyKey } from '../http/idempotency-key';
+import type { IdempotentReplies } from '../idempotency/idempotent-replies';
 import { parseSpeechBody, parseTranscriptionFields } from './audio.schema';
 import type { AudioService } from './audio.service';
 import { readAudioUpload } from './multipart-upload';
@@ -7,6 +9,14 @@ import { transcriptionStatusToWire } from './transcription-result';
 
 export interface AudioRoutesDeps {
   audio: AudioService;
+  replies: IdempotentReplies;
+}
+
+/** A synthesis as an Idempotency-Key stores it: the whole MP3 (a few hundred KB at most), base64. */
+interface StoredSpeech {
+  mediaType: string;
+  requestId: string;
+  audio: string;
 }
 
 /** DECISIONS.md 20: an audio upload is at most 25 MiB. */
@@ -19,12 +29,28 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
 
   router.post('/speech', async (ctx) => {
     const body = parseSpeechBody(ctx.request.body);
-    const speech = await audio.speak(ctx.state.auth.accountId, body);
-    ctx.type = speech.mediaType;
-    ctx.set('X-Request-Id', speech.requestId);
+    const key = readIdempotencyKey(ctx);
     ctx.attachment('speech.mp3', { type: 'inline' });
-    // Piped as the vendor produces it; a failure mid-way ends the connection (the status has gone out).
-    ctx.body = Readable.from(speech.audio, { objectMode: false });
+    if (!key) {
+      const speech = await audio.speak(ctx.state.auth.accountId, body);
+      ctx.type = speech.mediaType;
+      ctx.set('X-Request-Id', speech.requestId);
+      // Piped as the vendor produces it; a failure mid-way ends the connection (the status has gone out).
+      ctx.body = Readable.from(speech.audio, { objectMode: false });
+      return;
+    }
+    // With an Idempotency-Key (DECISIONS.md 17) the audio is read whole and stored with the key before it is sent,
+    // so a retry gets the same bytes and is not billed again; a synthesis that fails midway stores nothing.
+    const { reply, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope: 'speech', key, body: ctx.request.body }, async (requestId): Promise<StoredSpeech> => {
+      const speech = await audio.speak(ctx.state.auth.accountId, body, requestId);
+      const chunks: Buffer[] = [];
+      for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
+      return { mediaType: speech.mediaType, requestId: speech.requestId, audio: Buffer.concat(chunks).toString('base64') };
+    });
+    if (replayed) ctx.set('Idempotent-Replayed', 'true');
+    ctx.type = reply.mediaType;
+    ctx.set('X-Request-Id', reply.requestId);
+    ctx.body = Buffer.from(reply.audio, 'base64');
   });
 
   router.post('/transcription', async (ctx) => {

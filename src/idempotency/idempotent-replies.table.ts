@@ -4,7 +4,7 @@ import type { JsonDefault } from '../db/columns';
 /** A synchronous call made with an Idempotency-Key: running, then its stored reply (or failed, to be run again). */
 export interface IdempotentRepliesTable {
   account_id: string;
-  /** The endpoint family (`chat`, `chat.v1`, `embeddings`): one key may be used on each. */
+  /** The endpoint family (`chat`, `chat.v1`, `embeddings`, `speech`): one key may be used on each. */
   scope: string;
   key: string;
   request_hash: string;

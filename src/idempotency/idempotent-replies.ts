@@ -16,7 +16,7 @@ const ABANDONED_AFTER = sql<Date>`now() - interval '11 minutes'`;
 
 export interface IdempotentCall {
   accountId: string;
-  /** The endpoint family: `chat`, `chat.v1`, `embeddings`. */
+  /** The endpoint family: `chat`, `chat.v1`, `embeddings`, `speech`. */
   scope: string;
   key: string;
   /** The request body the key is bound to. */

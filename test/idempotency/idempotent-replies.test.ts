@@ -1,12 +1,12 @@
 import { useTestApp } from '../support/harness';
 
 /**
- * Idempotency-Key on the synchronous billable calls (chat completions v2 and v1, embeddings), with the contract
+ * Idempotency-Key on the synchronous billable calls (chat completions v2 and v1, embeddings, speech), with the contract
  * of Responses (DECISIONS.md 17): same key and body → the stored reply, nothing run or billed again; another body
  * → 400; a call still running → 409; a failed call stores no reply and runs again under its request id; a call abandoned by a crash runs again under
  * its request id, so its debit is not repeated.
  */
-describe('Idempotency-Key on chat completions and embeddings', () => {
+describe('Idempotency-Key on chat completions, embeddings and speech', () => {
   const suite = useTestApp();
   const post = (path: string, body: unknown, key?: string) =>
     suite.app.request('POST', path, { key: suite.key, body, headers: key ? { 'idempotency-key': key } : {} });
@@ -34,6 +34,31 @@ describe('Idempotency-Key on chat completions and embeddings', () => {
     // Without a key, every call runs and bills.
     await post(path, body);
     expect((await debits()).length).toBe(before + 2);
+  });
+
+  it('/v2/audio/speech: a repeat answers the same MP3 bytes (stored with the key) and bills once', async () => {
+    const speak = (body: unknown, key?: string) =>
+      fetch(`${suite.app.baseUrl}/v2/audio/speech`, {
+        method: 'POST',
+        headers: { 'x-auth-token': suite.key, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        body: JSON.stringify(body),
+      });
+    const body = { model: 'dev-tts', voice: 'en-us', text: 'Said once, heard twice.' };
+    const before = (await debits()).length;
+    const first = await speak(body, 'speech-key');
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('audio/mpeg');
+    const audio = Buffer.from(await first.arrayBuffer());
+    expect(audio.length).toBeGreaterThan(1000);
+    const second = await speak({ ...body }, 'speech-key');
+    expect(second.status).toBe(200);
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.headers.get('x-request-id')).toBe(first.headers.get('x-request-id'));
+    expect(Buffer.from(await second.arrayBuffer()).equals(audio)).toBe(true);
+    expect((await debits()).length).toBe(before + 1);
+    const reused = await speak({ ...body, text: 'Something else.' }, 'speech-key');
+    expect(reused.status).toBe(400);
+    expect((await reused.json()).error.code).toBe('request.idempotency_key_reused');
   });
 
   it('answers 409 while a call with the key is still running, and stores no reply for a failed call', async () => {
