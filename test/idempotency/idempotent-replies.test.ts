@@ -58,7 +58,7 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     expect((await debits()).length).toBe(before + 1);
     const reused = await speak({ ...body, text: 'Something else.' }, 'speech-key');
     expect(reused.status).toBe(400);
-    expect((await reused.json()).error.code).toBe('request.idempotency_key_reused');
+    expect(((await reused.json()) as { error: { code: string } }).error.code).toBe('request.idempotency_key_reused');
   });
 
   it('answers 409 while a call with the key is still running, and stores no reply for a failed call', async () => {

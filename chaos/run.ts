@@ -1,0 +1,407 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startFakeOpenAI, type FakeVendorServer } from '../test/fakes';
+import type { FakeScript } from '../test/fakes/fake-script';
+
+/**
+ * `npm run chaos` (not part of `npm test`): the service in processes of its own, on Postgres and on PGlite, under
+ * what production does to it: kill -9 during creation bursts and generation, vendor faults from a fake OpenAI
+ * (429, 5xx, a hang, malformed SSE, a stream dropped midway), an overdraft burst and an idle-socket flood. Every
+ * check goes through the API (statuses, balance, available, transactions), so it reads the same on both databases.
+ * Prints a table and writes chaos/results/chaos.json. Postgres from CHAOS_DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test).
+ */
+
+const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
+const ROOT = path.resolve(__dirname, '..', '..');
+const SERVICE = path.join(ROOT, 'dist', 'bench', 'service-process.js');
+const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
+/** A Response still not final this long after its service came back counts as stuck. */
+const STUCK_AFTER_MS = 60_000;
+
+interface Service {
+  child: ChildProcess;
+  baseUrl: string;
+  key: string;
+  accountId: string;
+}
+
+interface Storage {
+  name: 'postgres' | 'pglite';
+  dataDir: string;
+  schema?: string;
+  postgresUrl?: string;
+}
+
+interface Row {
+  database: string;
+  scenario: string;
+  operations: number;
+  stuck: number;
+  lost: number;
+  doubleDebits: number;
+  negativeBalances: number;
+  heldAfter: number;
+  ledgerMismatch: number;
+  maxRecoveryMs: number | null;
+  notes: string;
+}
+
+async function startService(storage: Storage, env: Record<string, string>): Promise<Service> {
+  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], {
+    env: {
+      ...process.env,
+      NODE_OPTIONS: '',
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN,
+      DATA_DIR: storage.dataDir,
+      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...(storage.postgresUrl ? { DATABASE_URL: storage.postgresUrl } : { DATABASE_URL: '' }),
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('message', (message: { port: number; key: string; accountId: string }) =>
+      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, key: message.key, accountId: message.accountId }),
+    );
+    child.once('exit', (code) => reject(new Error(`service exited (${code}) before it was ready: ${stderr.slice(-2000)}`)));
+  });
+}
+
+function kill(service: Service): Promise<void> {
+  return new Promise((resolve) => {
+    if (service.child.exitCode !== null || service.child.signalCode !== null) return resolve();
+    service.child.once('exit', () => resolve());
+    service.child.kill('SIGKILL');
+  });
+}
+
+async function stop(service: Service): Promise<void> {
+  await new Promise<void>((resolve) => {
+    if (service.child.exitCode !== null || service.child.signalCode !== null) return resolve();
+    service.child.once('exit', () => resolve());
+    service.child.kill('SIGTERM');
+  });
+}
+
+async function api(service: Service, method: string, urlPath: string, body?: unknown, key = service.key): Promise<{ status: number; body: any }> {
+  const reply = await fetch(service.baseUrl + urlPath, {
+    method,
+    headers: { 'x-auth-token': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await reply.text();
+  return { status: reply.status, body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+}
+
+async function admin(service: Service, method: string, urlPath: string, body?: unknown) {
+  const reply = await fetch(service.baseUrl + urlPath, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: reply.status, body: (await reply.json()) as any };
+}
+
+async function newAccount(service: Service, balance: number): Promise<{ key: string; accountId: string }> {
+  const account = await admin(service, 'POST', '/admin/accounts', { name: 'chaos', balance });
+  const key = await admin(service, 'POST', `/admin/accounts/${account.body.id}/keys`, {});
+  return { key: key.body.key, accountId: account.body.id };
+}
+
+/** The ledger as the account sees it: balance, available, and its transactions, all pages. */
+async function ledgerOf(service: Service, key: string) {
+  const balance = (await api(service, 'GET', '/v2/organization/balance', undefined, key)).body;
+  const transactions: Array<{ id: string; type: string; amount: number; metadata: Record<string, unknown> }> = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await api(service, 'GET', `/v2/organization/transactions?limit=100${after ? `&after_id=${after}` : ''}`, undefined, key);
+    const data = page.body.data ?? page.body.transactions ?? page.body;
+    if (!Array.isArray(data) || data.length === 0) break;
+    transactions.push(...data);
+    if (data.length < 100) break;
+    after = data.at(-1).id;
+  }
+  const credits = transactions.filter((t) => t.type === 'credit').reduce((sum, t) => sum + t.amount, 0);
+  const debits = transactions.filter((t) => t.type === 'debit');
+  const perOperation = new Map<string, number>();
+  for (const debit of debits) {
+    const operation = String(debit.metadata.response_id ?? debit.metadata.request_id ?? debit.id);
+    perOperation.set(operation, (perOperation.get(operation) ?? 0) + 1);
+  }
+  return {
+    balance: balance.balance as number,
+    held: (balance.balance - balance.available) as number,
+    mismatch: balance.balance - (credits - debits.reduce((sum, t) => sum + t.amount, 0)),
+    doubleDebits: [...perOperation.values()].filter((count) => count > 1).length,
+  };
+}
+
+/** Polls the Responses until every one is final; answers the ms it took, the ones still not final and the ones gone. */
+async function waitFinal(service: Service, ids: string[], key = service.key): Promise<{ ms: number; stuck: string[]; lost: string[] }> {
+  const started = Date.now();
+  const pending = new Set(ids);
+  const lost: string[] = [];
+  while (pending.size > 0 && Date.now() - started < STUCK_AFTER_MS) {
+    await Promise.all(
+      [...pending].map(async (id) => {
+        const reply = await api(service, 'GET', `/v2/responses/${id}`, undefined, key).catch(() => undefined);
+        if (!reply) return;
+        if (reply.status === 404) {
+          lost.push(id);
+          pending.delete(id);
+        } else if (FINAL.has(reply.body.status)) pending.delete(id);
+      }),
+    );
+    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { ms: Date.now() - started, stuck: [...pending], lost };
+}
+
+/** Background and synchronous Responses created at once; the ids of those whose creation was answered. */
+async function burst(service: Service, count: number, input: string): Promise<{ ids: string[]; attempted: number }> {
+  const replies = await Promise.all(
+    Array.from({ length: count }, (_, index) =>
+      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input, background: index % 4 !== 0 }).catch(() => undefined),
+    ),
+  );
+  return { ids: replies.flatMap((reply) => (reply?.status === 200 ? [reply.body.id as string] : [])), attempted: count };
+}
+
+async function killLoop(storage: Storage, rounds: number): Promise<Row> {
+  let service = await startService(storage, {});
+  const { key } = service;
+  const ids: string[] = [];
+  let attempted = 0;
+  let maxRecoveryMs = 0;
+  const stuck = new Set<string>();
+  const lost = new Set<string>();
+  for (let round = 0; round < rounds; round++) {
+    // Creations in flight and generations running when the process dies.
+    const creating = burst(service, 80, '/delay 25 /words 40');
+    await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 250)));
+    await kill(service);
+    // Creations the kill cut off failed at the client: not counted (their ids were never answered).
+    const created = await creating;
+    ids.push(...created.ids);
+    attempted += created.attempted;
+    service = { ...(await startService(storage, {})), key };
+    const outcome = await waitFinal(service, ids, key);
+    maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
+    outcome.stuck.forEach((id) => stuck.add(id));
+    outcome.lost.forEach((id) => lost.add(id));
+  }
+  const ledger = await ledgerOf(service, key);
+  await stop(service);
+  return {
+    database: storage.name,
+    scenario: `kill -9 during bursts (${rounds} rounds)`,
+    operations: attempted,
+    stuck: stuck.size,
+    lost: lost.size,
+    doubleDebits: ledger.doubleDebits,
+    negativeBalances: ledger.balance < 0 ? 1 : 0,
+    heldAfter: ledger.held,
+    ledgerMismatch: ledger.mismatch,
+    maxRecoveryMs,
+    notes: `${ids.length} creations answered before the kill`,
+  };
+}
+
+async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<Row> {
+  const service = await startService(storage, { OPENAI_API_KEY: 'chaos-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_TIMEOUT_MS: '2000', PROVIDER_MAX_RETRIES: '1' });
+  const faults: Array<[string, FakeScript]> = [
+    ['429', { status: 429, retryAfter: '1' }],
+    ['500', { status: 500 }],
+    ['503', { status: 503 }],
+    ['hang', { hang: true }],
+    ['malformed SSE', { malformedSse: true }],
+    ['drop mid-stream', { dropAfterDeltas: 2 }],
+    ['error event', { errorEventAfterDeltas: 1 }],
+  ];
+  const ids: string[] = [];
+  const outcomes: string[] = [];
+  let maxMs = 0;
+  let stuck = 0;
+  let lost = 0;
+  for (const [name, fault] of faults) {
+    fake.reset();
+    // The fault on every attempt (the retry included), so the Response must end failed, cleanly.
+    fake.script(fault, fault, fault);
+    const created = await api(service, 'POST', '/v2/responses', { model: 'gpt-4.1-mini', input: `chaos ${name}`, stream: false });
+    if (created.status !== 200) {
+      outcomes.push(`${name}: ${created.status}`);
+      continue;
+    }
+    ids.push(created.body.id);
+    const outcome = await waitFinal(service, [created.body.id]);
+    maxMs = Math.max(maxMs, outcome.ms);
+    stuck += outcome.stuck.length;
+    lost += outcome.lost.length;
+    outcomes.push(`${name}: ${(await api(service, 'GET', `/v2/responses/${created.body.id}`)).body.status}`);
+  }
+  const ledger = await ledgerOf(service, service.key);
+  await stop(service);
+  return {
+    database: storage.name,
+    scenario: 'vendor faults (each on every attempt)',
+    operations: faults.length,
+    stuck,
+    lost,
+    doubleDebits: ledger.doubleDebits,
+    negativeBalances: ledger.balance < 0 ? 1 : 0,
+    heldAfter: ledger.held,
+    ledgerMismatch: ledger.mismatch,
+    maxRecoveryMs: maxMs,
+    notes: outcomes.join('; '),
+  };
+}
+
+async function overdraft(storage: Storage): Promise<Row> {
+  const service = await startService(storage, {});
+  const account = await newAccount(service, 1000);
+  const replies = await Promise.all(
+    Array.from({ length: 500 }, (_, index) =>
+      index % 2 === 0
+        ? api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: '/words 40', background: false }, account.key)
+        : api(service, 'POST', '/v2/chat/completions', { model: 'dev-echo', messages: [{ role: 'user', content: '/words 40' }] }, account.key),
+    ),
+  );
+  const paid = replies.filter((reply) => reply.status === 200).length;
+  const refused = replies.filter((reply) => reply.status === 402).length;
+  const ledger = await ledgerOf(service, account.key);
+  await stop(service);
+  return {
+    database: storage.name,
+    scenario: 'overdraft burst: 500 at once on 1,000 kopecks',
+    operations: replies.length,
+    stuck: 0,
+    lost: replies.length - paid - refused,
+    doubleDebits: ledger.doubleDebits,
+    negativeBalances: ledger.balance < 0 ? 1 : 0,
+    heldAfter: ledger.held,
+    ledgerMismatch: ledger.mismatch,
+    maxRecoveryMs: null,
+    notes: `${paid} paid, ${refused} refused with 402, balance left ${ledger.balance}`,
+  };
+}
+
+async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
+  const service = await startService(storage, { HTTP_MAX_CONNECTIONS: '10000' });
+  const port = Number(new URL(service.baseUrl).port);
+  const open: net.Socket[] = [];
+  let failed = 0;
+  for (let offset = 0; offset < sockets; offset += 500) {
+    await Promise.all(
+      Array.from({ length: Math.min(500, sockets - offset) }, () =>
+        new Promise<void>((resolve) => {
+          const socket = net.connect(port, '127.0.0.1');
+          socket.on('error', () => undefined);
+          socket.once('connect', () => (open.push(socket), resolve()));
+          socket.once('error', () => (failed++, resolve()));
+        }),
+      ),
+    );
+  }
+  const started = Date.now();
+  const health = await fetch(`${service.baseUrl}/healthz`).then((reply) => reply.status, () => 0);
+  const balance = await api(service, 'GET', '/v2/organization/balance').then((reply) => reply.status, () => 0);
+  const answeredMs = Date.now() - started;
+  const stillOpen = open.filter((socket) => !socket.destroyed && socket.readyState === 'open').length;
+  open.forEach((socket) => socket.destroy());
+  await stop(service);
+  return {
+    database: storage.name,
+    scenario: `idle-socket flood (${sockets} sockets)`,
+    operations: sockets,
+    stuck: health === 200 && balance === 200 ? 0 : 1,
+    lost: 0,
+    doubleDebits: 0,
+    negativeBalances: 0,
+    heldAfter: 0,
+    ledgerMismatch: 0,
+    maxRecoveryMs: answeredMs,
+    notes: `/healthz ${health}, API ${balance} in ${answeredMs} ms; ${stillOpen} idle sockets still open (cap 10,000), ${failed} refused`,
+  };
+}
+
+async function newStorage(name: 'postgres' | 'pglite', postgresUrl: string): Promise<Storage> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `chaos-${name}-`));
+  if (name === 'pglite') return { name, dataDir };
+  const schema = `chaos_${randomBytes(5).toString('hex')}`;
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  return { name, dataDir, schema, postgresUrl };
+}
+
+async function dropStorage(storage: Storage): Promise<void> {
+  fs.rmSync(storage.dataDir, { recursive: true, force: true });
+  if (!storage.schema) return;
+  const client = new pg.Client({ connectionString: storage.postgresUrl });
+  await client.connect();
+  await client.query(`drop schema ${storage.schema} cascade`);
+  await client.end();
+}
+
+function table(rows: Row[]): string {
+  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'max recovery ms'];
+  const lines = rows.map((row) => [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.maxRecoveryMs ?? '-'].map(String));
+  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
+  const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
+  return [format(header), widths.map((width) => '-'.repeat(width)).join('-|-'), ...lines.map(format)].join('\n');
+}
+
+async function main(argv: string[]) {
+  const postgresUrl = process.env.CHAOS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const databases = argv.includes('--pglite-only') ? ['pglite' as const] : argv.includes('--postgres-only') ? ['postgres' as const] : ['postgres' as const, 'pglite' as const];
+  const roundsIndex = argv.indexOf('--rounds');
+  const rounds = roundsIndex >= 0 ? Number(argv[roundsIndex + 1]) : 5;
+  const socketsIndex = argv.indexOf('--sockets');
+  const sockets = socketsIndex >= 0 ? Number(argv[socketsIndex + 1]) : 19_000;
+  if (!fs.existsSync(SERVICE)) throw new Error(`${SERVICE} is missing: run npm run build first (npm run chaos does)`);
+  const fake = await startFakeOpenAI();
+  const rows: Row[] = [];
+  try {
+    for (const name of databases) {
+      for (const scenario of [
+        (storage: Storage) => killLoop(storage, rounds),
+        (storage: Storage) => vendorFaults(storage, fake),
+        overdraft,
+        (storage: Storage) => idleFlood(storage, sockets),
+      ]) {
+        const storage = await newStorage(name, postgresUrl);
+        try {
+          const row = await scenario(storage);
+          rows.push(row);
+          process.stdout.write(`${row.database}: ${row.scenario}: ${row.notes}\n`);
+        } finally {
+          await dropStorage(storage);
+        }
+      }
+    }
+  } finally {
+    await fake.close();
+  }
+  process.stdout.write(`\n${table(rows)}\n`);
+  const failures = rows.filter((row) => row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) > 0 || (row.scenario.startsWith('kill') && (row.maxRecoveryMs ?? 0) > 5000));
+  const output = path.join(ROOT, 'chaos', 'results', 'chaos.json');
+  fs.mkdirSync(path.dirname(output), { recursive: true });
+  fs.writeFileSync(output, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, rows, failures: failures.length }, null, 2) + '\n');
+  process.stdout.write(`\n${failures.length === 0 ? 'all invariants held' : `${failures.length} scenario(s) broke an invariant`}; written to ${path.relative(ROOT, output)}\n`);
+  process.exitCode = failures.length === 0 ? 0 : 1;
+}
+
+main(process.argv.slice(2)).catch((error) => {
+  process.stderr.write(`${error?.stack ?? error}\n`);
+  process.exit(1);
+});
