@@ -166,6 +166,17 @@ async function waitFinal(service: Service, ids: string[], key = service.key): Pr
   return { ms: Date.now() - started, stuck: [...pending], lost };
 }
 
+/** Polls until the account holds nothing (every operation in flight settled), up to STUCK_AFTER_MS; answers the ms it took. */
+async function heldDrained(service: Service, key: string): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < STUCK_AFTER_MS) {
+    const { body } = await api(service, 'GET', '/v2/organization/balance', undefined, key);
+    if (body.available === body.balance) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return Date.now() - started;
+}
+
 /** Background and synchronous Responses created at once; the ids of those whose creation was answered. */
 async function burst(service: Service, count: number, input: string): Promise<{ ids: string[]; attempted: number }> {
   const replies = await Promise.all(
@@ -199,6 +210,10 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
     outcome.stuck.forEach((id) => stuck.add(id));
     outcome.lost.forEach((id) => lost.add(id));
   }
+  // Creations the kill cut off after they were written (their ids never answered) run to the end too: every hold
+  // is settled once they have.
+  const drained = await heldDrained(service, key);
+  maxRecoveryMs = Math.max(maxRecoveryMs, drained);
   const ledger = await ledgerOf(service, key);
   await stop(service);
   return {

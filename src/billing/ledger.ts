@@ -247,19 +247,19 @@ export function createLedger(db: Db, options: { owner: string }) {
   }
 
   /**
-   * Releases the holds nobody will settle: those of a request whose process died (`ownerDied`, an SQL condition
-   * on the `owner` column, or any older than `maxAgeMs`), those of a finished job, and those of a job that was
-   * never written (its creating process died between the hold and the insert). A running job's hold waits for
-   * its takeover, whose finalisation settles it. Answers how many holds were released.
+   * Releases the holds nobody will settle: those a dead process placed (`ownerDied`, an SQL condition on the
+   * `owner` column; or older than `maxAgeMs`) for a request it was serving or for a job it never wrote (it died
+   * between the hold and the insert), and those of a finished job. A written job's hold waits for its takeover,
+   * whose finalisation settles it. Answers how many holds were released.
    */
   async function releaseAbandoned(options: { ownerDied: RawBuilder<boolean>; maxAgeMs: number }): Promise<number> {
     const released = await sql<{ id: string }>`
       with released as (
         delete from ledger_holds as h
-        where (h.job_id is null and h.owner <> ${owner}
+        where (h.owner <> ${owner}
+                and (h.job_id is null or not exists (select 1 from jobs where jobs.id = h.job_id))
                 and (${options.ownerDied} or h.created_at < now() - ${options.maxAgeMs} * interval '1 millisecond'))
           or (h.job_id is not null and exists (select 1 from jobs where jobs.id = h.job_id and jobs.status in ('completed', 'failed')))
-          or (h.job_id is not null and h.created_at < now() - interval '10 minutes' and not exists (select 1 from jobs where jobs.id = h.job_id))
         returning h.account_id, h.amount),
       totals as (select account_id, sum(amount) as amount from released group by account_id)
       update accounts set held = accounts.held - totals.amount from totals where accounts.id = totals.account_id

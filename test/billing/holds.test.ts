@@ -167,7 +167,7 @@ describe('billing holds', () => {
       // A request's hold whose process died, and a job's hold whose job row was never written.
       await sql`insert into ledger_holds (account_id, operation_key, amount, owner, job_id, created_at) values
         (${accountId}, 'chat:req_dead', 100, 'host:1:dead', null, now()),
-        (${accountId}, 'response:resp_never', 50, 'host:1:dead', 'resp_never', now() - interval '1 hour')`.execute(restartable.db);
+        (${accountId}, 'response:resp_never', 50, 'host:1:dead', 'resp_never', now())`.execute(restartable.db);
       await sql`update accounts set held = held + 150 where id = ${accountId}`.execute(restartable.db);
       await restartable.stop();
       restartable = await TestApp.start({ dataDir, schema });
