@@ -145,6 +145,11 @@ async function ledgerOf(service: Service, key: string) {
   };
 }
 
+/** The ledger's invariants as table columns: each should be 0. */
+function ledgerColumns(ledger: Awaited<ReturnType<typeof ledgerOf>>) {
+  return { doubleDebits: ledger.doubleDebits, negativeBalances: ledger.balance < 0 ? 1 : 0, heldAfter: ledger.held, ledgerMismatch: ledger.mismatch };
+}
+
 /** Polls the Responses until every one is final; answers the ms it took, the ones still not final and the ones gone. */
 async function waitFinal(service: Service, ids: string[], key = service.key): Promise<{ ms: number; stuck: string[]; lost: string[] }> {
   const started = Date.now();
@@ -222,10 +227,7 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
     operations: attempted,
     stuck: stuck.size,
     lost: lost.size,
-    doubleDebits: ledger.doubleDebits,
-    negativeBalances: ledger.balance < 0 ? 1 : 0,
-    heldAfter: ledger.held,
-    ledgerMismatch: ledger.mismatch,
+    ...ledgerColumns(ledger),
     maxRecoveryMs,
     notes: `${ids.length} creations answered before the kill`,
   };
@@ -271,10 +273,7 @@ async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<R
     operations: faults.length,
     stuck,
     lost,
-    doubleDebits: ledger.doubleDebits,
-    negativeBalances: ledger.balance < 0 ? 1 : 0,
-    heldAfter: ledger.held,
-    ledgerMismatch: ledger.mismatch,
+    ...ledgerColumns(ledger),
     maxRecoveryMs: maxMs,
     notes: outcomes.join('; '),
   };
@@ -300,10 +299,7 @@ async function overdraft(storage: Storage): Promise<Row> {
     operations: replies.length,
     stuck: 0,
     lost: replies.length - paid - refused,
-    doubleDebits: ledger.doubleDebits,
-    negativeBalances: ledger.balance < 0 ? 1 : 0,
-    heldAfter: ledger.held,
-    ledgerMismatch: ledger.mismatch,
+    ...ledgerColumns(ledger),
     maxRecoveryMs: null,
     notes: `${paid} paid, ${refused} refused with 402, balance left ${ledger.balance}`,
   };

@@ -87,6 +87,11 @@ describe('per-account limits', () => {
     const burst = await Promise.all(Array.from({ length: 50 }, () => app.request('POST', '/v2/responses', { key: plain.key, body: { model: 'dev-echo', input: '/delay 3000 /words 2' } })));
     expect(burst.every((reply) => reply.status === 200)).toBe(true);
     expect((await app.request('POST', '/v2/responses', { key: plain.key, body: { model: 'dev-echo', input: 'hi' } })).status).toBe(429);
+    // Nothing left running for the tests after this one.
+    await Promise.all(burst.map((reply) => app.request('POST', `/v2/responses/${reply.body.id}/cancel`, { key: plain.key })));
+    for (const reply of burst) {
+      await pollUntil(async () => (await app.request('GET', `/v2/responses/${reply.body.id}`, { key: plain.key })).body.status, (status) => ['cancelled', 'completed'].includes(status));
+    }
   });
 
   (postgresUrl ? it : it.skip)('replicas on one Postgres count the same requests', async () => {
