@@ -244,7 +244,6 @@ async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<R
     ['drop mid-stream', { dropAfterDeltas: 2 }],
     ['error event', { errorEventAfterDeltas: 1 }],
   ];
-  const ids: string[] = [];
   const outcomes: string[] = [];
   let maxMs = 0;
   let stuck = 0;
@@ -258,7 +257,6 @@ async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<R
       outcomes.push(`${name}: ${created.status}`);
       continue;
     }
-    ids.push(created.body.id);
     const outcome = await waitFinal(service, [created.body.id]);
     maxMs = Math.max(maxMs, outcome.ms);
     stuck += outcome.stuck.length;

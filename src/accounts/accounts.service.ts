@@ -11,8 +11,8 @@ import { toUnixSeconds } from '../time';
 export interface AuthContext {
   accountId: string;
   keyId: string;
-  /** The account as read with the key (same query): lets billable routes check the balance without another round trip. */
-  account: { balance: number; mcpEnabled: boolean; limits: OwnLimits };
+  /** The account as read with the key (same query): what its routes and limits need, without another round trip. */
+  account: { mcpEnabled: boolean; limits: OwnLimits };
 }
 
 /** An account's own limits (null: the configured default), as stored. */
@@ -94,7 +94,6 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
         'api_keys.account_id',
         'api_keys.status',
         'api_keys.expires_at',
-        'accounts.balance',
         'accounts.mcp_enabled',
         'accounts.requests_per_minute',
         'accounts.tokens_per_minute',
@@ -106,7 +105,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
     const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
-    return { accountId: row.account_id, keyId: row.id, account: { balance: row.balance, mcpEnabled: row.mcp_enabled, limits } };
+    return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
   }
 
   return { createAccount, getAccount, updateAccount, createKey, disableKey, authenticate };

@@ -1,5 +1,5 @@
 import type { Price } from '../catalog/catalog-types';
-import type { Ledger } from './ledger';
+import type { HoldRequest, Ledger } from './ledger';
 import { affordableOutput, priceCall } from './pricing';
 
 export interface GenerationHoldRequest {
@@ -18,18 +18,26 @@ export interface GenerationHoldRequest {
 }
 
 /**
- * Holds the most a model call can cost (DESIGN.md "Money: holds"): its input bound and output cap at the model's
- * price, plus what earlier calls of the operation used. An open cap is lowered to what the available balance
- * pays (DECISIONS.md 25), down to one output token; answers the cap the call may use. 402 when not even that fits.
+ * The hold of a model call (DESIGN.md "Money: holds"): its input bound and output cap at the model's price, plus
+ * what earlier calls of the operation used; at least one output token's worth when the cap may be lowered.
+ * `capFor` turns the hold placed into the cap the call may use: an open cap lowered to what it pays (DECISIONS.md
+ * 25), down to one output token.
  */
-export async function holdForGeneration(ledger: Pick<Ledger, 'hold'>, request: GenerationHoldRequest): Promise<number> {
+export function generationHold(request: GenerationHoldRequest): { hold: HoldRequest; capFor(held: number): number } {
   const prior = request.prior ?? { inputTokens: 0, outputTokens: 0 };
   const input = prior.inputTokens + request.inputBound;
   const amount = priceCall(request.price, { input, output: prior.outputTokens + request.cap }).amount;
   const minAmount = request.capFixed ? amount : priceCall(request.price, { input, output: prior.outputTokens + 1 }).amount;
-  const held = await ledger.hold({ accountId: request.accountId, operationKey: request.operationKey, jobId: request.jobId, amount, minAmount });
-  if (request.capFixed) return request.cap;
-  return Math.max(1, affordableOutput(request.price, held, input, prior.outputTokens + request.cap) - prior.outputTokens);
+  return {
+    hold: { accountId: request.accountId, operationKey: request.operationKey, jobId: request.jobId, amount, minAmount },
+    capFor: (held) => (request.capFixed ? request.cap : Math.max(1, affordableOutput(request.price, held, input, prior.outputTokens + request.cap) - prior.outputTokens)),
+  };
+}
+
+/** Places the hold of a model call (generationHold) and answers the cap the call may use; 402 when not even one token fits. */
+export async function holdForGeneration(ledger: Pick<Ledger, 'hold'>, request: GenerationHoldRequest): Promise<number> {
+  const { hold, capFor } = generationHold(request);
+  return capFor(await ledger.hold(hold));
 }
 
 /** A model's output cap when a request leaves it open: its catalog limit, or this for a model whose limit is not known. */

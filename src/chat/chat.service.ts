@@ -1,5 +1,5 @@
 import type { Ledger } from '../billing/ledger';
-import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
+import { generationHold, outputCapOf } from '../billing/generation-hold';
 import { priceCall } from '../billing/pricing';
 import { promptTokenBound } from '../responses/prompt';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
@@ -66,7 +66,7 @@ export function createChatService(deps: ChatDeps) {
     // The hold (DESIGN.md "Money: holds"), settled by the debit, released if the call fails.
     const operationKey = `chat:${requestId}`;
     const items = request.items ?? request.messages.map(toPromptItem);
-    const maxOutputTokens = await holdForGeneration(deps.ledger, {
+    const plan = generationHold({
       accountId,
       operationKey,
       price: model.price,
@@ -74,10 +74,10 @@ export function createChatService(deps: ChatDeps) {
       cap: outputCapOf(request.maxTokens, model.maxOutput),
       capFixed: request.maxTokens !== undefined,
     });
-    let result: Awaited<ReturnType<LanguageModel['generateText']>>;
-    try {
+    const { result, cost } = await deps.ledger.withHold(plan.hold, async (held) => {
+      let generated: Awaited<ReturnType<LanguageModel['generateText']>>;
       try {
-        result = await deps.providers.languageModel(model.vendor).generateText({
+        generated = await deps.providers.languageModel(model.vendor).generateText({
           model: model.upstreamId,
           instructions: request.instructions,
           items,
@@ -86,25 +86,23 @@ export function createChatService(deps: ChatDeps) {
           parallelToolCalls: request.parallelToolCalls,
           temperature: request.temperature,
           topP: request.topP,
-          maxOutputTokens,
+          maxOutputTokens: plan.capFor(held),
         });
       } catch (error) {
         throw vendorErrorToApiError(error, 'chat');
       }
-      const { inputTokens, outputTokens } = result.usage;
+      const { inputTokens, outputTokens } = generated.usage;
+      const priced = priceCall(model.price, { input: inputTokens, output: outputTokens });
       await deps.ledger.debit({
         accountId,
-        amount: priceCall(model.price, { input: inputTokens, output: outputTokens }).amount,
+        amount: priced.amount,
         operationKey,
         metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
         usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
       });
-    } catch (error) {
-      await deps.ledger.release(accountId, operationKey).catch(() => undefined);
-      throw error;
-    }
+      return { result: generated, cost: priced.cost };
+    });
     const { inputTokens, outputTokens } = result.usage;
-    const { cost } = priceCall(model.price, { input: inputTokens, output: outputTokens });
     return {
       created,
       model: model.code,

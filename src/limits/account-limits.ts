@@ -26,14 +26,13 @@ const MODEL_WORK: Array<{ path: RegExp; job: boolean }> = [
  */
 export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
   const { db, defaults } = deps;
-  const effective = (own: number | null) => (own === null ? undefined : own);
 
   function limitsOf(auth: AuthContext): AccountLimits {
     const own = auth.account.limits;
     return {
-      requestsPerMinute: effective(own.requestsPerMinute) ?? defaults.requestsPerMinute,
-      tokensPerMinute: effective(own.tokensPerMinute) ?? defaults.tokensPerMinute,
-      concurrentJobs: effective(own.concurrentJobs) ?? defaults.concurrentJobs,
+      requestsPerMinute: own.requestsPerMinute ?? defaults.requestsPerMinute,
+      tokensPerMinute: own.tokensPerMinute ?? defaults.tokensPerMinute,
+      concurrentJobs: own.concurrentJobs ?? defaults.concurrentJobs,
     };
   }
 

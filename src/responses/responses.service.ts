@@ -71,7 +71,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     body: CreateResponseBody,
     idempotencyKey?: string,
     /** The account as read with the API key in this request; read here when absent. */
-    knownAccount?: { balance: number; mcpEnabled: boolean },
+    knownAccount?: { mcpEnabled: boolean },
     /** Subscribe to the new Response's events (for a caller that streams them or waits for the end). */
     options: { subscribe?: boolean } = {},
   ): Promise<CreateResult> {
@@ -262,7 +262,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   async function readAccount(accountId: string) {
     const account = await findAccount(db, accountId);
     if (!account) throw notFound('response', `No account with id ${accountId}.`);
-    return { balance: account.balance, mcpEnabled: account.mcp_enabled };
+    return { mcpEnabled: account.mcp_enabled };
   }
 
   return { create, find, waitForFinal, cancel, remove };
