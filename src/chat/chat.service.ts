@@ -5,7 +5,7 @@ import { promptTokenBound } from '../responses/prompt';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
 import { newId } from '../ids';
-import type { FinishReason, FunctionTool, LanguageModel, PromptItem, ToolCall, ToolChoice } from '../providers/provider';
+import type { FinishReason, FunctionTool, GenerateTextRequest, LanguageModel, GenerateTextResult, PromptItem, ResponseFormat, TextStreamPart, ToolCall, ToolChoice } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
 import type { ChatMessage, ChatTool } from './chat.schema';
 
@@ -28,6 +28,7 @@ export interface ChatRequest {
   tools?: ChatTool[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
 }
 
 export interface ChatCompletion {
@@ -44,13 +45,19 @@ export interface ChatCompletion {
   requestId: string;
 }
 
+/** One part of a streamed completion: text and tool calls as they come, then the whole completion, billed. */
+export type ChatStreamPart =
+  | { type: 'text-delta'; text: string }
+  | { type: 'tool-call'; call: ToolCall }
+  | { type: 'completed'; completion: ChatCompletion };
+
 /**
- * Synchronous chat for the legacy v2 and the v1 endpoints: one vendor call, billed once per request
- * (service `chat`, DECISIONS.md 10), refused with 402 before the call when the balance is ≤ 0.
+ * Chat for the legacy v2, the v1 and the OpenAI-compatible endpoints: one vendor call under a hold, billed once
+ * per request (service `chat`, DECISIONS.md 10), refused with 402 before the call when the balance cannot pay.
  */
 export function createChatService(deps: ChatDeps) {
-  /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
-  async function complete(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<ChatCompletion> {
+  /** Validates the request against its model and plans its hold; nothing is held or called yet. */
+  async function prepare(accountId: string, request: ChatRequest, requestId: string) {
     const created = Math.floor(Date.now() / 1000);
     const tools = request.tools ? toFunctionTools(request.tools) : undefined;
     const model = await deps.catalog.requireUsableModel(request.model, 'chat', 'llm');
@@ -59,6 +66,9 @@ export function createChatService(deps: ChatDeps) {
     }
     if (tools?.length && !model.functionCalling) {
       throw invalidRequest('chat', `Model ${model.code} does not support function calling.`);
+    }
+    if (request.responseFormat && !model.structuredOutputs) {
+      throw invalidRequest('chat', `Model ${model.code} does not support structured output (response_format).`);
     }
     if (request.maxTokens !== undefined && model.maxOutput > 0 && request.maxTokens > model.maxOutput) {
       throw invalidRequest('chat', `max_tokens is at most ${model.maxOutput} for model ${model.code}.`);
@@ -74,24 +84,22 @@ export function createChatService(deps: ChatDeps) {
       cap: outputCapOf(request.maxTokens, model.maxOutput),
       capFixed: request.maxTokens !== undefined,
     });
-    const { result, cost } = await deps.ledger.withHold(plan.hold, async (held) => {
-      let generated: Awaited<ReturnType<LanguageModel['generateText']>>;
-      try {
-        generated = await deps.providers.languageModel(model.vendor).generateText({
-          model: model.upstreamId,
-          instructions: request.instructions,
-          items,
-          tools: tools?.length ? tools : undefined,
-          toolChoice: tools?.length ? request.toolChoice : undefined,
-          parallelToolCalls: request.parallelToolCalls,
-          temperature: request.temperature,
-          topP: request.topP,
-          maxOutputTokens: plan.capFor(held),
-        });
-      } catch (error) {
-        throw vendorErrorToApiError(error, 'chat');
-      }
-      const { inputTokens, outputTokens } = generated.usage;
+    const call = (held: number): GenerateTextRequest => ({
+      model: model.upstreamId,
+      instructions: request.instructions,
+      items,
+      tools: tools?.length ? tools : undefined,
+      toolChoice: tools?.length ? request.toolChoice : undefined,
+      parallelToolCalls: request.parallelToolCalls,
+      temperature: request.temperature,
+      topP: request.topP,
+      maxOutputTokens: plan.capFor(held),
+      responseFormat: request.responseFormat,
+    });
+
+    /** Debits the call's usage (settling the hold) and answers the completion; a debit that fails releases the hold. */
+    async function settle(result: GenerateTextResult): Promise<ChatCompletion> {
+      const { inputTokens, outputTokens } = result.usage;
       const priced = priceCall(model.price, { input: inputTokens, output: outputTokens });
       await deps.ledger.debit({
         accountId,
@@ -99,24 +107,87 @@ export function createChatService(deps: ChatDeps) {
         operationKey,
         metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
         usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
+      }).catch(async (error: unknown) => {
+        await deps.ledger.release(accountId, operationKey).catch(() => undefined);
+        throw error;
       });
-      return { result: generated, cost: priced.cost };
-    });
-    const { inputTokens, outputTokens } = result.usage;
-    return {
-      created,
-      model: model.code,
-      text: result.text,
-      toolCalls: result.toolCalls,
-      finishReason: result.finishReason,
-      inputTokens,
-      outputTokens,
-      cost,
-      requestId,
-    };
+      return { created, model: model.code, ...result, inputTokens, outputTokens, cost: priced.cost, requestId };
+    }
+
+    return { model, hold: plan.hold, call, settle };
   }
 
-  return { complete };
+  /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
+  async function complete(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<ChatCompletion> {
+    const { model, hold, call, settle } = await prepare(accountId, request, requestId);
+    return deps.ledger.withHold(hold, async (held) => {
+      let generated: GenerateTextResult;
+      try {
+        generated = await deps.providers.languageModel(model.vendor).generateText(call(held));
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'chat');
+      }
+      return settle(generated);
+    });
+  }
+
+  /**
+   * A streamed completion. Validation, the hold and the vendor's first part happen before this resolves, so
+   * a refusal or a vendor that fails at once is an HTTP error, not a broken stream. A consumer that stops
+   * early (its client went away) does not stop the generation: the rest is read and the whole call billed,
+   * as the vendor bills it.
+   */
+  async function stream(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
+    const { model, hold, call, settle } = await prepare(accountId, request, requestId);
+    const held = await deps.ledger.hold(hold);
+    const upstream = deps.providers.languageModel(model.vendor).streamText(call(held))[Symbol.asyncIterator]();
+    const next = async () => {
+      try {
+        return await upstream.next();
+      } catch (error) {
+        await deps.ledger.release(accountId, hold.operationKey).catch(() => undefined);
+        throw vendorErrorToApiError(error, 'chat');
+      }
+    };
+    const first = await next();
+
+    async function* parts(): AsyncGenerator<ChatStreamPart> {
+      const result: GenerateTextResult = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: 0, outputTokens: 0 } };
+      const take = (part: TextStreamPart) => {
+        if (part.type === 'text-delta') result.text += part.text;
+        else if (part.type === 'tool-call') result.toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
+        else Object.assign(result, { finishReason: part.finishReason, usage: part.usage });
+      };
+      let step = first;
+      let state: 'reading' | 'read' | 'failed' = 'reading';
+      try {
+        for (; !step.done; step = await next()) {
+          take(step.value);
+          if (step.value.type === 'text-delta') yield { type: 'text-delta', text: step.value.text };
+          else if (step.value.type === 'tool-call') yield { type: 'tool-call', call: result.toolCalls.at(-1)! };
+        }
+        state = 'read';
+      } catch (error) {
+        state = 'failed';
+        throw error;
+      } finally {
+        if (state === 'reading') {
+          // The consumer left: read the rest and bill it (a vendor failure now only releases the hold).
+          try {
+            for (step = await next(); !step.done; step = await next()) take(step.value);
+            await settle(result);
+          } catch {
+            // next() or settle() released the hold; nobody is left to tell.
+          }
+        }
+      }
+      yield { type: 'completed', completion: await settle(result) };
+    }
+
+    return { created: Math.floor(Date.now() / 1000), model: model.code, parts: parts() };
+  }
+
+  return { complete, stream };
 }
 
 export type ChatService = ReturnType<typeof createChatService>;

@@ -11,9 +11,10 @@ export interface ConversationsRoutesDeps {
   db: Db;
 }
 
-export function conversationsRoutes(deps: ConversationsRoutesDeps): Router {
+/** `prefix`: /v2/conversations, or /openai/v1/conversations for the OpenAI-compatible surface (same shapes). */
+export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2/conversations'): Router {
   const conversations = createConversationsService({ db: deps.db });
-  const router = new Router({ prefix: '/v2/conversations' });
+  const router = new Router({ prefix });
 
   router.post('/', async (ctx) => {
     const body = parseInput(createConversationSchema, ctx.request.body ?? {}, 'conversation');

@@ -33,9 +33,7 @@ export function errorMiddleware(logger: Logger) {
       ctx.status = apiError.status;
       if (apiError.headers) ctx.set(apiError.headers);
       // The OpenAI-compatible surface answers in OpenAI's error body; the rest in the spec's envelope.
-      ctx.body = ctx.path.startsWith('/openai/')
-        ? { error: { message: apiError.message, type: openAIErrorType(apiError.status), param: null, code: apiError.code } }
-        : { error: { code: apiError.code, message: apiError.message } };
+      ctx.body = ctx.path.startsWith('/openai/') ? openAIErrorBody(apiError) : { error: { code: apiError.code, message: apiError.message } };
     }
   };
 }
@@ -54,6 +52,11 @@ export function toApiError(error: unknown): ApiError {
     return new ApiError(status, `request.${reason}`, (error as Error).message);
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
+}
+
+/** OpenAI's error body (also the `error` frame of a chat stream that fails midway). */
+export function openAIErrorBody(apiError: ApiError) {
+  return { error: { message: apiError.message, type: openAIErrorType(apiError.status), param: null, code: apiError.code } };
 }
 
 /** OpenAI's error `type` for a status (its SDK maps the status to its typed errors; the type is for people). */

@@ -6,7 +6,7 @@ import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
 import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
 import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
 import { embeddingsRoutes, type EmbeddingsRoutesDeps } from '../embeddings/embeddings.routes';
-import { openAIRoutes, type OpenAIRoutesDeps } from '../openai/openai.routes';
+import { openAIConversationsRoutes, openAIResponsesRoutes, openAIRoutes, type OpenAIRoutesDeps } from '../openai/openai.routes';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';
@@ -43,4 +43,6 @@ export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   threadsRoutes,
   audioRoutes,
   openAIRoutes,
+  openAIResponsesRoutes,
+  openAIConversationsRoutes,
 ];

@@ -6,7 +6,23 @@ import type { StreamEvent } from '../events/stream-event';
  * Serves a stream of events as Server-Sent Events: `event: <type>` and `data: <json>` per event. Stops when
  * the source ends or the client goes away; the source gets the abort signal so it stops reading too.
  */
-export async function sendEventStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<StreamEvent>): Promise<void> {
+export function sendEventStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<StreamEvent>): Promise<void> {
+  return serveStream(ctx, source, (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+}
+
+/**
+ * Serves objects as OpenAI's chat completion streams do: a `data: <json>` frame each, then `data: [DONE]`
+ * when the source ends.
+ */
+export function sendDataStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<object>): Promise<void> {
+  async function* framed(signal: AbortSignal): AsyncIterable<string> {
+    for await (const data of source(signal)) yield `data: ${JSON.stringify(data)}\n\n`;
+    yield 'data: [DONE]\n\n';
+  }
+  return serveStream(ctx, framed, (frame) => frame);
+}
+
+async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<T>, frame: (item: T) => string): Promise<void> {
   const abort = new AbortController();
   const { res } = ctx;
   ctx.respond = false;
@@ -23,9 +39,9 @@ export async function sendEventStream(ctx: Context, source: (signal: AbortSignal
   res.once('close', onClose);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   try {
-    for await (const event of source(abort.signal)) {
+    for await (const item of source(abort.signal)) {
       if (abort.signal.aborted) break;
-      if (!res.write(`event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) {
+      if (!res.write(frame(item))) {
         // once() with the signal rejects on abort (caught below) and removes its listeners either way; racing a
         // second once() on the signal left one abort listener behind per wait for the rest of the stream.
         await once(res, 'drain', { signal: abort.signal });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ChatCompletion, ChatRequest } from '../chat/chat.service';
-import type { PromptItem } from '../providers/provider';
+import type { ChatCompletion, ChatRequest, ChatStreamPart } from '../chat/chat.service';
+import type { PromptItem, ResponseFormat } from '../providers/provider';
 
 /**
  * OpenAI's chat completions request (the fields this service can honour) and reply, mapped onto the chat
@@ -58,6 +58,25 @@ export const openAIChatBody = z
     stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).optional(),
     user: z.string().max(256).optional(),
     store: z.boolean().optional(),
+    response_format: z
+      .discriminatedUnion(
+        'type',
+        [
+          z.strictObject({ type: z.literal('text') }),
+          z.strictObject({ type: z.literal('json_object') }),
+          z.strictObject({
+            type: z.literal('json_schema'),
+            json_schema: z.strictObject({
+              name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -'),
+              schema: z.record(z.string(), z.unknown()).optional(),
+              description: z.string().max(4096).optional(),
+              strict: z.boolean().nullable().optional(),
+            }),
+          }),
+        ],
+        { error: 'response_format.type must be text, json_object or json_schema' },
+      )
+      .optional(),
   })
   .superRefine((body, ctx) => {
     if (body.stream_options && !body.stream) ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
@@ -92,7 +111,15 @@ export function toChatRequest(body: OpenAIChatBody): ChatRequest {
     tools: body.tools?.map((entry) => ({ type: 'function' as const, function: { name: entry.function.name, description: entry.function.description, parameters: entry.function.parameters } })),
     toolChoice: typeof choice === 'object' ? { type: 'function', name: choice.function.name } : choice,
     parallelToolCalls: body.parallel_tool_calls,
+    responseFormat: toResponseFormat(body.response_format),
   };
+}
+
+function toResponseFormat(format: OpenAIChatBody['response_format']): ResponseFormat | undefined {
+  if (!format || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json' };
+  const { name, schema, description, strict } = format.json_schema;
+  return { type: 'json', name, schema, description, strict: strict ?? undefined };
 }
 
 /** OpenAI's finish reasons. */
@@ -125,6 +152,38 @@ export function chatCompletionToOpenAI(completion: ChatCompletion) {
         finish_reason: finishReason(completion),
       },
     ],
-    usage: { prompt_tokens: completion.inputTokens, completion_tokens: completion.outputTokens, total_tokens: completion.inputTokens + completion.outputTokens },
+    usage: usageOf(completion),
   };
+}
+
+const usageOf = (completion: ChatCompletion) => ({
+  prompt_tokens: completion.inputTokens,
+  completion_tokens: completion.outputTokens,
+  total_tokens: completion.inputTokens + completion.outputTokens,
+});
+
+/**
+ * A streamed completion as OpenAI's `chat.completion.chunk` objects: the role first, then a chunk per text
+ * delta or tool call (each call whole, with its index), then the finish reason; with `include_usage`, every
+ * chunk has `usage: null` and a last chunk with no choices carries the usage.
+ */
+export async function* chatChunks(
+  stream: { requestId: string; created: number; model: string; parts: AsyncIterable<ChatStreamPart> },
+  includeUsage: boolean,
+): AsyncIterable<object> {
+  const head = { id: `chatcmpl-${stream.requestId}`, object: 'chat.completion.chunk' as const, created: stream.created, model: stream.model, system_fingerprint: null };
+  const usageSlot = includeUsage ? { usage: null } : {};
+  const chunk = (delta: object, finishReason: string | null = null) => ({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...usageSlot });
+  yield chunk({ role: 'assistant', content: '', refusal: null });
+  let toolIndex = 0;
+  for await (const part of stream.parts) {
+    if (part.type === 'text-delta') yield chunk({ content: part.text });
+    else if (part.type === 'tool-call') {
+      const { callId, name, arguments: args } = part.call;
+      yield chunk({ tool_calls: [{ index: toolIndex++, id: callId, type: 'function', function: { name, arguments: args } }] });
+    } else {
+      yield chunk({}, finishReason(part.completion));
+      if (includeUsage) yield { ...head, choices: [], usage: usageOf(part.completion) };
+    }
+  }
 }

@@ -2,11 +2,16 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import type { Catalog } from '../catalog/catalog.service';
 import { createChatService, type ChatDeps } from '../chat/chat.service';
+import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
+import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { encodeEmbedding } from '../embeddings/embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from '../embeddings/embeddings.service';
-import { invalidRequest, notFound } from '../errors';
+import { notFound } from '../errors';
+import { openAIErrorBody, toApiError } from '../http/error-middleware';
+import { sendDataStream } from '../http/sse';
+import { newId } from '../ids';
 import { parseInput } from '../http/validation';
-import { chatCompletionToOpenAI, openAIChatBody, toChatRequest } from './openai-chat';
+import { chatChunks, chatCompletionToOpenAI, openAIChatBody, toChatRequest } from './openai-chat';
 
 /**
  * The OpenAI-compatible surface (`/openai/v1`): OpenAI's request and reply shapes over the same services,
@@ -16,6 +21,13 @@ import { chatCompletionToOpenAI, openAIChatBody, toChatRequest } from './openai-
 export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog };
 
 export const OPENAI_PREFIX = '/openai/v1';
+
+/** Responses under /openai/v1: the /v2 routes and service, with OpenAI's default of a synchronous Response. */
+export const openAIResponsesRoutes = (deps: ResponsesRoutesDeps): Router =>
+  responsesRoutes(deps, { prefix: `${OPENAI_PREFIX}/responses`, defaultBackground: false });
+
+/** Conversations under /openai/v1: the /v2 routes (their objects already have OpenAI's shapes). */
+export const openAIConversationsRoutes = (deps: ConversationsRoutesDeps): Router => conversationsRoutes(deps, `${OPENAI_PREFIX}/conversations`);
 
 const embeddingsBody = z.strictObject({
   model: z.string().min(1, 'model is required'),
@@ -62,10 +74,21 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
 
   router.post('/chat/completions', async (ctx) => {
     const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
-    if (body.stream) throw invalidRequest('chat', 'stream: true is not supported yet on /openai/v1/chat/completions; send stream: false.');
     const { accountId } = ctx.state.auth;
-    ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body)));
+    if (!body.stream) return void (ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body))));
+    const requestId = newId('req');
+    const stream = await chat.stream(accountId, toChatRequest(body), requestId);
+    await sendDataStream(ctx, () => withErrorFrame(chatChunks({ ...stream, requestId }, body.stream_options?.include_usage === true)));
   });
 
   return router;
+}
+
+/** A failure after the stream started ends it with OpenAI's error frame (its SDK raises it as an APIError). */
+async function* withErrorFrame(chunks: AsyncIterable<object>): AsyncIterable<object> {
+  try {
+    yield* chunks;
+  } catch (error) {
+    yield openAIErrorBody(toApiError(error));
+  }
 }

@@ -30,8 +30,20 @@ export interface GenerateTextRequest {
   maxOutputTokens?: number;
   reasoningEffort?: 'minimal' | 'low' | 'medium' | 'high';
   verbosity?: 'low' | 'medium' | 'high';
+  /** Structured output: the reply is JSON, matching `schema` when one is given (models with `structured_outputs`). */
+  responseFormat?: ResponseFormat;
   /** Aborting it cancels the upstream request. */
   signal?: AbortSignal;
+}
+
+export interface ResponseFormat {
+  type: 'json';
+  /** JSON Schema of the reply; without one, any JSON object. */
+  schema?: Record<string, unknown>;
+  name?: string;
+  description?: string;
+  /** Whether the vendor must follow the schema exactly (OpenAI's strict mode); the vendor's default when unset. */
+  strict?: boolean;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'other';

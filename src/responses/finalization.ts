@@ -4,7 +4,7 @@ import type { Price } from '../catalog/catalog-types';
 import type { NewConversationItem } from '../conversations/conversations.repository';
 import type { StreamEvent } from '../events/stream-event';
 import type { GenerationOutcome } from '../../workflows/response.flow';
-import type { OutputItem, ResponseStatus, ResponseUsage } from './response-types';
+import { inputItemId, type OutputItem, type ResponseStatus, type ResponseUsage } from './response-types';
 import { responseToWire } from './response-wire';
 import type { ResponseRow } from './responses.table';
 
@@ -89,11 +89,12 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
  */
 export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): NewConversationItem[] {
   return [
-    ...row.request.input.map((item, index): NewConversationItem =>
-      item.type === 'message'
-        ? { type: 'message', role: item.role, content: item.content, id: `msg_${row.id.slice(5)}_in${index}` }
-        : { type: 'function_call_output', callId: item.call_id, output: item.output, id: `fco_${row.id.slice(5)}_in${index}` },
-    ),
+    ...row.request.input.map((item, index): NewConversationItem => {
+      const id = inputItemId(row.id, index, item);
+      if (item.type === 'message') return { type: 'message', role: item.role, content: item.content, id };
+      if (item.type === 'function_call') return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id, status: 'completed' };
+      return { type: 'function_call_output', callId: item.call_id, output: item.output, id };
+    }),
     ...output.map((item): NewConversationItem => {
       switch (item.type) {
         case 'message':

@@ -102,6 +102,7 @@ async function chainHistory(
 
 export function inputItemToPrompt(item: InputItem): PromptItem {
   if (item.type === 'function_call_output') return { type: 'function_call_output', callId: item.call_id, output: item.output };
+  if (item.type === 'function_call') return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments };
   return { type: 'message', role: item.role === 'developer' ? 'system' : item.role, text: item.content };
 }
 

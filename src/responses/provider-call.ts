@@ -1,6 +1,6 @@
 import type { CatalogModel } from '../catalog/catalog-types';
 import type { McpFunction } from '../mcp/mcp-tools';
-import type { FunctionTool, GenerateTextRequest, GenerateTextResult, TextStreamPart, ToolChoice } from '../providers/provider';
+import type { FunctionTool, GenerateTextRequest, GenerateTextResult, ResponseFormat, TextStreamPart, ToolChoice } from '../providers/provider';
 import type { Prompt } from './prompt';
 import type { ResponseRequest } from './response-types';
 
@@ -28,8 +28,16 @@ export function toGenerateTextRequest(request: ResponseRequest, model: CatalogMo
     maxOutputTokens: request.max_output_tokens ?? undefined,
     reasoningEffort: request.reasoning_effort ?? undefined,
     verbosity: request.verbosity ?? undefined,
+    responseFormat: toResponseFormat(request.text_format),
     signal,
   };
+}
+
+/** `text.format` as the port's structured output request. */
+export function toResponseFormat(format: ResponseRequest['text_format']): ResponseFormat | undefined {
+  if (!format) return undefined;
+  if (format.type === 'json_object') return { type: 'json' };
+  return { type: 'json', schema: format.schema, name: format.name, description: format.description, strict: format.strict ?? undefined };
 }
 
 /** The names of the request's client-side functions. */

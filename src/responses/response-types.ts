@@ -1,3 +1,4 @@
+import type { TextFormat } from './responses.schema';
 import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-types';
 
 /** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
@@ -55,7 +56,14 @@ export type McpToolSpec = McpServerSpec;
 /** A new input item of a Response, normalised at creation. */
 export type InputItem =
   | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string }
   | { type: 'function_call_output'; call_id: string; output: string };
+
+/** The id an input item gets as a conversation item and in the input items list: derived, so it is stable. */
+export function inputItemId(responseId: string, index: number, item: InputItem): string {
+  const prefix = item.type === 'message' ? 'msg' : item.type === 'function_call' ? 'fc' : 'fco';
+  return `${prefix}_${responseId.slice(5)}_in${index}`;
+}
 
 /** Everything the workflow needs to run the Response, fixed at creation (assistant already resolved). */
 export interface ResponseRequest {
@@ -72,6 +80,8 @@ export interface ResponseRequest {
   tool_choice: unknown;
   max_output_tokens: number | null;
   stream: boolean;
+  /** Structured output (`text.format` json_object or json_schema); absent for plain text and on older rows. */
+  text_format?: Exclude<TextFormat, { type: 'text' }>;
   /**
    * What the billing hold placed at creation covers (absent on Responses from before holds): a turn whose prompt
    * is larger, or a later turn of an MCP loop, raises the hold first (activities/response.activities.ts).

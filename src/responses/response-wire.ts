@@ -1,3 +1,4 @@
+import type { InputItem } from './response-types';
 import type { ResponseRow } from './responses.table';
 import { toUnixSeconds } from '../time';
 
@@ -23,12 +24,25 @@ export function responseToWire(row: ResponseRow) {
     tool_choice: row.request.tool_choice ?? 'auto',
     tools: row.request.tools.map((tool) => (tool.type === 'mcp' ? { ...tool, authorization: undefined, headers: undefined } : tool)),
     truncation: row.request.truncation,
+    ...(row.request.text_format ? { text: { format: row.request.text_format } } : {}),
     metadata: row.metadata,
     usage: row.usage,
     error: row.error,
     incomplete_details: row.incomplete_details,
     completed_at: row.completed_at ? toUnixSeconds(row.completed_at) : null,
   };
+}
+
+/** An input item as OpenAI's input items list shows it: a message's text as one part. */
+export function inputItemToWire({ id, item }: { id: string; item: InputItem }) {
+  switch (item.type) {
+    case 'message':
+      return { id, type: 'message' as const, role: item.role, status: 'completed' as const, content: [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }] };
+    case 'function_call':
+      return { id, type: 'function_call' as const, status: 'completed' as const, call_id: item.call_id, name: item.name, arguments: item.arguments };
+    case 'function_call_output':
+      return { id, type: 'function_call_output' as const, status: 'completed' as const, call_id: item.call_id, output: item.output };
+  }
 }
 
 export type ResponseWire = ReturnType<typeof responseToWire>;

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import { sendEventStream } from '../http/sse';
+import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
 import type { StreamEvent } from '../events/stream-event';
@@ -7,7 +8,7 @@ import { readIdempotencyKey } from '../http/idempotency-key';
 import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
-import { responseToWire } from './response-wire';
+import { inputItemToWire, responseToWire } from './response-wire';
 import type { ResponsesService } from './responses.service';
 import type { ResponseRow } from './responses.table';
 
@@ -16,13 +17,24 @@ export interface ResponsesRoutesDeps {
   events: EventLog;
 }
 
-/** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete. */
-export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
+/** Where the routes are mounted, and what an absent `background` means there. */
+export interface ResponsesSurface {
+  prefix: string;
+  /** The spec's default is a background Response; OpenAI's (on /openai/v1) a synchronous one. */
+  defaultBackground: boolean;
+}
+
+const V2_SURFACE: ResponsesSurface = { prefix: '/v2/responses', defaultBackground: true };
+
+/** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete, input items. */
+export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSurface = V2_SURFACE): Router {
   const service = deps.responses;
-  const router = new Router({ prefix: '/v2/responses' });
+  const router = new Router({ prefix: surface.prefix });
 
   router.post('/', async (ctx) => {
-    const body = canonicalResponseBody(parseInput(createResponseSchema, ctx.request.body, 'response'));
+    const raw: unknown = ctx.request.body;
+    const withDefault = isObject(raw) && raw.background === undefined ? { ...raw, background: surface.defaultBackground } : raw;
+    const body = canonicalResponseBody(parseInput(createResponseSchema, withDefault, 'response'));
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
@@ -57,6 +69,11 @@ export function responsesRoutes(deps: ResponsesRoutesDeps): Router {
     }
   });
 
+  router.get('/:id/input_items', async (ctx) => {
+    const query = parseInput(listQuerySchema, ctx.query, 'response');
+    ctx.body = toListEnvelope(await service.inputItems(ctx.state.auth.accountId, ctx.params.id, query), inputItemToWire);
+  });
+
   router.post('/:id/cancel', async (ctx) => {
     ctx.body = await service.cancel(ctx.state.auth.accountId, ctx.params.id);
   });
@@ -87,3 +104,5 @@ async function* withResponseObjects(row: ResponseRow, events: AsyncIterable<Stre
     }
   }
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,17 +1,43 @@
 import { z } from 'zod';
+import { functionCallItemSchema, messageContentSchema } from '../conversations/conversations.schema';
 import { metadataSchema, queryInteger } from '../http/validation';
 
-/** POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19). */
+/**
+ * POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19), with OpenAI's input forms as a
+ * superset: content as text parts, and the output items of an earlier Response sent back (their `id` and
+ * `status` accepted and dropped), so `input: [...previous.output, {type: 'function_call_output', ...}]` works.
+ */
+const echoedItemFields = { id: z.string().max(256).optional(), status: z.enum(['in_progress', 'completed', 'incomplete']).optional() };
 const messageInput = z.strictObject({
   type: z.literal('message').optional(),
   role: z.enum(['user', 'assistant', 'system', 'developer']),
-  content: z.string(),
+  content: messageContentSchema,
+  ...echoedItemFields,
 });
 const functionCallOutputInput = z.strictObject({
   type: z.literal('function_call_output'),
   call_id: z.string().min(1).max(256),
   output: z.string(),
+  ...echoedItemFields,
 });
+
+/** OpenAI's `text.format`: plain text, any JSON object, or JSON matching a schema (structured output). */
+export const textFormatSchema = z.discriminatedUnion(
+  'type',
+  [
+    z.strictObject({ type: z.literal('text') }),
+    z.strictObject({ type: z.literal('json_object') }),
+    z.strictObject({
+      type: z.literal('json_schema'),
+      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -'),
+      schema: z.record(z.string(), z.unknown()),
+      description: z.string().max(4096).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  ],
+  { error: 'text.format.type must be text, json_object or json_schema' },
+);
+export type TextFormat = z.infer<typeof textFormatSchema>;
 
 export const functionToolSchema = z.strictObject({
   type: z.literal('function'),
@@ -54,7 +80,7 @@ const OPENAI_INCLUDE_VALUES = [
 
 export const createResponseSchema = z
   .strictObject({
-    input: z.union([z.string(), z.array(z.union([functionCallOutputInput, messageInput])).min(1, 'input needs at least one item')], {
+    input: z.union([z.string(), z.array(z.union([functionCallOutputInput, functionCallItemSchema, messageInput])).min(1, 'input needs at least one item')], {
       error: 'input must be a string or an array of items',
     }),
     model: z.string().min(1).optional(),
@@ -83,7 +109,7 @@ export const createResponseSchema = z
     text: z
       .strictObject({
         verbosity: verbosity.optional(),
-        format: z.looseObject({ type: z.string() }).optional(),
+        format: textFormatSchema.optional(),
       })
       .optional(),
     store: z.boolean().optional(),
@@ -97,9 +123,6 @@ export const createResponseSchema = z
     }
     if (body.store === false) {
       ctx.addIssue({ code: 'custom', path: ['store'], message: 'store: false is not supported: every Response is stored (delete it with DELETE /v2/responses/{id})' });
-    }
-    if (body.text?.format && body.text.format.type !== 'text') {
-      ctx.addIssue({ code: 'custom', path: ['text', 'format'], message: `text.format of type "${body.text.format.type}" is not supported yet; only "text"` });
     }
     if (body.reasoning?.effort !== undefined && body.reasoning_effort !== undefined && body.reasoning.effort !== body.reasoning_effort) {
       ctx.addIssue({ code: 'custom', path: ['reasoning', 'effort'], message: 'reasoning.effort and reasoning_effort disagree; send one' });
@@ -122,13 +145,14 @@ export const createResponseSchema = z
 
 export type CreateResponseBody = z.infer<typeof createResponseSchema>;
 
-/** The body with OpenAI's spellings folded into the spec's (`reasoning.effort`, `text.verbosity`). */
+/** The body with OpenAI's spellings folded into the spec's (`reasoning.effort`, `text.verbosity`); `text` keeps only its format. */
 export function canonicalResponseBody(body: CreateResponseBody): CreateResponseBody {
   const { reasoning, text, ...rest } = body;
   return {
     ...rest,
     reasoning_effort: body.reasoning_effort ?? reasoning?.effort,
     verbosity: body.verbosity ?? text?.verbosity,
+    ...(text?.format ? { text: { format: text.format } } : {}),
   };
 }
 

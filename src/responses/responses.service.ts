@@ -17,7 +17,8 @@ import { validateOutboundUrl } from '../webhooks/ssrf-guard';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
 import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';
-import type { FunctionToolSpec, InputItem, McpToolSpec, ResponseRequest } from './response-types';
+import { inputItemId, type FunctionToolSpec, type InputItem, type McpToolSpec, type ResponseRequest } from './response-types';
+import type { Page, PageQuery } from '../db/keyset-page';
 import { isFinalStatus } from './response-types';
 import { createdEvent, inProgressEvent, responseStream } from './response-events';
 import { responseToWire, type ResponseWire } from './response-wire';
@@ -125,7 +126,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       tool_choice: body.tool_choice ?? null,
       max_output_tokens: body.max_output_tokens ?? null,
       stream: body.stream ?? false,
+      ...(body.text?.format && body.text.format.type !== 'text' ? { text_format: body.text.format } : {}),
     };
+    if (request.text_format && !model.structuredOutputs) {
+      throw invalidRequest('response', `Model ${model.code} does not support structured output (text.format ${request.text_format.type}).`);
+    }
     if (request.max_output_tokens !== null && model.maxOutput > 0 && request.max_output_tokens > model.maxOutput) {
       throw invalidRequest('response', `max_output_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
     }
@@ -265,18 +270,38 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     return { mcpEnabled: account.mcp_enabled };
   }
 
-  return { create, find, waitForFinal, cancel, remove };
+  /**
+   * A page of the input items a Response was created with (OpenAI's `input_items`), newest first by default as
+   * OpenAI's are. The items live in the Response's request, so the page is cut from that array by item id.
+   */
+  async function inputItems(accountId: string, id: string, query: PageQuery): Promise<Page<{ id: string; item: InputItem }>> {
+    const row = await find(accountId, id);
+    const all = row.request.input.map((item, index) => ({ id: inputItemId(row.id, index, item), item }));
+    const ordered = (query.order ?? 'desc') === 'desc' ? all.reverse() : all;
+    const cursor = query.after ?? query.before;
+    const at = cursor === undefined ? -1 : ordered.findIndex((entry) => entry.id === cursor);
+    if (cursor !== undefined && at < 0) throw notFound('response', `No input item with id ${cursor} in response ${id}.`);
+    const limit = query.limit ?? 20;
+    if (query.before !== undefined) {
+      const start = Math.max(0, at - limit);
+      return { rows: ordered.slice(start, at), hasMore: start > 0 };
+    }
+    const rows = ordered.slice(at + 1, at + 1 + limit);
+    return { rows, hasMore: at + 1 + limit < ordered.length };
+  }
+
+  return { create, find, waitForFinal, cancel, remove, inputItems };
 }
 
 export type ResponsesService = ReturnType<typeof createResponsesService>;
 
 function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
-  return input.map((item) =>
-    item.type === 'function_call_output'
-      ? { type: 'function_call_output', call_id: item.call_id, output: item.output }
-      : { type: 'message', role: item.role, content: item.content },
-  );
+  return input.map((item): InputItem => {
+    if (item.type === 'function_call_output') return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+    if (item.type === 'function_call') return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments };
+    return { type: 'message', role: item.role, content: item.content };
+  });
 }
 
 /**

@@ -65,7 +65,8 @@ describe("OpenAI's field spellings on /v2/responses", () => {
 
   it.each<[string, Record<string, unknown>, RegExp]>([
     ['store: false', { store: false }, /store: false is not supported/],
-    ['a JSON schema text.format', { text: { format: { type: 'json_schema', name: 'x', schema: {} } } }, /text.format of type "json_schema" is not supported yet/],
+    ['an unknown text.format type', { text: { format: { type: 'xml' } } }, /text.format.type must be text, json_object or json_schema/],
+    ['a json_schema text.format without its schema', { text: { format: { type: 'json_schema', name: 'x' } } }, /text.format.schema/],
     ['reasoning.effort that disagrees with reasoning_effort', { reasoning: { effort: 'low' }, reasoning_effort: 'high' }, /disagree/],
     ['an unknown include value', { include: ['everything'] }, /include/],
     ['stream_options without stream', { stream_options: { include_obfuscation: false } }, /stream_options is only allowed with stream: true/],

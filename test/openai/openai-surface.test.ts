@@ -71,7 +71,7 @@ describe('/openai/v1/chat/completions with the OpenAI SDK', () => {
     expect(second.choices[0]!.message.content).toBe('Tool get_weather returned: sunny');
   });
 
-  it('refusals: n > 1, image content, unknown fields, streaming (not yet), each a typed 400', async () => {
+  it('refusals: n > 1, image content, unknown fields, each a typed 400', async () => {
     for (const body of [
       { n: 2 },
       { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/x.png' } }] }] },
@@ -79,8 +79,8 @@ describe('/openai/v1/chat/completions with the OpenAI SDK', () => {
     ]) {
       await expect(client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], ...body } as never)).rejects.toBeInstanceOf(OpenAI.BadRequestError);
     }
-    const raw = await suite.app.request('POST', '/openai/v1/chat/completions', { key: suite.key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream: true } });
+    const raw = await suite.app.request('POST', '/openai/v1/chat/completions', { key: suite.key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream_options: { include_usage: true } } });
     expect(raw.status).toBe(400);
-    expect(raw.body.error).toMatchObject({ type: 'invalid_request_error', code: 'chat.invalid_request', message: expect.stringMatching(/stream/) });
+    expect(raw.body.error).toMatchObject({ type: 'invalid_request_error', code: 'chat.invalid_request', message: expect.stringMatching(/stream_options/) });
   });
 });

@@ -27,6 +27,8 @@ import { createDevTranscriptionModel } from './audio/dev-transcription';
  *   /call NAME JSON  one tool call of NAME with JSON (verbatim, `{}` when absent); finish `tool_calls`
  *   /words N         reply `w1 w2 ... wN`
  *   /error [KIND]    fail with ProviderError of KIND (default `server`)
+ * With structured output (`responseFormat`), a reply that is not JSON is replaced by the smallest value of the
+ * requested schema (`{}` without one), so a client's JSON parsing and schema checks can be exercised offline.
  * When the latest item is a function_call_output the reply is `Tool NAME returned: OUTPUT`, so a
  * function-call round trip completes. Steps joined by ` /then ` (`/call a {} /then /call b {}`) are taken
  * one per tool result since the user message, so a tool loop can run several rounds. Stream deltas are the first word, then " word" for each next one.
@@ -129,7 +131,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     if (request.model !== DEV_ECHO) throw fail('not_found', `The dev vendor has no language model "${request.model}".`);
     const { signal } = request;
     throwIfAborted(signal);
-    const plan = planReply(request);
+    const plan = asStructured(planReply(request), request.responseFormat);
     const inputTokens = countInputWords(request);
 
     if (plan.kind === 'error') {
@@ -203,6 +205,46 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
   };
 
   return { languageModel, embeddingModel, speechModel, transcriptionModel };
+}
+
+/** A text reply as JSON when structured output was asked for: the echoed text if it is JSON, else the schema's smallest value. */
+function asStructured<Plan extends { kind: string }>(plan: Plan, format: GenerateTextRequest['responseFormat']): Plan {
+  if (!format || plan.kind !== 'text') return plan;
+  const text = (plan as unknown as { words: string[] }).words.join(' ');
+  try {
+    JSON.parse(text);
+    return plan;
+  } catch {
+    return { ...plan, words: words(JSON.stringify(smallestValue(format.schema ?? { type: 'object' }))) };
+  }
+}
+
+/** The smallest value a JSON Schema accepts, for the common keywords (const, enum, type, required properties, minItems). */
+function smallestValue(schema: Record<string, unknown>): unknown {
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'string':
+      return 'x'.repeat(typeof schema.minLength === 'number' ? schema.minLength : 0);
+    case 'number':
+    case 'integer':
+      return typeof schema.minimum === 'number' ? schema.minimum : 0;
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'array': {
+      const count = typeof schema.minItems === 'number' ? schema.minItems : 0;
+      const items = (schema.items ?? {}) as Record<string, unknown>;
+      return Array.from({ length: count }, () => smallestValue(items));
+    }
+    default: {
+      const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+      const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+      return Object.fromEntries(required.filter((name) => properties[name]).map((name) => [name, smallestValue(properties[name]!)]));
+    }
+  }
 }
 
 /** Whitespace-separated words: the dev vendor's tokens. */

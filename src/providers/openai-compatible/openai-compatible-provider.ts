@@ -33,6 +33,8 @@ export function createOpenAICompatibleProvider(options: VendorAdapterOptions): V
         [name]: definedOnly({
           reasoningEffort: request.reasoningEffort,
           textVerbosity: request.verbosity,
+          // OpenAI's API treats a json_schema format without `strict` as not strict; the SDK's default is strict.
+          strictJsonSchema: request.responseFormat ? (request.responseFormat.strict ?? false) : undefined,
           // Not an SDK setting: sent as-is, the Chat Completions field name.
           parallel_tool_calls: request.parallelToolCalls,
         }),

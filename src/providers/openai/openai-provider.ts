@@ -25,6 +25,8 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
           reasoningEffort: request.reasoningEffort,
           textVerbosity: request.verbosity,
           parallelToolCalls: request.parallelToolCalls,
+          // OpenAI's API treats a json_schema format without `strict` as not strict; the SDK's default is strict.
+          strictJsonSchema: request.responseFormat ? (request.responseFormat.strict ?? false) : undefined,
         }),
       }),
     }),

@@ -1,4 +1,4 @@
-import type { LanguageModelV3, LanguageModelV3CallOptions, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { JSONSchema7, LanguageModelV3, LanguageModelV3CallOptions, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import {
   ProviderError,
   type GenerateTextRequest,
@@ -53,6 +53,9 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
         temperature: request.temperature,
         topP: request.topP,
         maxOutputTokens: request.maxOutputTokens,
+        responseFormat: request.responseFormat
+          ? { type: 'json', schema: request.responseFormat.schema as JSONSchema7 | undefined, name: request.responseFormat.name, description: request.responseFormat.description }
+          : undefined,
         providerOptions: config.providerOptions?.(request),
         abortSignal: scope.signal,
       },
