@@ -1,28 +1,14 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { parse, stringify } from 'yaml';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { catalogWithVariant } from '../support/catalog-file';
 import { TestApp } from '../support/harness';
 
 const debits = (app: TestApp, accountId: string) =>
   app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('type', '=', 'debit').orderBy('seq').execute();
 
-/** The project catalog plus one llm that speaks only the Responses protocol. */
-function catalogWithResponsesOnlyModel(): string {
-  const catalog = parse(fs.readFileSync(path.join(__dirname, '../../catalog.yaml'), 'utf8'));
-  const echo = catalog.models.find((model: { code: string }) => model.code === 'dev-echo');
-  catalog.models.push({ ...echo, code: 'dev-echo-responses-only', protocols: ['responses'] });
-  catalog.prices['dev-echo-responses-only'] = catalog.prices['dev-echo'];
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-catalog-')), 'catalog.yaml');
-  fs.writeFileSync(file, stringify(catalog));
-  return file;
-}
-
 describe('chat completions (dev vendor)', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await TestApp.start({ env: { CATALOG_PATH: catalogWithResponsesOnlyModel() } });
+    app = await TestApp.start({ env: { CATALOG_PATH: catalogWithVariant('dev-echo', 'dev-echo-responses-only', { protocols: ['responses'] }) } });
   });
   afterAll(() => app.close());
 

@@ -1,26 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { parse, stringify } from 'yaml';
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { catalogWithVariant } from '../support/catalog-file';
 import { TestApp, useTestApp, type TestSuite } from '../support/harness';
 
 /**
  * Responses and Conversations on /openai/v1 through the official `openai` package: the same services as /v2,
  * OpenAI's defaults (a Response without `background` is synchronous) and OpenAI's error body.
  */
-/** The project catalog plus dev-echo-plain: dev-echo without structured outputs. */
-function catalogWithPlainModel(): string {
-  const catalog = parse(fs.readFileSync(path.join(__dirname, '../../catalog.yaml'), 'utf8'));
-  const echo = catalog.models.find((model: { code: string }) => model.code === 'dev-echo');
-  catalog.models.push({ ...echo, code: 'dev-echo-plain', structured_outputs: false });
-  catalog.prices['dev-echo-plain'] = catalog.prices['dev-echo'];
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-catalog-')), 'catalog.yaml');
-  fs.writeFileSync(file, stringify(catalog));
-  return file;
-}
-
 const client = (suite: TestSuite) => new OpenAI({ apiKey: suite.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
 
 describe('/openai/v1/responses with the OpenAI SDK', () => {
@@ -114,7 +100,7 @@ describe('structured output: text.format and response_format', () => {
   let key: string;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-fake-openai-key', OPENAI_BASE_URL: fake.baseURL, CATALOG_PATH: catalogWithPlainModel() } });
+    app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-fake-openai-key', OPENAI_BASE_URL: fake.baseURL, CATALOG_PATH: catalogWithVariant('dev-echo', 'dev-echo-plain', { structured_outputs: false }) } });
     ({ key } = await app.createAccount());
   });
   afterAll(async () => {
