@@ -8,6 +8,7 @@ import * as audio from './20261125000000_audio';
 import * as mcp from './20261126000000_mcp';
 import * as holds from './20261127000000_holds';
 import * as limits from './20261127010000_limits';
+import * as keyLastUse from './20261128000000_key_last_use';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '20261126000000_mcp': mcp,
   '20261127000000_holds': holds,
   '20261127010000_limits': limits,
+  '20261128000000_key_last_use': keyLastUse,
 };

@@ -45,7 +45,7 @@ async function main(mode: Mode): Promise<void> {
     const bootstrap = await bootstrapDefaultAccount(runtime.deps);
     if (bootstrap) {
       print(
-        `Created the default account. Its API key (also saved to ${bootstrap.file}):\n\n  ${bootstrap.key}\n\n` +
+        `Created the default account ${bootstrap.accountId}. Its API key (also saved to ${bootstrap.file}):\n\n  ${bootstrap.key}\n\n` +
           `Try: curl -s http://127.0.0.1:${config.http.port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`,
       );
     }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
-import { forbidden, notFound, unauthorized } from '../errors';
+import { forbidden, invalidRequest, notFound, unauthorized } from '../errors';
+import type { Page } from '../db/keyset-page';
 import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
 import { findAccount } from './accounts.repository';
@@ -22,8 +23,50 @@ export interface OwnLimits {
   concurrentJobs: number | null;
 }
 
+/** A key's last use is written at most this often per key and process: authentication stays a read. */
+const LAST_USE_RESOLUTION_MS = 60_000;
+
 export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner }) {
   const { db, ledger, signer } = deps;
+  /** Key id → when this process last wrote its `last_used_at`. Bounded: cleared whole when it grows past 100,000 keys. */
+  const lastUseWritten = new Map<string, number>();
+
+  function noteKeyUse(keyId: string): void {
+    const now = Date.now();
+    if (now - (lastUseWritten.get(keyId) ?? 0) < LAST_USE_RESOLUTION_MS) return;
+    if (lastUseWritten.size >= 100_000) lastUseWritten.clear();
+    lastUseWritten.set(keyId, now);
+    // Not awaited: a lost write only makes "last used" older; the request does not wait for it.
+    void db
+      .updateTable('api_keys')
+      .set({ last_used_at: new Date(now) })
+      .where('id', '=', keyId)
+      .execute()
+      .catch(() => lastUseWritten.delete(keyId));
+  }
+
+  /**
+   * Accounts newest first, `name` matching part of the name (case-insensitive), paged by an account id cursor.
+   * Each with what it can spend (`available`: balance less the holds of operations in flight).
+   */
+  async function listAccounts(query: { name?: string; limit?: number; after?: string }): Promise<Page<AccountRow>> {
+    const limit = query.limit ?? 20;
+    let select = db.selectFrom('accounts').selectAll();
+    if (query.name) select = select.where('name', 'ilike', `%${query.name.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
+    if (query.after) {
+      const cursor = await db.selectFrom('accounts').select(['created_at', 'id']).where('id', '=', query.after).executeTakeFirst();
+      if (!cursor) throw invalidRequest('admin', `after: no account with id ${query.after}.`);
+      select = select.where((eb) => eb.or([eb('created_at', '<', cursor.created_at), eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)])]));
+    }
+    const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
+  }
+
+  /** An account's keys, newest first (never the key text: only its id, which cannot be used to authenticate). */
+  async function listKeys(accountId: string): Promise<ApiKeyRow[]> {
+    await getAccount(accountId);
+    return db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+  }
 
   async function createAccount(input: { name: string; balance?: number; mcpEnabled?: boolean }): Promise<AccountRow> {
     return inTransaction(db, async (trx) => {
@@ -105,10 +148,11 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
     const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
+    noteKeyUse(row.id);
     return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
   }
 
-  return { createAccount, getAccount, updateAccount, createKey, disableKey, authenticate };
+  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, authenticate };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
@@ -118,10 +162,27 @@ export function accountToWire(account: AccountRow) {
     id: account.id,
     name: account.name,
     balance: account.balance,
+    // What it can spend now: the balance less the holds of operations in flight.
+    available: account.balance - account.held,
     mcp_enabled: account.mcp_enabled,
     // The account's own limits; null: the configured default (DECISIONS.md 26).
     limits: { requests_per_minute: account.requests_per_minute, tokens_per_minute: account.tokens_per_minute, concurrent_jobs: account.concurrent_jobs },
     created_at: toUnixSeconds(account.created_at),
+  };
+}
+
+/** A key as operators (and its account) see it: never the key text, which is shown once at creation. */
+export function keyToWire(key: ApiKeyRow) {
+  const expired = key.expires_at !== null && key.expires_at.getTime() <= Date.now();
+  return {
+    id: key.id,
+    object: 'api_key' as const,
+    name: key.name,
+    status: key.status === 'active' && expired ? ('expired' as const) : key.status,
+    created_at: toUnixSeconds(key.created_at),
+    expires_at: key.expires_at ? toUnixSeconds(key.expires_at) : null,
+    last_used_at: key.last_used_at ? toUnixSeconds(key.last_used_at) : null,
+    disabled_at: key.disabled_at ? toUnixSeconds(key.disabled_at) : null,
   };
 }
 

@@ -30,6 +30,8 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
   expires_at: NullableTimestamp;
   disabled_at: NullableTimestamp;
+  /** Refreshed on use at most once a minute (accounts.service.ts), so it is right to the minute. */
+  last_used_at: NullableTimestamp;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

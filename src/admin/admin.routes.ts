@@ -1,11 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { accountToWire, type AccountsService } from '../accounts/accounts.service';
+import { accountToWire, keyToWire, type AccountsService } from '../accounts/accounts.service';
+import { toListEnvelope } from '../http/lists';
 import { toUnixSeconds } from '../time';
 import type { Ledger } from '../billing/ledger';
 import { transactionToWire } from '../billing/ledger';
 import { requireAdminToken } from '../http/auth';
-import { parseInput } from '../http/validation';
+import { parseInput, queryInteger } from '../http/validation';
 
 /** Text Postgres cannot store (U+0000) is refused by the body reader (http/json-limits.ts), as for every route. */
 const storedName = z.string().trim().min(1).max(256);
@@ -23,6 +24,11 @@ const updateAccountSchema = z.strictObject({
   limits: z
     .strictObject({ requests_per_minute: limit(10_000_000), tokens_per_minute: limit(2_000_000_000), concurrent_jobs: limit(1_000_000) })
     .optional(),
+});
+const listAccountsQuery = z.strictObject({
+  name: z.string().trim().min(1).max(256).optional(),
+  limit: queryInteger(1, 100).optional(),
+  after: z.string().min(1).max(128).optional(),
 });
 const creditSchema = z.strictObject({
   amount: z.number().int().positive().max(1e12),
@@ -46,8 +52,19 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
     ctx.body = accountToWire(account);
   });
 
+  router.get('/accounts', async (ctx) => {
+    const query = parseInput(listAccountsQuery, ctx.query, 'admin');
+    ctx.body = toListEnvelope(await accounts.listAccounts(query), accountToWire);
+  });
+
+  /** One account with its keys (an operator's `account show`). */
   router.get('/accounts/:id', async (ctx) => {
-    ctx.body = accountToWire(await accounts.getAccount(ctx.params.id));
+    const [account, keys] = await Promise.all([accounts.getAccount(ctx.params.id), accounts.listKeys(ctx.params.id)]);
+    ctx.body = { ...accountToWire(account), keys: keys.map(keyToWire) };
+  });
+
+  router.get('/accounts/:id/keys', async (ctx) => {
+    ctx.body = toListEnvelope({ rows: await accounts.listKeys(ctx.params.id), hasMore: false }, keyToWire);
   });
 
   router.patch('/accounts/:id', async (ctx) => {

@@ -9,7 +9,7 @@ import type { DatabaseHandle, Db } from '../db/database';
  * so the README quickstart works with no extra step. The key is printed once and kept (mode 0600) in
  * DATA_DIR/default-api-key for scripts.
  */
-export async function bootstrapDefaultAccount(deps: { config: Config; database: DatabaseHandle; db: Db; accounts: AccountsService }): Promise<{ key: string; file: string } | null> {
+export async function bootstrapDefaultAccount(deps: { config: Config; database: DatabaseHandle; db: Db; accounts: AccountsService }): Promise<{ accountId: string; key: string; file: string } | null> {
   if (deps.database.kind !== 'pglite') return null;
   const existing = await deps.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (existing) return null;
@@ -17,5 +17,5 @@ export async function bootstrapDefaultAccount(deps: { config: Config; database: 
   const { key } = await deps.accounts.createKey(account.id, { name: 'quickstart' });
   const file = path.join(deps.config.dataDir, 'default-api-key');
   fs.writeFileSync(file, key + '\n', { mode: 0o600 });
-  return { key, file };
+  return { accountId: account.id, key, file };
 }

@@ -10,12 +10,14 @@ import { loadConfig } from '../config';
 const USAGE = `Usage: npm run admin -- <command> [options] [--json]
 
   account create --name NAME [--balance KOPECKS] [--mcp]
-  account get ID
+  account list [--name PART] [--limit N] [--after ACCOUNT_ID]
+  account show ID          (balance, MCP flag, limits and keys with their last use)
   account credit ID --amount KOPECKS [--note TEXT]
   account mcp ID --enable | --disable
   account rename ID --name NAME
   account limits ID [--requests-per-minute N] [--tokens-per-minute N] [--concurrent-jobs N]
                     (N a whole number, or "default" for the service's default)
+  key list ACCOUNT_ID
   key create ACCOUNT_ID [--name NAME] [--expires-in SECONDS]
   key disable KEY_ID
 
@@ -79,7 +81,14 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
       body: { name: stringFlag(flags, 'name', true), balance: integerFlag(flags, 'balance', false), mcp_enabled: flags.mcp === true ? true : undefined },
     };
   }
-  if (noun === 'account' && verb === 'get') return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}` };
+  if (noun === 'account' && (verb === 'show' || verb === 'get')) return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}` };
+  if (noun === 'account' && verb === 'list') {
+    const query = new URLSearchParams();
+    for (const name of ['name', 'after']) if (stringFlag(flags, name, false)) query.set(name, stringFlag(flags, name, false)!);
+    if (flags.limit !== undefined) query.set('limit', String(integerFlag(flags, 'limit', true)));
+    return { method: 'GET', path: `/admin/accounts${query.size ? `?${query}` : ''}` };
+  }
+  if (noun === 'key' && verb === 'list') return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/keys` };
   if (noun === 'account' && verb === 'credit') {
     return {
       method: 'POST',
@@ -114,14 +123,30 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
 }
 
+const when = (seconds: number | null) => (seconds === null ? 'never' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
+
+function describeKeys(keys: any[]): string {
+  if (keys.length === 0) return '  (no keys)';
+  return keys.map((key) => `  ${key.id}  ${key.status.padEnd(8)}  ${(key.name ?? '').padEnd(16)}  created ${when(key.created_at)}  last used ${when(key.last_used_at)}${key.expires_at ? `  expires ${when(key.expires_at)}` : ''}`).join('\n');
+}
+
+function describeAccount(account: any): string {
+  const limits = Object.entries(account.limits ?? {}).map(([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`);
+  return `Account ${account.id} "${account.name}": balance ${account.balance} kopecks (${account.available} available), MCP ${account.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
+}
+
 function describe(result: any): string {
+  if (result.object === 'list' && result.data.length === 0) return '(none)';
+  if (result.object === 'list' && result.data[0].object === 'api_key') return describeKeys(result.data);
+  if (result.object === 'list') {
+    const lines = result.data.map((account: any) => `${account.id}  ${String(account.balance).padStart(12)}  ${account.name}`);
+    return [...lines, ...(result.has_more ? [`more: --after ${result.last_id}`] : [])].join('\n');
+  }
+  if (result.keys) return `${describeAccount(result)}\nKeys:\n${describeKeys(result.keys)}`;
   if (result.key) return `Key ${result.id} created. It is shown only now:\n\n  ${result.key}\n`;
   if (result.status === 'disabled') return `Key ${result.id} disabled.`;
   if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}).`;
-  if (result.id?.startsWith?.('acct_')) {
-    const limits = Object.entries(result.limits ?? {}).map(([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`);
-    return `Account ${result.id} "${result.name}": balance ${result.balance} kopecks, MCP ${result.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
-  }
+  if (result.id?.startsWith?.('acct_')) return describeAccount(result);
   return JSON.stringify(result, null, 2);
 }
 

@@ -17,6 +17,8 @@ describe('admin CLI', () => {
     expect(toRequest(parseArguments(['key', 'disable', 'key_1']))).toEqual({ method: 'POST', path: '/admin/keys/key_1/disable' });
     expect(() => toRequest(parseArguments(['account', 'credit', 'acct_1', '--amount', '1.5']))).toThrow(/whole number/);
     expect(() => toRequest(parseArguments(['account', 'mcp', 'acct_1']))).toThrow(/--enable or --disable/);
+    expect(toRequest(parseArguments(['account', 'list', '--name', 'a&b', '--limit', '5']))).toEqual({ method: 'GET', path: '/admin/accounts?name=a%26b&limit=5' });
+    expect(toRequest(parseArguments(['key', 'list', 'acct_1']))).toEqual({ method: 'GET', path: '/admin/accounts/acct_1/keys' });
   });
 
   it('drives the running API end to end', async () => {
@@ -37,6 +39,15 @@ describe('admin CLI', () => {
       expect(disabled.stdout).toMatch(/disabled/);
       expect((await app.request('GET', '/v2/nothing', { key: key.key })).status).toBe(403);
       await expect(cli('account', 'get', 'acct_missing')).rejects.toMatchObject({ code: 1 });
+
+      // account show: the keys with their last use; key list; account list by name
+      const shown = (await cli('account', 'show', created.id)).stdout;
+      expect(shown).toMatch(new RegExp(`Account ${created.id} "cli": balance 500 kopecks \\(500 available\\), MCP enabled`));
+      expect(shown).toMatch(new RegExp(`${key.id}\\s+disabled .* last used \\d{4}-\\d\\d-\\d\\dT`));
+      expect((await cli('key', 'list', created.id)).stdout).toContain(key.id);
+      const listed = (await cli('account', 'list', '--name', 'CL')).stdout;
+      expect(listed).toMatch(new RegExp(`^${created.id}\\s+500\\s+cli$`, 'm'));
+      expect((await cli('account', 'list', '--name', 'no-such-name')).stdout.trim()).toBe('(none)');
     } finally {
       await app.close();
     }
