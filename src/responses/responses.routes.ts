@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { z } from 'zod';
 import { sendEventStream } from '../http/sse';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
@@ -30,11 +31,14 @@ const V2_SURFACE: ResponsesSurface = { prefix: '/v2/responses', defaultBackgroun
 export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSurface = V2_SURFACE): Router {
   const service = deps.responses;
   const router = new Router({ prefix: surface.prefix });
+  // The default goes in before validation (`stream: true` alone is valid where the default is synchronous),
+  // inside the schema, so that parseInput still sees the body as read (with the reader's refusals).
+  const bodySchema = surface.defaultBackground
+    ? createResponseSchema
+    : z.preprocess((value) => (isObject(value) && value.background === undefined ? { ...value, background: false } : value), createResponseSchema);
 
   router.post('/', async (ctx) => {
-    const raw: unknown = ctx.request.body;
-    const withDefault = isObject(raw) && raw.background === undefined ? { ...raw, background: surface.defaultBackground } : raw;
-    const body = canonicalResponseBody(parseInput(createResponseSchema, withDefault, 'response'));
+    const body = canonicalResponseBody(parseInput(bodySchema, ctx.request.body, 'response'));
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
