@@ -1,3 +1,4 @@
+import { recordBilled, recordJobFinished, type Metrics } from '../src/metrics/metrics';
 import { holdForGeneration } from '../src/billing/generation-hold';
 import type { Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
@@ -39,6 +40,7 @@ export interface ResponseActivityDeps extends McpActivityDeps {
   handoff?: RowHandoff;
   /** Raises a Response's billing hold for a turn its creation's hold does not cover. */
   ledger: Pick<Ledger, 'hold'>;
+  metrics?: Metrics;
 }
 
 /**
@@ -225,6 +227,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    */
   const finalizations = createGroupCommit<{ record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } }, { sequence: number } | undefined>({
     maxBatch: 100,
+    onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'response_finalizations' }, size),
     write: async (items) => {
       const results = new Map<string, number>();
       const plain = items.filter((item) => !item.appendTo).map((item) => item.record);
@@ -264,6 +267,9 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       return { ...settled, status: current.status };
     }
     await events.notify(responseStream(responseId), [...unwritten, { ...(record.final_event as StreamEvent), sequence_number: written.sequence }]);
+    recordJobFinished(deps.metrics, 'response', status, deps.catalog.getModel(row.model));
+    // Written in the finalisation's own statement (not ledger.debit): counted here, as the ledger counts its debits.
+    recordBilled(deps.metrics, { model: row.model, service: 'responses', amount: record.debit_amount ?? 0, inputTokens: record.usage?.input_tokens, outputTokens: record.usage?.output_tokens });
     return { status, webhook: settled.webhook };
   }
 

@@ -1,3 +1,4 @@
+import { recordJobFinished, type Metrics } from '../src/metrics/metrics';
 import { holdForGeneration, outputCapOf } from '../src/billing/generation-hold';
 import type { Ledger } from '../src/billing/ledger';
 import { priceCall } from '../src/billing/pricing';
@@ -18,6 +19,7 @@ import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsSt
 export interface RunActivityDeps {
   db: Db;
   logger: Logger;
+  metrics?: Metrics;
   catalog: { getModel(code: string): CatalogModel | undefined };
   providers: { languageModel(vendor: string): LanguageModel };
   /** The ledger of the process; one over `db` when absent. */
@@ -176,7 +178,10 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         }
         return marked;
       });
-      if (final) return { status: final.status };
+      if (final) {
+        recordJobFinished(deps.metrics, 'run', final.status, deps.catalog.getModel(final.model));
+        return { status: final.status };
+      }
     }
     const current = await loadRun(db, runId);
     // Still active after both passes: fail the attempt (retried, then abandoned) rather than leave the Run active.

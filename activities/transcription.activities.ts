@@ -1,3 +1,4 @@
+import { recordJobFinished, type Metrics } from '../src/metrics/metrics';
 import { type Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
@@ -15,6 +16,7 @@ import type { TranscriptionActivities, TranscriptionJobInput, TranscriptionOutco
 export interface TranscriptionActivityDeps {
   db: Db;
   logger: Logger;
+  metrics?: Metrics;
   catalog: { getModel(code: string): CatalogModel | undefined };
   providers: { transcriptionModel(vendor: string): TranscriptionModel };
   webhooks: WebhookSender;
@@ -68,24 +70,28 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
   }
 
   async function finalizeTranscription({ transcriptionId, outcome }: TranscriptionJobInput & { outcome: TranscriptionOutcome }): Promise<TranscriptionState> {
+    let wrote = false;
     const row = await inTransaction(db, async (trx) => {
       const current = await loadTranscription(trx, transcriptionId);
       if (!current || FINAL.includes(current.status)) return current;
       // The billing hold placed at submission is settled by the debit, or released by a failure.
       if (outcome.kind === 'failed') {
         const failed = await markFinal(trx, transcriptionId, { status: 'failed', error: { code: outcome.code, message: outcome.message }, cost: 0 });
+        wrote = Boolean(failed);
         if (failed) await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
         return failed;
       }
       const model = deps.catalog.getModel(current.model);
       const charge = model ? transcriptionCharge({ accountId: current.account_id, model, seconds: outcome.seconds, requestId: transcriptionId }) : undefined;
       const final = await markFinal(trx, transcriptionId, { status: 'completed', result: outcome.result, cost: charge?.cost ?? 0 });
+      wrote = Boolean(final);
       if (final) {
         if (charge) await ledger.debit(charge.debit, trx);
         else await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
       }
       return final;
     });
+    if (wrote && row) recordJobFinished(deps.metrics, 'transcription', row.status, deps.catalog.getModel(row.model));
     return stateOf(row);
   }
 

@@ -29,6 +29,8 @@ const environmentSchema = z.object({
   KEY_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   KEY_ISSUER: z.string().min(1).default('switchyard'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   CATALOG_PATH: z.string().min(1).optional(),
   STARTER_BALANCE: z.coerce.number().int().min(0).default(100_000),
   OUTBOUND_ALLOW_PRIVATE_NETWORKS: booleanString.default(false),
@@ -82,6 +84,10 @@ export interface Config {
   readonly auth: { readonly signingSecret?: string; readonly issuer: string; readonly dataDir: string };
   readonly admin: { readonly token?: string; readonly dataDir: string; readonly starterBalance: number };
   readonly logLevel: LogLevel;
+  /** `json` (one object per line, the default) or `pretty` (for people, at a terminal). */
+  readonly logFormat: 'json' | 'pretty';
+  /** GET /metrics accepts this bearer token as well as the admin token. */
+  readonly metricsToken?: string;
   readonly catalogPath: string;
   readonly outbound: { readonly allowPrivateNetworks: boolean };
   readonly engine: {
@@ -141,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },
     admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
     logLevel: value.LOG_LEVEL,
+    logFormat: value.LOG_FORMAT,
+    metricsToken: value.METRICS_TOKEN,
     catalogPath: path.resolve(value.CATALOG_PATH ?? path.join(projectRoot, 'catalog.yaml')),
     outbound: { allowPrivateNetworks: value.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
     engine: {

@@ -30,8 +30,8 @@ async function main(mode: Mode): Promise<void> {
     if (mode === 'worker' && !config.database.url) {
       throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
     }
-    const { db, events, webhooks, catalog, providers, ledger, mcpSessions } = runtime.deps;
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
+    const { db, events, webhooks, catalog, providers, ledger, mcpSessions, metrics } = runtime.deps;
+    const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
     worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities });
     void worker.run().catch((error) => {
       logger.fatal({ err: error }, 'temporal worker stopped');

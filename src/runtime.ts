@@ -10,6 +10,7 @@ import { openDatabase, type DatabaseOptions, type Db } from './db/database';
 import { migrateToLatest } from './db/migrate';
 import { createApp, type AppDeps } from './http/app';
 import { createLogger, type Logger } from './logger';
+import { createMetrics, vendorCallObserver } from './metrics/metrics';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
 import { createActivities } from '../activities';
 import { createEmbeddedEngine } from './engine/embedded-engine';
@@ -68,12 +69,13 @@ const ABANDONED_HOLD_AGE_MS = 60 * 60_000;
 const HOLD_SWEEP_INTERVAL_MS = 30_000;
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, config.logFormat);
+  const metrics = createMetrics();
   const database = await openDatabase(config.database, options.database);
   try {
     await migrateToLatest(database.db);
     const catalog = await createCatalog({ path: config.catalogPath, settings: config.providers.settings, db: database.db });
-    const providers = createProviderRegistry({ catalog, settings: config.providers });
+    const providers = createProviderRegistry({ catalog, settings: config.providers, observer: vendorCallObserver(metrics, logger) });
     const signingSecret = config.auth.signingSecret ?? loadOrCreateSecretFile(config.auth.dataDir, 'key-signing-secret').value;
     let adminTokenFile: string | undefined;
     let adminToken = config.admin.token;
@@ -85,18 +87,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const db = database.db;
     // This process's name as the owner of its leases, its liveness lock and its billing holds.
     const owner = newOwnerName();
-    const ledger = createLedger(db, { owner });
+    const ledger = createLedger(db, { owner, metrics });
     const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer) });
     const bus =
       database.kind === 'postgres' && database.postgres
         ? await createPostgresBus({ ...database.postgres, logger })
         : createInProcessBus();
-    const events = createEventLog({ db, bus });
-    const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger });
+    const events = createEventLog({ db, bus, metrics });
+    const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics });
     const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
-    const activities = createActivities({ db, logger, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
+    const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({
@@ -107,15 +109,16 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           concurrency: config.engine.concurrency,
           leaseMs: config.engine.leaseMs,
           owner,
+          metrics,
           exclusiveStorage: database.kind === 'pglite',
           liveness: database.postgres ? { connectionString: database.postgres.connectionString } : undefined,
         });
-    const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-    const runs = createRunsService({ db, catalog, ledger, engine });
+    const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const runs = createRunsService({ db, catalog, ledger, engine, metrics });
     const replies = createIdempotentReplies(db);
-    const audio = createAudioService({ db, catalog, ledger, engine, providers, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const audio = createAudioService({ db, catalog, ledger, engine, providers, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const limits = createAccountLimits({ db, defaults: config.limits });
-    const deps: RuntimeDeps = { config, logger, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
+    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
     return {

@@ -1,3 +1,4 @@
+import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import { createReadStream } from 'node:fs';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
@@ -22,6 +23,7 @@ export interface AudioServiceDeps {
   engine: Engine;
   providers: { speechModel(vendor: string): SpeechModel; transcriptionModel(vendor: string): TranscriptionModel };
   allowPrivateNetworks: boolean;
+  metrics?: Metrics;
 }
 
 /** Bytes per stored chunk of an asynchronous upload. */
@@ -139,6 +141,7 @@ export function createAudioService(deps: AudioServiceDeps) {
       throw error;
     }
     await engine.launch({ id, kind: 'transcription' });
+    recordJobStarted(deps.metrics, 'transcription', catalog.getModel(model));
     return { request_id: id, status: 'queued' };
   }
 

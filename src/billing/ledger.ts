@@ -1,6 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { inTransaction, type Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
+import { recordBilled, type Metrics } from '../metrics/metrics';
 import { paymentRequired } from '../errors';
 import { newId } from '../ids';
 import type { LedgerTransactionRow, TokenUsage } from './ledger.table';
@@ -105,8 +106,22 @@ const operationOf = (accountId: string, operationKey: string) => `${accountId}\u
  * same database transaction (or statement), so `balance = credits − debits` holds under any concurrency.
  * Nothing else writes ledger rows or balances.
  */
-export function createLedger(db: Db, options: { owner: string }) {
-  const { owner } = options;
+export function createLedger(db: Db, options: { owner: string; metrics?: Metrics }) {
+  const { owner, metrics } = options;
+
+  /** Billed kopecks and tokens by model, for the debits a statement inserted (not the ones a retry found). */
+  function recordDebits(rows: LedgerTransactionRow[]) {
+    if (!metrics) return;
+    for (const row of rows) {
+      recordBilled(metrics, {
+        model: typeof row.metadata?.model === 'string' ? row.metadata.model : 'none',
+        service: typeof row.metadata?.service === 'string' ? row.metadata.service : 'other',
+        amount: Number(row.amount),
+        inputTokens: row.usage?.prompt_tokens,
+        outputTokens: row.usage?.completion_tokens,
+      });
+    }
+  }
   async function credit(
     executor: Db,
     input: { accountId: string; amount: number; metadata?: Record<string, unknown>; operationKey?: string },
@@ -162,6 +177,7 @@ export function createLedger(db: Db, options: { owner: string }) {
           id text, account_id text, amount bigint, currency text, metadata text, usage text, operation_key text)),
       ${debitsFrom('billable')}
       select * from debit`.execute(executor);
+    recordDebits(inserted.rows);
     const byOperation = new Map(inserted.rows.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
     const results: Array<LedgerTransactionRow | null> = [];
     for (const input of inputs) {
@@ -190,7 +206,11 @@ export function createLedger(db: Db, options: { owner: string }) {
   }
 
   // 9 parameters per row; a few hundred rows stay far below Postgres' 65,535.
-  const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({ maxBatch: 500, write: (inputs) => writeDebits(db, inputs) });
+  const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({
+    maxBatch: 500,
+    write: (inputs) => writeDebits(db, inputs),
+    onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_debits' }, size),
+  });
 
   /**
    * Places (or raises) the hold of an operation, atomically with the check that it fits the available balance

@@ -11,6 +11,8 @@ export interface GroupCommitOptions<I, O> {
   write: (items: I[]) => Promise<O[]>;
   /** Largest batch (bounded by the statement's parameter count). */
   maxBatch: number;
+  /** Told each batch's size as it is written (metrics). */
+  onBatch?: (size: number) => void;
 }
 
 export type GroupCommit<I, O> = (item: I) => Promise<O>;
@@ -40,6 +42,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
     writing = true;
     const batch = queue.slice(0, options.maxBatch);
     queue = queue.slice(batch.length);
+    options.onBatch?.(batch.length);
     try {
       await writeBatch(batch);
     } finally {

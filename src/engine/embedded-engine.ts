@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
+import type { Metrics } from '../metrics/metrics';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
@@ -32,6 +33,7 @@ export interface EmbeddedEngineOptions {
   recordDelayMs?: number;
   /** The process's owner name (liveness.ts newOwnerName), shared with what else it owns (billing holds). */
   owner?: string;
+  metrics?: Metrics;
   /** Postgres: hold a liveness lock (liveness.ts), so the jobs of a dead process are taken over at once, not after their leases. */
   liveness?: { connectionString: string };
 }
@@ -90,12 +92,23 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         backlog = false;
         const jobs = await claim(wanted);
         if (jobs.length === wanted) backlog = pumpAgain = true;
+        recordClaims(jobs);
         for (const job of jobs) void execute(job);
       } while (pumpAgain && !stopping);
     } catch (error) {
       if (!stopping) logger.error({ err: error }, 'job claim failed');
     } finally {
       pumping = false;
+    }
+  }
+
+  /** Claim lag of first claims; later claims (a retry, the end of a sleep, a takeover) counted as reclaims. */
+  function recordClaims(jobs: JobRow[]) {
+    if (!options.metrics) return;
+    const now = Date.now();
+    for (const job of jobs) {
+      if (job.attempts <= 1 && job.suspensions === 0) options.metrics.engineClaimLag.observe({ kind: job.kind }, Math.max(0, now - job.created_at.getTime()) / 1000);
+      else options.metrics.engineReclaimed.inc({ kind: job.kind });
     }
   }
 
@@ -167,6 +180,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         await retryLater(job, message).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'));
       } else {
         logger.error({ err: error, jobId: job.id, attempt }, 'job failed; abandoning');
+        options.metrics?.engineAbandoned.inc({ kind: job.kind });
         await definition.abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
@@ -182,6 +196,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   // planned once per connection as a prepared statement, see db/prepared-statements.ts).
   const recordStep = createGroupCommit<RecordedStep, void>({
     maxBatch: 200,
+    onBatch: (size) => options.metrics?.groupCommitBatch.observe({ writer: 'job_steps' }, size),
     write: async (rows) => {
       await sql`
         insert into job_steps (job_id, step, activity, result)
@@ -194,6 +209,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; last_error: string | null }, void>({
     maxBatch: 200,
+    onBatch: (size) => options.metrics?.groupCommitBatch.observe({ writer: 'job_finishes' }, size),
     write: async (jobs) => {
       await sql`
         update jobs set status = finished.status, last_error = finished.last_error, finished_at = now(), updated_at = now(),

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
+import type { Metrics } from '../metrics/metrics';
 import type { EventBus } from './event-bus';
 import type { EventStream, StreamEvent } from './stream-event';
 
@@ -40,7 +41,7 @@ export interface Follower {
   close(): void;
 }
 
-export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: number }): EventLog {
+export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: number; metrics?: Metrics }): EventLog {
   const { db, bus } = deps;
   const pollIntervalMs = deps.pollIntervalMs ?? 1000;
 
@@ -56,6 +57,7 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
   const groupedWrite = createGroupCommit<Batch, void>({
     maxBatch: 200,
+    onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'stream_events' }, size),
     write: async (batches) => {
       await insertBatches(db, batches);
       return batches.map(() => undefined);

@@ -6,6 +6,8 @@ import type { Ledger } from '../billing/ledger';
 import type { Config } from '../config';
 import type { DatabaseHandle } from '../db/database';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/metrics';
+import { metricsRoutes } from '../metrics/metrics.routes';
 import { requireApiKey } from './auth';
 import type { AccountLimitsService } from '../limits/account-limits';
 import { jsonBody } from './body';
@@ -18,6 +20,7 @@ import { publicRouteModules, type PublicRoutesDeps } from './routes';
 export type AppDeps = PublicRoutesDeps & {
   config: Config;
   logger: Logger;
+  metrics: Metrics;
   database: DatabaseHandle;
   adminToken: string;
   accounts: AccountsService;
@@ -29,7 +32,8 @@ export type AppDeps = PublicRoutesDeps & {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  app.use(requestContext(deps.logger));
+  app.context.metrics = deps.metrics;
+  app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
   app.use(rejectNulInUrl());
   app.use(jsonBody(deps.config.http.bodyLimitBytes));
@@ -48,6 +52,7 @@ export function createApp(deps: AppDeps): Koa {
     }
   });
   app.use(health.routes());
+  app.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
 
   const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));

@@ -24,8 +24,9 @@ export function requireApiKey(accounts: AccountsService) {
 }
 
 /** `Authorization: Bearer <ADMIN_TOKEN>` on /admin; API keys are not accepted there. */
-export function requireAdminToken(adminToken: string) {
-  const expected = digest(adminToken);
+/** `adminToken`: the admin token, or several accepted tokens (GET /metrics also takes METRICS_TOKEN). */
+export function requireAdminToken(adminToken: string | Array<string | undefined>) {
+  const accepted = (Array.isArray(adminToken) ? adminToken : [adminToken]).filter((token): token is string => Boolean(token)).map(digest);
   return async function authenticateAdmin(ctx: Context, next: Next) {
     const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!match) {
@@ -35,7 +36,10 @@ export function requireAdminToken(adminToken: string) {
           : 'Missing admin token: send Authorization: Bearer <ADMIN_TOKEN>.',
       );
     }
-    if (!timingSafeEqual(digest(match[1].trim()), expected)) throw unauthorized('The admin token is not valid.');
+    const presented = digest(match[1].trim());
+    // Every accepted token is compared (no early exit), so the time taken does not tell which one nearly matched.
+    const valid = accepted.reduce((found, expected) => timingSafeEqual(presented, expected) || found, false);
+    if (!valid) throw unauthorized('The admin token is not valid.');
     return next();
   };
 }

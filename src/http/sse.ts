@@ -38,6 +38,7 @@ async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => Asy
   const onClose = () => abort.abort();
   res.once('close', onClose);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+  ctx.metrics?.openStreams.inc();
   try {
     for await (const item of source(abort.signal)) {
       if (abort.signal.aborted) break;
@@ -50,6 +51,7 @@ async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => Asy
   } catch (error) {
     if (!abort.signal.aborted) throw error;
   } finally {
+    ctx.metrics?.openStreams.dec();
     clearInterval(keepAlive);
     res.off('close', onClose);
     if (!res.writableEnded) res.end();

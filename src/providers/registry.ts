@@ -4,6 +4,7 @@ import { resolveVendorConnection } from '../catalog/vendor-connection';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { createDevProvider } from './dev/dev-provider';
+import { observeProvider, type VendorCallObserver } from './observed-provider';
 import type { EmbeddingModel, LanguageModel, SpeechModel, TranscriptionModel, VendorAdapterOptions, VendorProvider } from './provider';
 
 /**
@@ -44,6 +45,8 @@ export interface ProviderRegistryOptions {
   settings: Config['providers'];
   /** Injected into every HTTP adapter (tests point vendors at loopback fakes through base URLs instead). */
   fetch?: typeof globalThis.fetch;
+  /** Told of every vendor call when it ends (metrics and the debug log). */
+  observer?: VendorCallObserver;
 }
 
 export function createProviderRegistry(options: ProviderRegistryOptions): ProviderRegistry {
@@ -68,8 +71,9 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
       maxRetries: settings.maxRetries,
       fetch: options.fetch,
     });
-    providers.set(vendorCode, created);
-    return created;
+    const observed = options.observer ? observeProvider(created, vendor.code, options.observer) : created;
+    providers.set(vendorCode, observed);
+    return observed;
   }
 
   /** The vendor's models of one kind; 400 `model.not_available` when it offers none. */

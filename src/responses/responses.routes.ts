@@ -37,12 +37,19 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
     ? createResponseSchema
     : z.preprocess((value) => (isObject(value) && value.background === undefined ? { ...value, background: false } : value), createResponseSchema);
 
+  // The request log names the Response a request is about.
+  router.param('id', (id, ctx, next) => {
+    ctx.state.responseId = id;
+    return next();
+  });
+
   router.post('/', async (ctx) => {
     const body = canonicalResponseBody(parseInput(bodySchema, ctx.request.body, 'response'));
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
     const { response, replayed, follower } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account, { subscribe: waits });
+    ctx.state.responseId = response.id;
     try {
       if (replayed) ctx.set('Idempotent-Replayed', 'true');
       if (body.stream) {

@@ -8,6 +8,7 @@ import { findConversation } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
+import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
@@ -44,6 +45,7 @@ export interface ResponsesServiceDeps {
   allowPrivateNetworks: boolean;
   /** Shared with the activities of this process: a Response written started is handed to its first step. */
   handoff?: RowHandoff;
+  metrics?: Metrics;
 }
 
 export interface CreateResult {
@@ -59,7 +61,11 @@ const CANCEL_WAIT_MS = 30_000;
 export function createResponsesService(deps: ResponsesServiceDeps) {
   const { db, catalog, ledger, engine, events } = deps;
   // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
-  const insertQueued = createGroupCommit<QueuedInsert, ResponseRow>({ maxBatch: 100, write: (items) => insertQueuedResponses(db, items) });
+  const insertQueued = createGroupCommit<QueuedInsert, ResponseRow>({
+    maxBatch: 100,
+    write: (items) => insertQueuedResponses(db, items),
+    onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'responses' }, size),
+  });
 
   async function find(accountId: string, id: string): Promise<ResponseRow> {
     const row = await findResponse(db, accountId, id);
@@ -207,6 +213,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       follower?.close();
       throw error;
     }
+    recordJobStarted(deps.metrics, 'response', model);
     return { response: row, replayed: false, follower };
   }
 

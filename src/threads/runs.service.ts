@@ -1,3 +1,4 @@
+import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import { assistantFunctionTools } from '../assistants/assistant-tools';
 import { findAssistant } from '../assistants/assistants.repository';
 import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
@@ -24,6 +25,7 @@ export interface RunsServiceDeps {
   catalog: Catalog;
   ledger: Ledger;
   engine: Engine;
+  metrics?: Metrics;
 }
 
 /**
@@ -46,6 +48,7 @@ export function createRunsService(deps: RunsServiceDeps) {
       return inserted;
     });
     await engine.launch({ id: run.id, kind: 'run' });
+    recordJobStarted(deps.metrics, 'run', model);
     return run;
   }
 
@@ -61,6 +64,7 @@ export function createRunsService(deps: RunsServiceDeps) {
       return inserted;
     });
     await engine.launch({ id: run.id, kind: 'run' });
+    recordJobStarted(deps.metrics, 'run', model);
     return run;
   }
 

@@ -1,3 +1,4 @@
+import type { Metrics } from '../metrics/metrics';
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/database';
 import { newId } from '../ids';
@@ -18,6 +19,7 @@ export const WEBHOOK_USER_AGENT = 'Switchyard-Webhook/1.0';
 const MAX_ERROR_LENGTH = 500;
 
 export interface WebhookSenderOptions {
+  metrics?: Metrics;
   db: Db;
   allowPrivateNetworks: boolean;
   logger: Logger;
@@ -88,6 +90,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
       .where('id', '=', claimed.id)
       .execute();
     const line = { ...logFields, status: outcome.status, responseStatus: outcome.responseStatus, durationMs, error: outcome.error };
+    options.metrics?.webhookDeliveries.inc({ outcome: outcome.status });
     if (outcome.status === 'delivered') logger.info(line, 'webhook delivered');
     else logger.warn(line, `webhook ${outcome.status}`);
     return outcome;

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
+import type { Logger } from '../../src/logger';
 
 /**
  * Starts the real app on a loopback port. The database is PGlite in memory, or, when TEST_DATABASE_URL
@@ -23,6 +24,8 @@ export interface TestAppOptions {
   dataDir?: string;
   /** Reuse this Postgres schema (restart tests). */
   schema?: string;
+  /** The app's logger (default: silent). */
+  logger?: Logger;
 }
 
 export interface ApiReply<T = any> {
@@ -65,7 +68,7 @@ export class TestApp {
       ...(postgresUrl ? { DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '10' } : {}),
       ...options.env,
     });
-    const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema } });
+    const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema }, logger: options.logger });
     await runtime.startEngine();
     const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -1,0 +1,148 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from '../logger';
+import type { VendorCallObserver } from '../providers/observed-provider';
+
+/**
+ * The service's Prometheus metrics (GET /metrics), one registry per runtime (no module singleton: tests run
+ * several apps in one process). Labels are bounded: route templates, catalog model and vendor codes, statuses
+ * and error kinds; never an id, a key or a user-chosen string.
+ */
+export function createMetrics(options: { processMetrics?: boolean } = {}) {
+  const registry = new Registry();
+  if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+  const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+  const registers = [registry];
+
+  const metrics = {
+    registry,
+    httpRequestDuration: new Histogram({
+      name: 'switchyard_http_request_duration_seconds',
+      help: 'HTTP requests by method, route template and status: count and time to the last byte of the reply (of the stream, for SSE)',
+      labelNames: ['method', 'route', 'status'] as const,
+      buckets: seconds,
+      registers,
+    }),
+    jobsStarted: new Counter({
+      name: 'switchyard_jobs_started_total',
+      help: 'Durable jobs created, by kind (response, run, transcription), model and vendor',
+      labelNames: ['kind', 'model', 'vendor'] as const,
+      registers,
+    }),
+    jobsFinished: new Counter({
+      name: 'switchyard_jobs_finished_total',
+      help: 'Durable jobs that reached a final status, by kind, status, model and vendor',
+      labelNames: ['kind', 'status', 'model', 'vendor'] as const,
+      registers,
+    }),
+    engineClaimLag: new Histogram({
+      name: 'switchyard_engine_claim_lag_seconds',
+      help: 'Embedded engine: time from a job being written to its first claim by a worker (0 when created claimed)',
+      labelNames: ['kind'] as const,
+      buckets: seconds,
+      registers,
+    }),
+    engineReclaimed: new Counter({
+      name: 'switchyard_engine_jobs_reclaimed_total',
+      help: 'Embedded engine: jobs claimed again after a retry, a sleep, or their owner dying (a takeover)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    engineAbandoned: new Counter({
+      name: 'switchyard_engine_jobs_abandoned_total',
+      help: 'Embedded engine: jobs given up after their last attempt failed (finalised as failed)',
+      labelNames: ['kind'] as const,
+      registers,
+    }),
+    engineJobs: new Gauge({
+      name: 'switchyard_engine_jobs',
+      help: 'Jobs not yet final, by kind and state (pending: queued or waiting for a retry; running), read from the database at scrape',
+      labelNames: ['kind', 'state'] as const,
+      registers,
+    }),
+    engineOldestPending: new Gauge({
+      name: 'switchyard_engine_oldest_pending_seconds',
+      help: 'Age of the oldest pending job, read from the database at scrape (0 when none): a queue that is not drained grows it',
+      registers,
+    }),
+    vendorCallDuration: new Histogram({
+      name: 'switchyard_vendor_call_duration_seconds',
+      help: 'Vendor calls by vendor, kind (language, embedding, speech, transcription) and outcome (ok or the error kind)',
+      labelNames: ['vendor', 'kind', 'outcome'] as const,
+      buckets: seconds,
+      registers,
+    }),
+    vendorTimeToFirstToken: new Histogram({
+      name: 'switchyard_vendor_time_to_first_token_seconds',
+      help: 'Streamed language model calls: time from the call to its first text or tool call, by vendor',
+      labelNames: ['vendor'] as const,
+      buckets: seconds,
+      registers,
+    }),
+    vendorErrors: new Counter({
+      name: 'switchyard_vendor_errors_total',
+      help: 'Failed vendor calls by vendor, kind and error kind (auth, rate_limit, server, timeout, network, malformed, ...)',
+      labelNames: ['vendor', 'kind', 'error'] as const,
+      registers,
+    }),
+    billedKopecks: new Counter({
+      name: 'switchyard_billed_kopecks_total',
+      help: 'Kopecks debited, by model and service',
+      labelNames: ['model', 'service'] as const,
+      registers,
+    }),
+    billedTokens: new Counter({
+      name: 'switchyard_billed_tokens_total',
+      help: 'Tokens billed, by model and direction (input, output)',
+      labelNames: ['model', 'direction'] as const,
+      registers,
+    }),
+    openStreams: new Gauge({ name: 'switchyard_sse_open_streams', help: 'Server-Sent Event streams open now', registers }),
+    webhookDeliveries: new Counter({
+      name: 'switchyard_webhook_deliveries_total',
+      help: 'Webhook attempts by outcome (delivered, failed)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
+    groupCommitBatch: new Histogram({
+      name: 'switchyard_group_commit_batch_size',
+      help: 'Items per group-committed write (one statement, one commit), by writer',
+      labelNames: ['writer'] as const,
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512],
+      registers,
+    }),
+  };
+  return metrics;
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/** One debit into the billed counters: its kopecks by model and service, its tokens by model. */
+export function recordBilled(metrics: Metrics | undefined, debit: { model: string; service: string; amount: number; inputTokens?: number; outputTokens?: number }): void {
+  if (!metrics) return;
+  metrics.billedKopecks.inc({ model: debit.model, service: debit.service }, debit.amount);
+  if (debit.inputTokens) metrics.billedTokens.inc({ model: debit.model, direction: 'input' }, debit.inputTokens);
+  if (debit.outputTokens) metrics.billedTokens.inc({ model: debit.model, direction: 'output' }, debit.outputTokens);
+}
+
+/** A job created: by kind, with its model's code and vendor. */
+export function recordJobStarted(metrics: Metrics | undefined, kind: string, model: { code: string; vendor: string } | undefined): void {
+  metrics?.jobsStarted.inc({ kind, model: model?.code ?? 'unknown', vendor: model?.vendor ?? 'unknown' });
+}
+
+/** A job finished: its final status, with its model's code and vendor. */
+export function recordJobFinished(metrics: Metrics | undefined, kind: string, status: string, model: { code: string; vendor: string } | undefined): void {
+  metrics?.jobsFinished.inc({ kind, status, model: model?.code ?? 'unknown', vendor: model?.vendor ?? 'unknown' });
+}
+
+/** Vendor calls into the metrics, and one debug log line each (vendor, model, outcome, timings; never a prompt). */
+export function vendorCallObserver(metrics: Metrics, logger: Logger): VendorCallObserver {
+  return (call) => {
+    metrics.vendorCallDuration.observe({ vendor: call.vendor, kind: call.kind, outcome: call.outcome }, call.seconds);
+    if (call.firstTokenSeconds !== undefined) metrics.vendorTimeToFirstToken.observe({ vendor: call.vendor }, call.firstTokenSeconds);
+    if (call.outcome !== 'ok' && call.outcome !== 'cancelled') metrics.vendorErrors.inc({ vendor: call.vendor, kind: call.kind, error: call.outcome });
+    if (logger.isLevelEnabled('debug')) {
+      const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1e6) / 1e3);
+      logger.debug({ vendor: call.vendor, kind: call.kind, model: call.model, outcome: call.outcome, ms: ms(call.seconds), firstTokenMs: ms(call.firstTokenSeconds) }, 'vendor call');
+    }
+  };
+}
