@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { projectRoot } from './paths';
@@ -83,6 +84,8 @@ export interface Config {
   };
   readonly auth: { readonly signingSecret?: string; readonly issuer: string; readonly dataDir: string };
   readonly admin: { readonly token?: string; readonly dataDir: string; readonly starterBalance: number };
+  /** The package's version (package.json), shown in the OpenAPI document. */
+  readonly version: string;
   readonly logLevel: LogLevel;
   /** `json` (one object per line, the default) or `pretty` (for people, at a terminal). */
   readonly logFormat: 'json' | 'pretty';
@@ -146,6 +149,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },
     auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },
     admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
+    version: (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version,
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     metricsToken: value.METRICS_TOKEN,

@@ -11,30 +11,30 @@ import { parseInput, queryInteger } from '../http/validation';
 /** Text Postgres cannot store (U+0000) is refused by the body reader (http/json-limits.ts), as for every route. */
 const storedName = z.string().trim().min(1).max(256);
 
-const createAccountSchema = z.strictObject({
+export const createAccountSchema = z.strictObject({
   name: storedName,
   balance: z.number().int().min(0).max(1e12).optional(),
   mcp_enabled: z.boolean().optional(),
 });
 /** A limit: a positive whole number, or null for the configured default. */
 const limit = (max: number) => z.number().int().positive().max(max).nullable().optional();
-const updateAccountSchema = z.strictObject({
+export const updateAccountSchema = z.strictObject({
   name: storedName.optional(),
   mcp_enabled: z.boolean().optional(),
   limits: z
     .strictObject({ requests_per_minute: limit(10_000_000), tokens_per_minute: limit(2_000_000_000), concurrent_jobs: limit(1_000_000) })
     .optional(),
 });
-const listAccountsQuery = z.strictObject({
+export const listAccountsQuery = z.strictObject({
   name: z.string().trim().min(1).max(256).optional(),
   limit: queryInteger(1, 100).optional(),
   after: z.string().min(1).max(128).optional(),
 });
-const creditSchema = z.strictObject({
+export const creditSchema = z.strictObject({
   amount: z.number().int().positive().max(1e12),
   note: z.string().max(512).optional(),
 });
-const createKeySchema = z.strictObject({
+export const createKeySchema = z.strictObject({
   name: storedName.optional(),
   expires_in: z.number().int().positive().max(10 * 365 * 24 * 3600).optional(),
 });

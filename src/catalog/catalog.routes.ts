@@ -10,7 +10,7 @@ const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of
 export const modelFilterSchema = z.object({ type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional() });
 /** DECISIONS.md 1: the vendor listing does not support type=ttv (and its error does not offer it). */
 const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
-const vendorFilterSchema = z.object({
+export const vendorFilterSchema = z.object({
   type: z
     .enum(modelTypeSchema.options, typeFilter(vendorTypes))
     .refine((type) => type !== 'ttv', 'the vendor listing does not support type ttv')

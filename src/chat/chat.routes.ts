@@ -52,8 +52,8 @@ export function legacyCompletionToWire(completion: ChatCompletion) {
   return {
     created: completion.created,
     model: completion.model,
-    message: { role: 'assistant', content: completion.text },
-    tools_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function', name: call.name, arguments: call.arguments })),
+    message: { role: 'assistant' as const, content: completion.text },
+    tools_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function' as const, name: call.name, arguments: call.arguments })),
     usage: {
       prompt_tokens: completion.inputTokens,
       completion_tokens: completion.outputTokens,

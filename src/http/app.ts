@@ -8,6 +8,7 @@ import type { DatabaseHandle } from '../db/database';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/metrics';
 import { metricsRoutes } from '../metrics/metrics.routes';
+import { docsRoutes } from '../openapi/docs.routes';
 import { requireApiKey } from './auth';
 import type { AccountLimitsService } from '../limits/account-limits';
 import { jsonBody } from './body';
@@ -52,6 +53,7 @@ export function createApp(deps: AppDeps): Koa {
     }
   });
   app.use(health.routes());
+  app.use(docsRoutes({ version: deps.config.version }).routes());
   app.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
 
   const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });

@@ -29,7 +29,7 @@ export const openAIResponsesRoutes = (deps: ResponsesRoutesDeps): Router =>
 /** Conversations under /openai/v1: the /v2 routes (their objects already have OpenAI's shapes). */
 export const openAIConversationsRoutes = (deps: ConversationsRoutesDeps): Router => conversationsRoutes(deps, `${OPENAI_PREFIX}/conversations`);
 
-const embeddingsBody = z.strictObject({
+export const openAIEmbeddingsBody = z.strictObject({
   model: z.string().min(1, 'model is required'),
   input: z.union([z.string().min(1, 'input must not be empty'), z.array(z.string().min(1, 'input items must not be empty')).min(1).max(256)], {
     error: 'input must be a string or an array of strings (token arrays are not supported)',
@@ -57,7 +57,7 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   });
 
   router.post('/embeddings', async (ctx) => {
-    const body = parseInput(embeddingsBody, ctx.request.body ?? {}, 'embedding');
+    const body = parseInput(openAIEmbeddingsBody, ctx.request.body ?? {}, 'embedding');
     const { accountId } = ctx.state.auth;
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // One vendor call (and one debit) per input, in order; the first failure fails the request.

@@ -1,0 +1,228 @@
+import { z } from 'zod';
+import { createAccountSchema, createKeySchema, creditSchema, listAccountsQuery, updateAccountSchema } from '../admin/admin.routes';
+import { assistantBodySchema, listAssistantsQuerySchema } from '../assistants/assistants.schema';
+import { speechBodySchema, transcriptionFieldsSchema } from '../audio/audio.schema';
+import { modelFilterSchema, vendorFilterSchema } from '../catalog/catalog.routes';
+import { legacyChatBodySchema, v1ChatBodySchema } from '../chat/chat.schema';
+import { addItemsSchema, createConversationSchema, updateConversationSchema } from '../conversations/conversations.schema';
+import { embeddingsBodySchema } from '../embeddings/embeddings.schema';
+import { listQuerySchema } from '../http/lists';
+import { openAIChatBody } from '../openai/openai-chat';
+import { openAIEmbeddingsBody } from '../openai/openai.routes';
+import { transactionsQuerySchema } from '../organization/organization.schema';
+import { createResponseSchema, getResponseQuerySchema } from '../responses/responses.schema';
+import { createRunSchema, createThreadAndRunSchema, submitToolOutputsSchema, updateRunSchema } from '../threads/runs.schema';
+import { bulkCreateMessagesSchema, bulkDeleteMessagesSchema, createMessageSchema, createThreadSchema, updateMessageSchema, updateThreadSchema } from '../threads/threads.schema';
+import * as reply from './reply-schemas';
+
+/**
+ * Every route of the service as an OpenAPI operation: request schemas are the ones the route validates with
+ * (imported, never copied), replies the documented wire shapes (reply-schemas.ts). test/openapi checks that this
+ * list and the routers agree both ways.
+ */
+export interface Operation {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** OpenAPI template (`/v2/responses/{id}`). */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** `key`: API key (X-Auth-Token or Bearer); `admin`: admin token; `metrics`: admin or METRICS_TOKEN. */
+  security: 'key' | 'admin' | 'metrics' | 'none';
+  body?: z.ZodType;
+  /** `multipart`: form fields (`body`) plus a `file` part. */
+  bodyType?: 'json' | 'multipart';
+  query?: z.ZodType;
+  reply?: z.ZodType;
+  replyStatus?: 200 | 201;
+  /** Other reply media: `text/event-stream` (with its event schema), audio, text. */
+  alternatives?: Array<{ mediaType: string; schema?: z.ZodType; description: string }>;
+  idempotencyKey?: boolean;
+  /** Errors in OpenAI's body (under /openai/v1). */
+  openAIErrors?: boolean;
+}
+
+const sse = (event: z.ZodType, description: string) => ({ mediaType: 'text/event-stream', schema: event, description });
+
+function responsesOperations(prefix: string, tag: string, openAI: boolean): Operation[] {
+  const common = { tag, security: 'key' as const, openAIErrors: openAI };
+  const defaultNote = openAI ? 'Without `background` a Response is synchronous, as on OpenAI.' : 'Without `background` a Response is queued (the spec\'s default).';
+  return [
+    {
+      ...common,
+      method: 'post',
+      path: prefix,
+      summary: 'Create a Response',
+      description: `Background (queued, answered at once), synchronous (\`background: false\`, answered with the final Response) or streamed (\`stream: true\`). ${defaultNote}`,
+      body: createResponseSchema,
+      reply: reply.responseObject,
+      alternatives: [sse(reply.streamEvent, 'With `stream: true`: the Response as events')],
+      idempotencyKey: true,
+    },
+    {
+      ...common,
+      method: 'get',
+      path: `${prefix}/{id}`,
+      summary: 'Get a Response, or resume its event stream',
+      query: getResponseQuerySchema,
+      reply: reply.responseObject,
+      alternatives: [sse(reply.streamEvent, 'With `stream=true`: its events after `starting_after`, following a running one to its end')],
+    },
+    { ...common, method: 'get', path: `${prefix}/{id}/input_items`, summary: 'List the input items of a Response (newest first)', query: listQuerySchema, reply: reply.listOf(reply.inputItemObject) },
+    { ...common, method: 'post', path: `${prefix}/{id}/cancel`, summary: 'Cancel a background Response', reply: reply.responseObject },
+    { ...common, method: 'delete', path: `${prefix}/{id}`, summary: 'Delete a Response (cancelled first when running)', reply: reply.deleted('response.deleted') },
+  ];
+}
+
+function conversationsOperations(prefix: string, tag: string, openAI: boolean): Operation[] {
+  const common = { tag, security: 'key' as const, openAIErrors: openAI };
+  return [
+    { ...common, method: 'post', path: prefix, summary: 'Create a conversation, with up to 20 items', body: createConversationSchema, reply: reply.conversationObject },
+    { ...common, method: 'get', path: prefix, summary: 'List conversations, newest first', query: listQuerySchema, reply: reply.listOf(reply.conversationObject) },
+    { ...common, method: 'get', path: `${prefix}/{conversationId}`, summary: 'Get a conversation', reply: reply.conversationObject },
+    { ...common, method: 'post', path: `${prefix}/{conversationId}`, summary: "Replace a conversation's metadata", body: updateConversationSchema, reply: reply.conversationObject },
+    { ...common, method: 'delete', path: `${prefix}/{conversationId}`, summary: 'Delete a conversation and its items', reply: reply.deleted('conversation.deleted') },
+    { ...common, method: 'post', path: `${prefix}/{conversationId}/items`, summary: 'Add items', body: addItemsSchema, reply: reply.listOf(reply.conversationItem) },
+    { ...common, method: 'get', path: `${prefix}/{conversationId}/items`, summary: 'List items', query: listQuerySchema, reply: reply.listOf(reply.conversationItem) },
+    { ...common, method: 'get', path: `${prefix}/{conversationId}/items/{itemId}`, summary: 'Get an item', reply: reply.conversationItem },
+    { ...common, method: 'delete', path: `${prefix}/{conversationId}/items/{itemId}`, summary: 'Delete an item', reply: reply.deleted('conversation.item.deleted') },
+  ];
+}
+
+const key = { security: 'key' as const };
+
+export const operations: Operation[] = [
+  // Service
+  { tag: 'Service', security: 'none', method: 'get', path: '/healthz', summary: 'Liveness', reply: z.object({ status: z.literal('ok') }) },
+  { tag: 'Service', security: 'none', method: 'get', path: '/readyz', summary: 'Readiness (the database answers)', reply: z.object({ status: z.literal('ready') }) },
+  { tag: 'Service', security: 'none', method: 'get', path: '/openapi.json', summary: 'This document', reply: z.record(z.string(), z.unknown()) },
+  { tag: 'Service', security: 'none', method: 'get', path: '/docs', summary: 'The API reference page', alternatives: [{ mediaType: 'text/html', description: 'The reference, rendered from /openapi.json' }] },
+  {
+    tag: 'Service',
+    security: 'none',
+    method: 'get',
+    path: '/docs/{file}',
+    summary: "The reference page's scripts, styles and icon (from the installed swagger-ui-dist)",
+    alternatives: [{ mediaType: 'text/javascript', description: 'A script' }, { mediaType: 'text/css', description: 'A style sheet' }, { mediaType: 'image/png', description: 'The icon' }],
+  },
+  {
+    tag: 'Service',
+    security: 'metrics',
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics',
+    alternatives: [{ mediaType: 'text/plain; version=0.0.4', description: 'The Prometheus text format' }],
+  },
+
+  ...responsesOperations('/v2/responses', 'Responses', false),
+  ...conversationsOperations('/v2/conversations', 'Conversations', false),
+
+  // Catalog
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/models', summary: 'Models, keyed by code', query: modelFilterSchema, reply: reply.modelsByCode },
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/models/prices', summary: 'Prices, keyed by model code', query: modelFilterSchema, reply: z.record(z.string(), reply.priceRecord) },
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/models/{code}', summary: 'One model', reply: reply.modelRecord },
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/vendors', summary: 'Vendors', query: vendorFilterSchema, reply: z.array(reply.vendorRecord) },
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/vendors/{code}', summary: 'One vendor', reply: reply.vendorRecord },
+  { ...key, tag: 'Catalog', method: 'get', path: '/v2/vendors/{code}/models', summary: "A vendor's models, keyed by code", query: modelFilterSchema, reply: reply.modelsByCode },
+
+  // Organization
+  { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/balance', summary: 'Balance and available balance (kopecks)', reply: reply.balanceObject },
+  { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/transactions', summary: 'Ledger transactions, newest first', query: transactionsQuerySchema, reply: z.object({ transactions: z.array(reply.transactionObject) }) },
+
+  // Embeddings, chat, audio
+  { ...key, tag: 'Embeddings', method: 'post', path: '/v2/embeddings', summary: 'Embed a text', body: embeddingsBodySchema, reply: reply.embeddingObject, idempotencyKey: true },
+  { ...key, tag: 'Chat (legacy)', method: 'post', path: '/v2/chat/completions', summary: 'A chat completion (legacy shape)', body: legacyChatBodySchema, reply: reply.legacyChatCompletion, idempotencyKey: true },
+  {
+    ...key,
+    tag: 'Audio',
+    method: 'post',
+    path: '/v2/audio/speech',
+    summary: 'Synthesize speech',
+    body: speechBodySchema,
+    alternatives: [{ mediaType: 'audio/mpeg', description: 'The MP3, streamed as the vendor produces it (whole, with an Idempotency-Key)' }],
+    idempotencyKey: true,
+  },
+  {
+    ...key,
+    tag: 'Audio',
+    method: 'post',
+    path: '/v2/audio/transcription',
+    summary: 'Transcribe audio (synchronous, or queued for an asynchronous model)',
+    body: transcriptionFieldsSchema,
+    bodyType: 'multipart',
+    reply: z.union([reply.transcriptionReply, reply.transcriptionSubmitted]),
+  },
+  { ...key, tag: 'Audio', method: 'get', path: '/v2/audio/transcription/check/{id}', summary: 'Status of a queued transcription', reply: reply.transcriptionSubmitted },
+  { ...key, tag: 'Audio', method: 'get', path: '/v2/audio/transcription/result/{id}', summary: 'Result of a completed transcription', reply: reply.transcriptionReply },
+
+  // Assistants
+  { ...key, tag: 'Assistants', method: 'post', path: '/v2/assistants', summary: 'Create an assistant', body: assistantBodySchema, reply: reply.assistantObject },
+  { ...key, tag: 'Assistants', method: 'get', path: '/v2/assistants', summary: 'List assistants', query: listAssistantsQuerySchema, reply: z.array(reply.assistantListEntry) },
+  { ...key, tag: 'Assistants', method: 'get', path: '/v2/assistants/{assistantId}', summary: 'Get an assistant', reply: reply.assistantObject },
+  { ...key, tag: 'Assistants', method: 'post', path: '/v2/assistants/{assistantId}', summary: 'Replace an assistant', body: assistantBodySchema, reply: reply.assistantObject },
+  { ...key, tag: 'Assistants', method: 'delete', path: '/v2/assistants/{assistantId}', summary: 'Delete an assistant', reply: z.object({ id: z.number().int(), deleted: z.literal(true) }) },
+
+  // Threads, messages, runs
+  { ...key, tag: 'Threads', method: 'post', path: '/v2/threads', summary: 'Create a thread', body: createThreadSchema, reply: reply.threadObject },
+  { ...key, tag: 'Threads', method: 'get', path: '/v2/threads/{threadId}', summary: 'Get a thread', reply: reply.threadObject },
+  { ...key, tag: 'Threads', method: 'post', path: '/v2/threads/{threadId}', summary: "Replace a thread's metadata", body: updateThreadSchema, reply: reply.threadObject },
+  { ...key, tag: 'Threads', method: 'delete', path: '/v2/threads/{threadId}', summary: 'Delete a thread (its active Run is cancelled first)', reply: reply.deleted('thread.deleted') },
+  { ...key, tag: 'Threads', method: 'post', path: '/v2/threads/{threadId}/messages', summary: 'Add a message', body: createMessageSchema, reply: reply.threadMessage },
+  { ...key, tag: 'Threads', method: 'get', path: '/v2/threads/{threadId}/messages', summary: 'List messages', query: listQuerySchema, reply: reply.listOf(reply.threadMessage) },
+  { ...key, tag: 'Threads', method: 'post', path: '/v2/threads/{threadId}/messages/bulk-create', summary: 'Add several messages', body: bulkCreateMessagesSchema, reply: reply.listOf(reply.threadMessage) },
+  {
+    ...key,
+    tag: 'Threads',
+    method: 'delete',
+    path: '/v2/threads/{threadId}/messages/bulk-delete',
+    summary: 'Delete several messages',
+    body: bulkDeleteMessagesSchema,
+    reply: z.object({ object: z.literal('list'), data: z.array(reply.deleted('thread.message.deleted')) }),
+  },
+  { ...key, tag: 'Threads', method: 'get', path: '/v2/threads/{threadId}/messages/{messageId}', summary: 'Get a message', reply: reply.threadMessage },
+  { ...key, tag: 'Threads', method: 'post', path: '/v2/threads/{threadId}/messages/{messageId}', summary: "Replace a message's metadata", body: updateMessageSchema, reply: reply.threadMessage },
+  { ...key, tag: 'Threads', method: 'delete', path: '/v2/threads/{threadId}/messages/{messageId}', summary: 'Delete a message', reply: reply.deleted('thread.message.deleted') },
+  { ...key, tag: 'Runs', method: 'post', path: '/v2/threads/runs', summary: 'Create a thread and run it', body: createThreadAndRunSchema, reply: reply.runObject },
+  { ...key, tag: 'Runs', method: 'post', path: '/v2/threads/{threadId}/runs', summary: 'Run a thread', body: createRunSchema, reply: reply.runObject },
+  { ...key, tag: 'Runs', method: 'get', path: '/v2/threads/{threadId}/runs', summary: 'List Runs', query: listQuerySchema, reply: reply.listOf(reply.runObject) },
+  { ...key, tag: 'Runs', method: 'get', path: '/v2/threads/{threadId}/runs/{runId}', summary: 'Get a Run', reply: reply.runObject },
+  { ...key, tag: 'Runs', method: 'post', path: '/v2/threads/{threadId}/runs/{runId}', summary: "Replace a Run's metadata", body: updateRunSchema, reply: reply.runObject },
+  { ...key, tag: 'Runs', method: 'post', path: '/v2/threads/{threadId}/runs/{runId}/cancel', summary: 'Cancel a Run', reply: reply.runObject },
+  { ...key, tag: 'Runs', method: 'post', path: '/v2/threads/{threadId}/runs/{runId}/submit_tool_outputs', summary: 'Submit tool outputs', body: submitToolOutputsSchema, reply: reply.runObject },
+
+  // v1
+  { ...key, tag: 'v1', method: 'get', path: '/v1/models', summary: 'Models (v1)', reply: z.object({ object: z.literal('list'), data: z.array(reply.modelRecord) }) },
+  { ...key, tag: 'v1', method: 'get', path: '/v1/models/{code}', summary: 'One model (v1)', reply: reply.modelRecord },
+  { ...key, tag: 'v1', method: 'get', path: '/v1/vendors', summary: 'Vendors (v1)', reply: z.array(reply.vendorRecord) },
+  { ...key, tag: 'v1', method: 'get', path: '/v1/vendors/{code}', summary: 'One vendor (v1)', reply: reply.vendorRecord },
+  { ...key, tag: 'v1', method: 'get', path: '/v1/getMe', summary: 'The calling account and key', reply: reply.getMeReply },
+  { ...key, tag: 'v1', method: 'post', path: '/v1/chat/completions', summary: 'A chat completion (v1 shape)', body: v1ChatBodySchema, reply: reply.v1ChatReply, idempotencyKey: true },
+
+  // OpenAI-compatible surface
+  { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'get', path: '/openai/v1/models', summary: 'Models (OpenAI shape)', reply: reply.openAIModelList },
+  { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'get', path: '/openai/v1/models/{id}', summary: 'One model (OpenAI shape)', reply: reply.openAIModel },
+  { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'post', path: '/openai/v1/embeddings', summary: 'Embeddings (OpenAI shape)', body: openAIEmbeddingsBody, reply: reply.openAIEmbeddings },
+  {
+    ...key,
+    tag: 'OpenAI-compatible',
+    openAIErrors: true,
+    method: 'post',
+    path: '/openai/v1/chat/completions',
+    summary: 'Chat completions (OpenAI shape)',
+    body: openAIChatBody,
+    reply: reply.openAIChatCompletion,
+    alternatives: [sse(reply.openAIChatChunk, 'With `stream: true`: `data:` chunks, then `data: [DONE]`')],
+  },
+  ...responsesOperations('/openai/v1/responses', 'OpenAI-compatible', true),
+  ...conversationsOperations('/openai/v1/conversations', 'OpenAI-compatible', true),
+
+  // Admin
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts', summary: 'Create an account', body: createAccountSchema, reply: reply.accountObject, replyStatus: 201 },
+  { tag: 'Admin', security: 'admin', method: 'get', path: '/admin/accounts', summary: 'List accounts (newest first, by part of the name)', query: listAccountsQuery, reply: reply.listOf(reply.accountObject) },
+  { tag: 'Admin', security: 'admin', method: 'get', path: '/admin/accounts/{id}', summary: 'One account with its keys', reply: reply.accountObject.extend({ keys: z.array(reply.keyObject) }) },
+  { tag: 'Admin', security: 'admin', method: 'patch', path: '/admin/accounts/{id}', summary: 'Rename, MCP flag, limits', body: updateAccountSchema, reply: reply.accountObject },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/credits', summary: 'Credit an account', body: creditSchema, reply: reply.transactionObject, replyStatus: 201 },
+  { tag: 'Admin', security: 'admin', method: 'get', path: '/admin/accounts/{id}/keys', summary: "An account's keys", reply: reply.listOf(reply.keyObject) },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/keys', summary: 'Issue an API key (shown once)', body: createKeySchema, reply: reply.createdKey, replyStatus: 201 },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/keys/{id}/disable', summary: 'Disable a key', reply: z.object({ id: z.string(), status: z.enum(['active', 'disabled']) }) },
+];

@@ -1,0 +1,35 @@
+import type { z } from 'zod';
+import type { accountToWire, keyToWire } from '../accounts/accounts.service';
+import type { assistantToWire } from '../assistants/assistants.repository';
+import type { transactionToWire } from '../billing/ledger';
+import type { ModelWire, VendorWire } from '../catalog/catalog.wire';
+import type { legacyCompletionToWire } from '../chat/chat.routes';
+import type { conversationToWire, itemToWire } from '../conversations/conversations.repository';
+import type { chatCompletionToOpenAI } from '../openai/openai-chat';
+import type { inputItemToWire, ResponseWire } from '../responses/response-wire';
+import type { RunWire } from '../threads/runs.wire';
+import type { ThreadMessageWire, ThreadWire } from '../threads/threads.wire';
+import type * as reply from './reply-schemas';
+
+/**
+ * Compile-time checks that what each mapper builds is what the document says (reply-schemas.ts): each function
+ * type-checks only if the mapper's reply is assignable to the documented shape. Nothing here runs.
+ */
+type Documented<Schema extends z.ZodType> = z.output<Schema>;
+export const wireChecks = {
+  response: (wire: ResponseWire): Documented<typeof reply.responseObject> => wire,
+  inputItem: (wire: ReturnType<typeof inputItemToWire>): Documented<typeof reply.inputItemObject> => wire,
+  conversation: (wire: ReturnType<typeof conversationToWire>): Documented<typeof reply.conversationObject> => wire,
+  conversationItem: (wire: ReturnType<typeof itemToWire>): Documented<typeof reply.conversationItem> => wire,
+  transaction: (wire: ReturnType<typeof transactionToWire>): Documented<typeof reply.transactionObject> => wire,
+  model: (wire: ModelWire): Documented<typeof reply.modelRecord> => wire,
+  vendor: (wire: VendorWire): Documented<typeof reply.vendorRecord> => wire,
+  legacyChat: (wire: ReturnType<typeof legacyCompletionToWire>): Documented<typeof reply.legacyChatCompletion> => wire,
+  openAIChat: (wire: ReturnType<typeof chatCompletionToOpenAI>): Documented<typeof reply.openAIChatCompletion> => wire,
+  assistant: (wire: ReturnType<typeof assistantToWire>): Documented<typeof reply.assistantObject> => wire,
+  thread: (wire: ThreadWire): Documented<typeof reply.threadObject> => wire,
+  message: (wire: ThreadMessageWire): Documented<typeof reply.threadMessage> => wire,
+  run: (wire: RunWire): Documented<typeof reply.runObject> => wire,
+  account: (wire: ReturnType<typeof accountToWire>): Documented<typeof reply.accountObject> => wire,
+  key: (wire: ReturnType<typeof keyToWire>): Documented<typeof reply.keyObject> => wire,
+};
