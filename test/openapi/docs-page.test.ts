@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { TestApp } from '../support/harness';
+
+/** Debian's chromium (`.ci/run` installs it when missing); CHROMIUM_PATH points elsewhere. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Headless Chromium as this machine needs it (no sandbox as root, no background networking on a closed network). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+describe('GET /docs in a real browser', () => {
+  let app: TestApp;
+  let browser: Browser;
+  beforeAll(async () => {
+    app = await TestApp.start();
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('renders the Responses section from /openapi.json, with no console error and no request leaving the host', async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    const requests: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    page.on('request', (request) => requests.push(request.url()));
+
+    const reply = await page.goto(`${app.baseUrl}/docs`, { waitUntil: 'networkidle' });
+    expect(reply!.headers()['content-security-policy']).toContain("script-src 'self'");
+    const responsesTag = page.locator('#operations-tag-Responses');
+    await responsesTag.waitFor({ state: 'visible', timeout: 20_000 });
+    expect(await page.locator('.opblock-summary-path', { hasText: '/v2/responses/{id}/cancel' }).count()).toBeGreaterThan(0);
+    await page.locator('.opblock-summary', { hasText: 'Create a Response' }).first().click();
+    await page.locator('.opblock-body').first().waitFor({ state: 'visible' });
+
+    const screenshots = path.join(__dirname, '..', '..', 'docs', 'screenshots');
+    fs.mkdirSync(screenshots, { recursive: true });
+    await page.screenshot({ path: path.join(screenshots, 'api-reference.png'), fullPage: false });
+
+    const origin = new URL(app.baseUrl).origin;
+    expect(requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('the reference works at phone width too', async () => {
+    const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`${app.baseUrl}/docs`, { waitUntil: 'networkidle' });
+    await page.locator('#operations-tag-Responses').waitFor({ state: 'visible', timeout: 20_000 });
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(390 + 1);
+    await page.close();
+  });
+});
+
