@@ -139,8 +139,10 @@ export function createChatService(deps: ChatDeps) {
    */
   async function stream(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
     const { model, hold, call, settle } = await prepare(accountId, request, requestId);
+    // Before the hold: an unconfigured vendor is refused here, with nothing held.
+    const languageModel = deps.providers.languageModel(model.vendor);
     const held = await deps.ledger.hold(hold);
-    const upstream = deps.providers.languageModel(model.vendor).streamText(call(held))[Symbol.asyncIterator]();
+    const upstream = languageModel.streamText(call(held))[Symbol.asyncIterator]();
     const next = async () => {
       try {
         return await upstream.next();

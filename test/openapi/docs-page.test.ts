@@ -58,7 +58,7 @@ describe('GET /docs in a real browser', () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await page.goto(`${app.baseUrl}/docs`, { waitUntil: 'networkidle' });
     await page.locator('#operations-tag-Responses').waitFor({ state: 'visible', timeout: 20_000 });
-    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    const width = await page.evaluate<number>('document.documentElement.scrollWidth');
     expect(width).toBeLessThanOrEqual(390 + 1);
     await page.close();
   });
