@@ -224,6 +224,9 @@ function debitOf(run: RunRow, round: number, amount: number, tokens: { inputToke
  */
 function waitState(run: { status: string; rounds: number; remaining_ms: number | null } | undefined, round: number): ToolOutputsState {
   if (!run) return { state: 'ended' };
+  // A later round exists: this round's outputs were submitted and the Run went on. Read by a re-run of the job
+  // that reached this step late (after a suspension or a takeover), which must follow the Run, not end it.
+  if (run.rounds > round + 1) return { state: 'submitted' };
   if (run.status === 'requires_action' && run.rounds === round + 1) {
     const remaining = Number(run.remaining_ms ?? 0);
     return remaining > 0 ? { state: 'waiting', remainingMs: Math.ceil(remaining) } : { state: 'expired' };

@@ -232,6 +232,17 @@ describe('run activities under MockActivityEnvironment', () => {
       ]);
     });
 
+    it('a late re-run of an earlier round\'s wait answers submitted once a later round is waiting (it must not end the Run)', async () => {
+      const { threadId, runId, input, outcome } = await askForTool();
+      await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome });
+      expect((await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'sunny' }] })).status).toBe(200);
+      const secondRound = { ...outcome, calls: [{ ...outcome.calls[0], id: 'call_round_1' }], inputTokens: 0, outputTokens: 0 };
+      await environment('requireAction').run(activities.requireAction, { ...input, round: 1, outcome: secondRound });
+      expect((await row(runId)).status).toBe('requires_action');
+      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'submitted' });
+      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 1 })).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
+    });
+
     it('answers expired once the wait ran out; finalizeRun then ends the Run expired and refuses late outputs', async () => {
       const { threadId, runId, input, outcome } = await askForTool('Oslo');
       expect(await environment('requireAction').run(shortWait.requireAction, { ...input, round: 0, outcome })).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
