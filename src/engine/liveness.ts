@@ -34,6 +34,14 @@ export async function holdLivenessLock(connectionString: string, owner: string, 
     });
     await next.connect();
     await next.query('select pg_advisory_lock($1, hashtext($2))', [LIVENESS_LOCK_CLASS, owner]);
+    if (ended || stopping()) {
+      // Stopped while this session was being opened: nobody would end it.
+      await next.end().catch(() => undefined);
+      return;
+    }
+    // The session lives as long as the process and must not be what keeps a stopped process alive (a stop with
+    // jobs still running leaves it open on purpose, so they are not taken over while they run).
+    (next as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     client = next;
   };
   const reconnect = async () => {

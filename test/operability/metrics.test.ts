@@ -78,11 +78,14 @@ describe('GET /metrics', () => {
       signal: controller.signal,
     });
     const reader = stream.body!.getReader();
-    await reader.read(); // the stream is open once its first bytes arrived
+    const first = new TextDecoder().decode((await reader.read()).value); // the stream is open once its first bytes arrived
+    const responseId = /"id":"(resp_\w+)"/.exec(first)![1]!;
     const during = await scrape();
     expect(sample(during, 'switchyard_sse_open_streams')).toBe(1);
     expect(sample(during, 'switchyard_engine_jobs', { kind: 'response', state: 'running' })).toBe(1);
     controller.abort();
     await reader.closed.catch(() => undefined);
+    // The generation goes on without its client: cancel it, so the app closes with nothing running.
+    expect((await app.request('POST', `/v2/responses/${responseId}/cancel`, { key: account.key })).body.status).toBe('cancelled');
   });
 });
