@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
 
@@ -17,6 +18,13 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
     sendTranscriptionCallback: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  labels: (db, transcriptionId) =>
+    db
+      .selectFrom('transcriptions')
+      .leftJoin('catalog_models', 'catalog_models.code', 'transcriptions.model')
+      .select(['transcriptions.account_id as accountId', 'transcriptions.model', sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'), sql<boolean>`true`.as('background')])
+      .where('transcriptions.id', '=', transcriptionId)
+      .executeTakeFirst(),
   async abandon(activities, transcriptionId) {
     const outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be processed; submit the file again.' } as const;
     const state = await activities.finalizeTranscription({ transcriptionId, outcome });

@@ -1,4 +1,5 @@
 import type { FlowContext } from '../../workflows/flow-context';
+import type { Db } from '../db/database';
 
 /** Every kind of durable job; each has its definition in the registry (job-kinds.ts). */
 export type JobKind = 'response' | 'run' | 'transcription';
@@ -33,6 +34,17 @@ export interface JobKindDefinition<Input = unknown, Activities = any> {
   readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly maxDelayMs: number };
   /** After the last attempt failed: end the resource cleanly (failed) so that nothing waits on it forever. */
   abandon(activities: Activities, resourceId: string): Promise<void>;
+  /** Who and what the job is for (Temporal search attributes and memo); undefined when the resource is gone. */
+  labels(db: Db, resourceId: string): Promise<JobLabels | undefined>;
+}
+
+/** What an operator filters jobs by (Temporal search attributes): the account, the model and its vendor. */
+export interface JobLabels {
+  accountId: string;
+  model: string;
+  vendor: string;
+  /** Responses: queued (true) or synchronous or streamed (false); Runs and transcriptions always run in the background. */
+  background: boolean;
 }
 
 /** The retry policy of the kinds so far: five attempts, from half a second, doubling up to 30 seconds. */

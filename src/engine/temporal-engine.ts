@@ -5,6 +5,8 @@ import type { Logger } from '../logger';
 import type { Engine, JobRef } from './engine';
 import { workflowIdOf } from './job-kind';
 import { jobKinds } from './job-kinds';
+import { missingSearchAttributes, searchAttributesOf } from './search-attributes';
+import { temporal } from '@temporalio/proto';
 
 export interface TemporalEngineOptions {
   db: Db;
@@ -26,16 +28,20 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   const connection = await Connection.connect({ address: options.address });
   const client = new Client({ connection, namespace: options.namespace });
   let sweeper: NodeJS.Timeout | undefined;
+  const searchable = await registerSearchAttributes(connection, options.namespace, logger);
 
   async function launch(job: JobRef): Promise<void> {
     try {
       const kind = jobKinds[job.kind];
+      // One read per launch: the account, model and vendor the operator filters by (and the memo).
+      const labels = searchable ? await kind.labels(db, job.id) : undefined;
       await client.workflow.start(kind.workflowType, {
         workflowId: workflowIdOf(job),
         taskQueue: options.taskQueue,
         args: [kind.input(job.id)],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        ...(labels ? searchAttributesOf(job, labels) : {}),
       });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
@@ -81,6 +87,29 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
       await connection.close();
     },
   };
+}
+
+/**
+ * Registers the search attributes the namespace lacks (temporal-dev.yml registers them too). Answers whether
+ * workflows may carry them: a server that refuses (no operator permission, as on some hosted namespaces) gets
+ * workflows without them rather than workflows that fail to start; the warning says what to register.
+ */
+async function registerSearchAttributes(connection: Connection, namespace: string, logger: Logger): Promise<boolean> {
+  try {
+    const listed = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = missingSearchAttributes(listed.customAttributes ?? {});
+    if (Object.keys(missing).length === 0) return true;
+    const types = { KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL };
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(Object.entries(missing).map(([name, type]) => [name, types[type]])),
+    });
+    logger.info({ namespace, registered: Object.keys(missing) }, 'temporal search attributes registered');
+    return true;
+  } catch (error) {
+    logger.warn({ err: error, namespace, attributes: Object.keys(missingSearchAttributes({})) }, 'temporal search attributes not registered: workflows start without them');
+    return false;
+  }
 }
 
 /** The worker process (`npm run worker`): runs the workflow bundle and the activities. */

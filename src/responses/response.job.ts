@@ -21,6 +21,12 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
     sendWebhook: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  labels: (db, responseId) =>
+    db
+      .selectFrom('responses')
+      .select(['account_id as accountId', 'model', 'vendor', 'background'])
+      .where('id', '=', responseId)
+      .executeTakeFirst(),
   async abandon(activities, responseId) {
     const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
     const final = await activities.finalizeResponse({ responseId, outcome });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
 
@@ -18,6 +19,12 @@ export const runJob: JobKindDefinition<RunJobInput, RunActivities> = {
     finalizeRun: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  labels: (db, runId) =>
+    db
+      .selectFrom('runs')
+      .select(['account_id as accountId', 'model', 'vendor', sql<boolean>`true`.as('background')])
+      .where('id', '=', runId)
+      .executeTakeFirst(),
   async abandon(activities, runId) {
     const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
     // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.

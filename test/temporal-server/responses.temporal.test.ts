@@ -5,6 +5,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../activities';
 import { workflowIdOf } from '../../src/engine/job-kind';
+import { SEARCH_ATTRIBUTES } from '../../src/engine/search-attributes';
 import { runTemporalWorker } from '../../src/engine/temporal-engine';
 import { newId } from '../../src/ids';
 import { TestApp } from '../support/harness';
@@ -128,6 +129,13 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     const description = await handle(id).describe();
     expect(description.type).toBe('responseWorkflow');
     expect(description.taskQueue).toBe(taskQueue);
+    // Search attributes and memo (the engine registered the attributes at start): what an operator filters by.
+    expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model)).toBe('dev-echo');
+    expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.vendor)).toBe('dev');
+    expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.kind)).toBe('response');
+    expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.background)).toBe(true);
+    expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.accountId)).toMatch(/^acct_/);
+    expect(description.memo).toMatchObject({ kind: 'response', resourceId: id, model: 'dev-echo', vendor: 'dev', background: true });
     expect(await recordHistory(id, 'background-completed')).toBe('completed');
     const got = await app.request('GET', `/v2/responses/${id}`, { key });
     expect(got.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'hello from temporal' }] }] });
