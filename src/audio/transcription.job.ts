@@ -1,9 +1,10 @@
+import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
 
 /** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
-export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities> = {
+export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities, Db> = {
   workflowType: 'transcriptionWorkflow',
   flow: transcriptionFlow,
   input: (transcriptionId) => ({ transcriptionId }),

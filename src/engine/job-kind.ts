@@ -1,5 +1,4 @@
 import type { FlowContext } from '../../workflows/flow-context';
-import type { Db } from '../db/database';
 
 /** Every kind of durable job; each has its definition in the registry (job-kinds.ts). */
 export type JobKind = 'response' | 'run' | 'transcription';
@@ -18,7 +17,8 @@ export type StepPolicy = 'record' | 'rerun' | 'self-recorded';
  * the embedded engine runs `flow` over the activities with `steps`, `retry` and `abandon`; the Temporal
  * engine starts `workflowType` (the kind's wrapper in workflows/, which runs the same flow) with `input`.
  */
-export interface JobKindDefinition<Input = unknown, Activities = any> {
+/** `Database`: the kysely handle `labels` reads with (a parameter, so this file imports nothing of the schema, which imports it). */
+export interface JobKindDefinition<Input = unknown, Activities = any, Database = unknown> {
   /** The Temporal workflow type: a durable name (renaming it breaks running workflows). */
   readonly workflowType: string;
   /** The engine-neutral flow; it returns the resource's final status. */
@@ -35,7 +35,7 @@ export interface JobKindDefinition<Input = unknown, Activities = any> {
   /** After the last attempt failed: end the resource cleanly (failed) so that nothing waits on it forever. */
   abandon(activities: Activities, resourceId: string): Promise<void>;
   /** Who and what the job is for (Temporal search attributes and memo); undefined when the resource is gone. */
-  labels(db: Db, resourceId: string): Promise<JobLabels | undefined>;
+  labels(db: Database, resourceId: string): Promise<JobLabels | undefined>;
 }
 
 /** What an operator filters jobs by (Temporal search attributes): the account, the model and its vendor. */

@@ -1,6 +1,7 @@
 import { transcriptionJob } from '../audio/transcription.job';
 import { responseJob } from '../responses/response.job';
 import { runJob } from '../threads/run.job';
+import type { Db } from '../db/database';
 import type { JobKind, JobKindDefinition } from './job-kind';
 
 /**
@@ -8,7 +9,7 @@ import type { JobKind, JobKindDefinition } from './job-kind';
  * (job-kind.ts), its definition here, and its flow, Temporal wrapper and activities in its own slice (README,
  * "Adding a job kind").
  */
-export const jobKinds: { readonly [Kind in JobKind]: JobKindDefinition<any, any> } = {
+export const jobKinds: { readonly [Kind in JobKind]: JobKindDefinition<any, any, Db> } = {
   response: responseJob,
   run: runJob,
   transcription: transcriptionJob,

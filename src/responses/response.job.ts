@@ -1,8 +1,9 @@
+import type { Db } from '../db/database';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
 
 /** A Response's durable job: one workflow per Response (workflows/response.flow.ts, response.workflow.ts). */
-export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities> = {
+export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities, Db> = {
   workflowType: 'responseWorkflow',
   flow: responseFlow,
   input: (responseId) => ({ responseId }),

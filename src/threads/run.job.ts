@@ -1,9 +1,10 @@
+import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
 
 /** A legacy Run's durable job: one workflow per Run (workflows/run.flow.ts, run.workflow.ts). */
-export const runJob: JobKindDefinition<RunJobInput, RunActivities> = {
+export const runJob: JobKindDefinition<RunJobInput, RunActivities, Db> = {
   workflowType: 'runWorkflow',
   flow: runFlow,
   input: (runId) => ({ runId }),
