@@ -114,7 +114,7 @@ export function createChatService(deps: ChatDeps) {
       return { created, model: model.code, ...result, inputTokens, outputTokens, cost: priced.cost, requestId };
     }
 
-    return { model, hold: plan.hold, call, settle };
+    return { created, model, hold: plan.hold, call, settle };
   }
 
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
@@ -138,7 +138,7 @@ export function createChatService(deps: ChatDeps) {
    * as the vendor bills it.
    */
   async function stream(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
-    const { model, hold, call, settle } = await prepare(accountId, request, requestId);
+    const { created, model, hold, call, settle } = await prepare(accountId, request, requestId);
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
     const languageModel = deps.providers.languageModel(model.vendor);
     const held = await deps.ledger.hold(hold);
@@ -186,7 +186,7 @@ export function createChatService(deps: ChatDeps) {
       yield { type: 'completed', completion: await settle(result) };
     }
 
-    return { created: Math.floor(Date.now() / 1000), model: model.code, parts: parts() };
+    return { created, model: model.code, parts: parts() };
   }
 
   return { complete, stream };

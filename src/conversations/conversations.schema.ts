@@ -25,7 +25,7 @@ export const messageContentSchema = z
   .transform((content) => (typeof content === 'string' ? content : content.map((part) => part.text).join('')));
 
 /** OpenAI's item fields a client echoes back from an output item: accepted, not kept (the stored item gets its own id). */
-const echoedItemFields = { id: z.string().max(256).optional(), status: z.enum(['in_progress', 'completed', 'incomplete']).optional() };
+export const echoedItemFields = { id: z.string().max(256).optional(), status: z.enum(['in_progress', 'completed', 'incomplete']).optional() };
 
 const messageItemSchema = z.strictObject({
   type: z.literal('message'),

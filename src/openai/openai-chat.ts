@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatCompletion, ChatRequest, ChatStreamPart } from '../chat/chat.service';
 import type { PromptItem, ResponseFormat } from '../providers/provider';
+import { formatNameSchema } from '../responses/responses.schema';
 
 /**
  * OpenAI's chat completions request (the fields this service can honour) and reply, mapped onto the chat
@@ -67,7 +68,7 @@ export const openAIChatBody = z
           z.strictObject({
             type: z.literal('json_schema'),
             json_schema: z.strictObject({
-              name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -'),
+              name: formatNameSchema,
               schema: z.record(z.string(), z.unknown()).optional(),
               description: z.string().max(4096).optional(),
               strict: z.boolean().nullable().optional(),

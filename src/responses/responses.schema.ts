@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { functionCallItemSchema, messageContentSchema } from '../conversations/conversations.schema';
+import { echoedItemFields, functionCallItemSchema, messageContentSchema } from '../conversations/conversations.schema';
 import { metadataSchema, queryInteger } from '../http/validation';
 
 /**
@@ -7,7 +7,6 @@ import { metadataSchema, queryInteger } from '../http/validation';
  * superset: content as text parts, and the output items of an earlier Response sent back (their `id` and
  * `status` accepted and dropped), so `input: [...previous.output, {type: 'function_call_output', ...}]` works.
  */
-const echoedItemFields = { id: z.string().max(256).optional(), status: z.enum(['in_progress', 'completed', 'incomplete']).optional() };
 const messageInput = z.strictObject({
   type: z.literal('message').optional(),
   role: z.enum(['user', 'assistant', 'system', 'developer']),
@@ -21,6 +20,9 @@ const functionCallOutputInput = z.strictObject({
   ...echoedItemFields,
 });
 
+/** The name of a structured output format (OpenAI's rule), in `text.format` and chat's `response_format`. */
+export const formatNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -');
+
 /** OpenAI's `text.format`: plain text, any JSON object, or JSON matching a schema (structured output). */
 export const textFormatSchema = z.discriminatedUnion(
   'type',
@@ -29,7 +31,7 @@ export const textFormatSchema = z.discriminatedUnion(
     z.strictObject({ type: z.literal('json_object') }),
     z.strictObject({
       type: z.literal('json_schema'),
-      name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -'),
+      name: formatNameSchema,
       schema: z.record(z.string(), z.unknown()),
       description: z.string().max(4096).optional(),
       strict: z.boolean().nullable().optional(),

@@ -1,23 +1,13 @@
 import OpenAI from 'openai';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { TestApp, useTestApp, type TestSuite } from '../support/harness';
+import { pollUntil } from '../responses/helpers';
 
 /** Streamed chat completions on /openai/v1 through the official `openai` package: chunks, usage, tool calls, billing. */
 const client = (suite: TestSuite) => new OpenAI({ apiKey: suite.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
 
 const chatDebits = async (suite: TestSuite) =>
   (await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key })).body.transactions.filter((row: any) => row.metadata.service === 'chat');
-
-/** Polls the condition (no event announces a debit written after the client left); fails after `ms`. */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`until: not reached in ${ms} ms: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 describe('/openai/v1/chat/completions with stream: true', () => {
   const suite = useTestApp();
@@ -79,9 +69,9 @@ describe('/openai/v1/chat/completions with stream: true', () => {
     for await (const chunk of stream) {
       if (chunk.choices[0]?.delta.content) break; // leaves after the first word
     }
-    const debits = await until(() => chatDebits(suite), (rows) => rows.length > before);
+    const debits = await pollUntil(() => chatDebits(suite), (rows) => rows.length > before);
     expect(debits[0].usage).toMatchObject({ completion_tokens: 60 });
-    const balance = await until(() => suite.app.request('GET', '/v2/organization/balance', { key: suite.key }), (reply) => reply.body.available === reply.body.balance);
+    const balance = await pollUntil(() => suite.app.request('GET', '/v2/organization/balance', { key: suite.key }), (reply) => reply.body.available === reply.body.balance);
     expect(balance.status).toBe(200);
   });
 });
