@@ -11,7 +11,7 @@ import { runResponsesBench } from './responses';
  * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js observability [--requests 200000] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage = 'usage: node dist/bench/run.js observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -77,6 +77,14 @@ async function main(argv: string[]) {
     case 'observability':
       await runObservabilityBench({
         requests: number('--requests', 200_000),
+        underLoad: flag('--no-load')
+          ? undefined
+          : {
+              postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+              rate: number('--rate', 300),
+              durationSeconds: number('--duration', 10),
+              scrapeIntervalMs: number('--scrape-interval', 250),
+            },
         output: path.resolve(root, value('--out', path.join('bench', 'results', 'observability.json'))),
       });
       return;
