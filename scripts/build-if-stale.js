@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-// Compiles (tsc) only when a source is newer than the last build, so a second `npm start` starts at once.
-// Sources: every .ts/.js/.json under the compiled folders, plus tsconfig.json and package-lock.json (a changed
-// dependency may change types). The stamp is written after a successful compile only. `--force` always compiles
-// (`npm run build`). BUILD_ROOT points it at another project (its test does).
+// Builds only what is older than its sources, so a second `npm start` starts at once. Two parts:
+// - the service (tsc): every .ts/.js/.json under the compiled folders, plus tsconfig.json and package-lock.json (a
+//   changed dependency may change types); stamp dist/.build-stamp;
+// - the account console (console/, when the project has one): type-checked (tsc --noEmit) and bundled by Vite into
+//   dist/console; stamp dist/console/.build-stamp (Vite empties that folder, so the stamp is written after it).
+// A stamp is written after a successful build only. `--force` always builds (`npm run build`). BUILD_ROOT points it at
+// another project (its test does).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const root = process.env.BUILD_ROOT ?? path.join(__dirname, '..');
-const stamp = path.join(root, 'dist', '.build-stamp');
-const folders = ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test'];
-const files = ['tsconfig.json', 'package-lock.json'];
+const force = process.argv.includes('--force');
 
 function newest(entry) {
   let stat;
@@ -26,9 +27,34 @@ function newest(entry) {
   return latest;
 }
 
-const built = fs.existsSync(path.join(root, 'dist', 'src', 'main.js')) ? newest(stamp) : 0;
-const sources = Math.max(...[...folders, ...files].map((name) => newest(path.join(root, name))));
-if (!process.argv.includes('--force') && built > 0 && sources <= built) process.exit(0);
-const tsc = spawnSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', path.join(root, 'tsconfig.json')], { stdio: 'inherit' });
-if (tsc.status !== 0) process.exit(tsc.status ?? 1);
-fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+/** Runs `steps` (node scripts with arguments) when a source is newer than the stamp or `output` is missing. */
+function buildPart({ sources, output, stamp, steps }) {
+  const built = fs.existsSync(output) ? newest(stamp) : 0;
+  const changed = Math.max(...sources.map((name) => newest(path.join(root, name))));
+  if (!force && built > 0 && changed <= built) return;
+  for (const args of steps) {
+    const result = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+    if (result.status !== 0) process.exit(result.status ?? 1);
+  }
+  fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+}
+
+const tsc = require.resolve('typescript/bin/tsc');
+buildPart({
+  sources: ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test', 'tsconfig.json', 'package-lock.json'],
+  output: path.join(root, 'dist', 'src', 'main.js'),
+  stamp: path.join(root, 'dist', '.build-stamp'),
+  steps: [[tsc, '-p', path.join(root, 'tsconfig.json')]],
+});
+
+if (fs.existsSync(path.join(root, 'console', 'vite.config.mts'))) {
+  buildPart({
+    sources: ['console', 'package-lock.json'],
+    output: path.join(root, 'dist', 'console', 'index.html'),
+    stamp: path.join(root, 'dist', 'console', '.build-stamp'),
+    steps: [
+      [tsc, '-p', path.join(root, 'console', 'tsconfig.json')],
+      [path.join(path.dirname(require.resolve('vite/package.json')), 'bin', 'vite.js'), 'build', '--logLevel', 'warn', '-c', path.join(root, 'console', 'vite.config.mts')],
+    ],
+  });
+}

@@ -116,6 +116,11 @@ export class TestApp {
     return { accountId: account.body.id as string, key: key.body.key as string, keyId: key.body.id as string };
   }
 
+  /** Cuts every open connection (a network drop as clients see it); the server keeps listening. */
+  dropConnections(): void {
+    this.server.closeAllConnections();
+  }
+
   /** Stops the server and the runtime; keeps the database (for restart tests) unless `drop` is true. */
   async stop(): Promise<void> {
     this.server.closeAllConnections();

@@ -1,0 +1,82 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { adminGet } from '../api';
+import { ErrorNote, Field, Loading } from '../components/ui';
+import { money, when } from '../format';
+import type { AdminAccount, ListEnvelope } from '../types';
+
+/** After an operator signs in with the admin token: find an account by name and act as it. */
+export function AccountPicker(props: { token: string; onPick(account: { id: string; name: string }): void; onSignOut(): void }) {
+  const [name, setName] = useState('');
+  const [after, setAfter] = useState<string[]>([]);
+  const cursor = after.at(-1);
+  const accounts = useQuery({
+    queryKey: ['admin', 'accounts', name, cursor],
+    queryFn: () => adminGet<ListEnvelope<AdminAccount>>(props.token, '/admin/accounts', { name: name || undefined, limit: 20, after: cursor }),
+  });
+  return (
+    <main id="main" className="picker">
+      <h1>Pick an account</h1>
+      <p className="muted">Signed in as an operator. The console then acts as the account you pick.</p>
+      <Field label="Filter by name">
+        {(id) => (
+          <input
+            id={id}
+            type="search"
+            value={name}
+            onChange={(event) => {
+              setName(event.target.value);
+              setAfter([]);
+            }}
+          />
+        )}
+      </Field>
+      {accounts.isPending ? <Loading /> : null}
+      <ErrorNote error={accounts.error} />
+      {accounts.data ? (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Accounts</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Id</th>
+                <th scope="col">Balance</th>
+                <th scope="col">Created</th>
+                <th scope="col">
+                  <span className="sr-only">Action</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {accounts.data.data.map((account) => (
+                <tr key={account.id}>
+                  <td>{account.name}</td>
+                  <td className="mono">{account.id}</td>
+                  <td>{money(account.balance)}</td>
+                  <td>{when(account.created_at)}</td>
+                  <td>
+                    <button type="button" onClick={() => props.onPick({ id: account.id, name: account.name })}>
+                      Open {account.name}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <div className="actions">
+        <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
+          Previous
+        </button>
+        <button type="button" disabled={!accounts.data?.has_more} onClick={() => accounts.data?.last_id && setAfter([...after, accounts.data.last_id])}>
+          Next
+        </button>
+        <button type="button" className="link" onClick={props.onSignOut}>
+          Sign out
+        </button>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,91 @@
+import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useConsole } from '../App';
+import { ErrorNote, Field, Loading, StatusBadge } from '../components/ui';
+import { duration, money, when } from '../format';
+import { Link } from '../router';
+import { RESPONSE_STATUSES, type ListEnvelope, type ResponseSummary } from '../types';
+
+const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
+
+/** Recent Responses of the account, newest first, filtered by status; refreshed while any shown one is running. */
+export function ResponsesPage() {
+  const { api } = useConsole();
+  const [status, setStatus] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const after = cursors.at(-1);
+  const page = useQuery({
+    queryKey: ['responses', status, after],
+    queryFn: () => api.get<ListEnvelope<ResponseSummary>>('/v2/organization/responses', { limit: 20, after, status: status || undefined }),
+    refetchInterval: (query) => (query.state.data?.data.some((row) => !FINAL.has(row.status)) ? 2_000 : false),
+  });
+  return (
+    <section aria-labelledby="responses-title">
+      <h1 id="responses-title">Responses</h1>
+      <Field label="Status">
+        {(id) => (
+          <select id={id} value={status} onChange={(event) => (setStatus(event.target.value), setCursors([]))}>
+            <option value="">Any status</option>
+            {RESPONSE_STATUSES.map((name) => (
+              <option key={name} value={name}>
+                {name.replace('_', ' ')}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {page.isPending ? <Loading /> : null}
+      <ErrorNote error={page.error} />
+      <div className="table-wrap">
+        <table data-testid="responses">
+          <caption className="sr-only">Responses</caption>
+          <thead>
+            <tr>
+              <th scope="col">Response</th>
+              <th scope="col">Status</th>
+              <th scope="col">Model</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Created</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Mode</th>
+              <th scope="col">Webhook</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page.data?.data ?? []).map((row) => (
+              <tr key={row.id}>
+                <td className="mono">
+                  <Link to={`/responses/${encodeURIComponent(row.id)}`}>{row.id}</Link>
+                </td>
+                <td>
+                  <StatusBadge status={row.status} />
+                </td>
+                <td>{row.model}</td>
+                <td>{money(row.usage?.cost)}</td>
+                <td>{when(row.created_at)}</td>
+                <td>{duration(row.duration_ms)}</td>
+                <td>{row.background ? 'background' : 'synchronous'}</td>
+                <td>{row.webhook ? row.webhook.status : '—'}</td>
+              </tr>
+            ))}
+            {page.data && page.data.data.length === 0 ? (
+              <tr>
+                <td colSpan={8} className="muted">
+                  No Responses{status ? ` with status ${status}` : ''}. Try the <Link to="/playground">playground</Link>.
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
+      <div className="actions">
+        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <button type="button" disabled={!page.data?.has_more} onClick={() => page.data?.last_id && setCursors([...cursors, page.data.last_id])}>
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}

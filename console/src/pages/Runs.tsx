@@ -1,0 +1,105 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useConsole } from '../App';
+import { ErrorNote, Field, Loading, StatusBadge } from '../components/ui';
+import { duration, money, when } from '../format';
+import { RUN_STATUSES, type ListEnvelope, type RunSummary } from '../types';
+
+const ACTIVE = new Set(['queued', 'in_progress', 'requires_action', 'cancelling']);
+
+/** Recent Runs (the legacy Assistants API) of the account, filtered by status; an active one can be cancelled here. */
+export function RunsPage() {
+  const { api } = useConsole();
+  const queryClient = useQueryClient();
+  const [status, setStatus] = useState('');
+  const [cursors, setCursors] = useState<string[]>([]);
+  const after = cursors.at(-1);
+  const page = useQuery({
+    queryKey: ['runs', status, after],
+    queryFn: () => api.get<ListEnvelope<RunSummary>>('/v2/organization/runs', { limit: 20, after, status: status || undefined }),
+    refetchInterval: (query) => (query.state.data?.data.some((row) => ACTIVE.has(row.status)) ? 2_000 : false),
+  });
+  const cancel = useMutation({
+    mutationFn: (run: RunSummary) => api.post(`/v2/threads/${encodeURIComponent(run.thread_id)}/runs/${encodeURIComponent(run.id)}/cancel`),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs'] }),
+  });
+  return (
+    <section aria-labelledby="runs-title">
+      <h1 id="runs-title">Runs</h1>
+      <p className="muted">Runs of the Assistants API (threads).</p>
+      <Field label="Status">
+        {(id) => (
+          <select id={id} value={status} onChange={(event) => (setStatus(event.target.value), setCursors([]))}>
+            <option value="">Any status</option>
+            {RUN_STATUSES.map((name) => (
+              <option key={name} value={name}>
+                {name.replace('_', ' ')}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {page.isPending ? <Loading /> : null}
+      <ErrorNote error={page.error} />
+      <ErrorNote error={cancel.error} prefix="Cancel" />
+      <div className="table-wrap">
+        <table>
+          <caption className="sr-only">Runs</caption>
+          <thead>
+            <tr>
+              <th scope="col">Run</th>
+              <th scope="col">Thread</th>
+              <th scope="col">Status</th>
+              <th scope="col">Model</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Created</th>
+              <th scope="col">Duration</th>
+              <th scope="col">Error</th>
+              <th scope="col">
+                <span className="sr-only">Action</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(page.data?.data ?? []).map((row) => (
+              <tr key={row.id}>
+                <td className="mono">{row.id}</td>
+                <td className="mono">{row.thread_id}</td>
+                <td>
+                  <StatusBadge status={row.status} />
+                </td>
+                <td>{row.model}</td>
+                <td>{money(row.usage?.cost)}</td>
+                <td>{when(row.created_at)}</td>
+                <td>{duration(row.duration_ms)}</td>
+                <td>{row.last_error ? row.last_error.message : '—'}</td>
+                <td>
+                  {ACTIVE.has(row.status) && row.status !== 'cancelling' ? (
+                    <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate(row)} aria-label={`Cancel run ${row.id}`}>
+                      Cancel
+                    </button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+            {page.data && page.data.data.length === 0 ? (
+              <tr>
+                <td colSpan={9} className="muted">
+                  No Runs{status ? ` with status ${status}` : ''}.
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
+      <div className="actions">
+        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
+          Newer
+        </button>
+        <button type="button" disabled={!page.data?.has_more} onClick={() => page.data?.last_id && setCursors([...cursors, page.data.last_id])}>
+          Older
+        </button>
+      </div>
+    </section>
+  );
+}
