@@ -1,4 +1,5 @@
-const rubles = new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'RUB', minimumFractionDigits: 2 });
+// Whole kopecks show two decimals; a Response's cost can be a fraction of a kopeck (the ledger debits whole ones).
+const rubles = new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'RUB', minimumFractionDigits: 2, maximumFractionDigits: 6 });
 const integer = new Intl.NumberFormat('en-GB');
 const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 

@@ -6,6 +6,8 @@ import { bootstrapDefaultAccount } from '../../src/admin/bootstrap';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { launchChromium } from '../support/browser';
 import { ADMIN_TOKEN, TestApp } from '../support/harness';
+import { pollUntil } from '../responses/helpers';
+import { answer, startReceiver } from '../webhooks/receiver';
 
 /**
  * The account console (/console) in Debian's headless Chromium against the real app: a person signs in with the
@@ -28,7 +30,7 @@ let other: { accountId: string; key: string; keyId: string; responseId: string }
 
 beforeAll(async () => {
   // The console is built by `npm run build` (CI) or `npm start`; build it here when this checkout has not yet.
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.js')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.js'), '--only', 'console'], { stdio: 'inherit' });
   fake = await startFakeOpenAI();
   app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-console-test', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
   const deps = app.runtime.deps;
@@ -77,7 +79,7 @@ function expectClean(session: { problems: string[]; requests: string[] }, allowe
 
 async function signIn(page: Page, key: string) {
   await page.goto(`${app.baseUrl}/console`);
-  await page.getByLabel('API key').fill(key);
+  await page.getByRole('textbox', { name: 'API key' }).fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'API keys' }).waitFor();
 }
@@ -95,18 +97,18 @@ describe('the console in a browser', () => {
     const { page } = session;
     await page.goto(`${app.baseUrl}/console`);
     await screenshot(page, 'sign-in');
-    await page.getByLabel('API key').fill('sk-not-a-key');
+    await page.getByRole('textbox', { name: 'API key' }).fill('sk-not-a-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toMatch(/not recognised|not valid|malformed/i);
 
     // Keyboard only: focus the field, type, Enter.
-    await page.getByLabel('API key').fill('');
-    await page.getByLabel('API key').focus();
+    await page.getByRole('textbox', { name: 'API key' }).fill('');
+    await page.getByRole('textbox', { name: 'API key' }).focus();
     await page.keyboard.type(quickstart.key);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    await page.getByRole('cell', { name: /quickstart/ }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'this console' }).getByText('quickstart').waitFor();
     await screenshot(page, 'api-keys');
 
     expect(session.requests.some((url) => url.includes(quickstart.key))).toBe(false);
@@ -201,7 +203,7 @@ describe('the console in a browser', () => {
     await page.getByRole('button', { name: 'Send' }).click();
 
     // Part of the text is there while the rest is still on its way.
-    await page.waitForFunction("(document.querySelector('[data-testid=playground-text]')?.textContent ?? '').includes('one')");
+    await page.getByTestId('playground-text').filter({ hasText: 'one' }).waitFor();
     const partial = await textOf(page, 'playground-text');
     expect(partial.length).toBeLessThan(words.join('').length);
     await page.getByTestId('playground-usage').waitFor();
@@ -227,7 +229,7 @@ describe('the console in a browser', () => {
     await page.getByRole('link', { name: created.body.id }).click();
     await page.getByRole('heading', { name: created.body.id }).waitFor();
 
-    await page.waitForFunction("(document.querySelector('[data-testid=live-text]')?.textContent ?? '').includes('third')");
+    await page.getByTestId('live-text').filter({ hasText: 'third' }).waitFor();
     expect(await textOf(page, 'live-text')).toBe('first second third');
     await screenshot(page, 'response-live');
     await page.getByRole('button', { name: 'Cancel Response' }).click();
@@ -251,7 +253,7 @@ describe('the console in a browser', () => {
     const { page } = session;
     await signIn(page, quickstart.key);
     await page.goto(`${app.baseUrl}/console/responses/${created.body.id}`);
-    await page.waitForFunction("(document.querySelector('[data-testid=live-text]')?.textContent ?? '').includes('beta')");
+    await page.getByTestId('live-text').filter({ hasText: 'beta' }).waitFor();
     app.dropConnections();
     await page.getByTestId('status').getByText('completed').waitFor({ timeout: 20_000 });
     await page.getByText(words.join('')).waitFor();
@@ -260,6 +262,58 @@ describe('the console in a browser', () => {
     expect(Number(/starting_after=(\d+)/.exec(resumed[0]!)![1])).toBeGreaterThan(1);
     // The cut connection is reported by the browser itself; nothing else may be.
     expectClean(session, [/ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|network/i]);
+    await page.close();
+  });
+
+  it('opens a finished background Response: input, output, usage, cost and the webhook outcome', async () => {
+    const receiver = await startReceiver(answer(204));
+    try {
+      fake.setDefault({ text: 'The ledger holds every charge.', usage: { inputTokens: 9, outputTokens: 6 } });
+      const created = await app.request('POST', '/v2/responses', {
+        key: quickstart.key,
+        body: { model: MODEL, input: 'What is in the ledger?', background: true, metadata: { webhook_url: `${receiver.url}/hook` } },
+      });
+      expect(created.status).toBe(200);
+      const session = await newPage();
+      const { page } = session;
+      await signIn(page, quickstart.key);
+      await page.goto(`${app.baseUrl}/console/responses/${created.body.id}`);
+      await page.getByTestId('status').getByText('completed').waitFor();
+      await page.getByText('The ledger holds every charge.').waitFor();
+      await page.getByText('What is in the ledger?').waitFor();
+      await page.getByText('9 in, 6 out').waitFor();
+      // The webhook goes out after the Response is final: once the service recorded its outcome, the page shows it.
+      await pollUntil(() => app.request('GET', `/v2/organization/responses/${created.body.id}`, { key: quickstart.key }), (reply) => reply.body.webhook?.status === 'delivered');
+      await page.reload();
+      await page.getByText('delivered (HTTP 204)').waitFor();
+      await screenshot(page, 'response-detail');
+      expectClean(session);
+      await page.close();
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('lists Runs by status and cancels a running one', async () => {
+    const assistant = await app.request('POST', '/v2/assistants', { key: quickstart.key, body: { model: MODEL, name: 'Patient' } });
+    expect(assistant.status).toBe(200);
+    fake.setDefault({ hang: true });
+    const run = await app.request('POST', '/v2/threads/runs', { key: quickstart.key, body: { assistant_id: assistant.body.id, thread: { messages: [{ role: 'user', content: 'Wait for me.' }] } } });
+    expect(run.status).toBe(200);
+    const session = await newPage();
+    const { page } = session;
+    await signIn(page, quickstart.key);
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    const row = page.getByRole('row').filter({ hasText: run.body.id });
+    await row.getByRole('button', { name: `Cancel run ${run.body.id}` }).click();
+    await row.getByText('cancelled').waitFor({ timeout: 20_000 });
+    await page.getByLabel('Status').selectOption('cancelled');
+    await page.getByRole('row').filter({ hasText: run.body.id }).waitFor();
+    await page.getByLabel('Status').selectOption('completed');
+    await page.getByText('No Runs with status completed.').waitFor();
+    await page.getByLabel('Status').selectOption('');
+    await screenshot(page, 'runs');
+    expectClean(session);
     await page.close();
   });
 
@@ -283,8 +337,8 @@ describe('the console in a browser', () => {
     const session = await newPage();
     const { page } = session;
     await page.goto(`${app.baseUrl}/console`);
-    await page.getByLabel('Admin token').check();
-    await page.getByLabel('Admin token', { exact: true }).last().fill(ADMIN_TOKEN);
+    await page.getByRole('radio', { name: /Admin token/ }).check();
+    await page.getByRole('textbox', { name: 'Admin token' }).fill(ADMIN_TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Pick an account' }).waitFor();
     await page.getByLabel('Filter by name').fill('someone');
@@ -292,8 +346,8 @@ describe('the console in a browser', () => {
     await screenshot(page, 'account-picker');
     await page.getByRole('button', { name: 'Open someone else' }).click();
     await page.getByText('Operator · someone else').waitFor();
-    await page.getByRole('cell', { name: other.keyId }).waitFor();
-    expect(await page.getByText('this console').count()).toBe(0);
+    await page.getByRole('cell', { name: other.keyId, exact: true }).waitFor();
+    expect(await page.getByText('this console', { exact: true }).count()).toBe(0);
     expectClean(session);
     await page.close();
   });
@@ -305,6 +359,10 @@ describe('the console in a browser', () => {
     for (const name of ['Usage', 'Responses', 'Runs', 'Playground', 'API keys']) {
       await page.getByRole('link', { name, exact: true }).click();
       await page.getByRole('heading', { level: 1 }).waitFor();
+      const wide = await page.evaluate<string[]>(
+        "[...document.querySelectorAll('body *')].filter((element) => element.getBoundingClientRect().right > 391 && !element.closest('.table-wrap')).map((element) => element.tagName + '.' + element.className).slice(0, 5)",
+      );
+      expect({ name, wide, width: await page.evaluate<number>('document.documentElement.scrollWidth') }).toEqual({ name, wide: [], width: expect.any(Number) });
       expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390 + 1);
     }
     await page.getByRole('link', { name: 'Usage', exact: true }).click();

@@ -7,7 +7,7 @@ import { useTestApp } from '../support/harness';
 /** How /console is served: the page under a strict policy and never cached, hashed assets cached for a year. */
 describe('GET /console', () => {
   beforeAll(() => {
-    execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'build-if-stale.js')], { stdio: 'inherit' });
+    execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'build-if-stale.js'), '--only', 'console'], { stdio: 'inherit' });
   }, 240_000);
   const suite = useTestApp();
 

@@ -3,6 +3,8 @@ import { useEffect, useRef } from 'react';
 
 Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
 
+/** Values are whole kopecks: ticks at whole kopecks only (`precision: 0`), so a small spend does not repeat one label. */
+
 /**
  * A bar chart (Chart.js on a canvas). The canvas is an image to assistive technology, described by `label`; the
  * same figures are in a table next to it for anyone who cannot see the chart.
@@ -23,7 +25,7 @@ export function BarChart(props: { label: string; labels: string[]; values: numbe
         maintainAspectRatio: false,
         animation: false,
         plugins: { tooltip: { callbacks: { label: (item) => format(Number(item.raw)) } } },
-        scales: { [horizontal ? 'x' : 'y']: { beginAtZero: true, ticks: { callback: (value: string | number) => format(Number(value)) } } },
+        scales: { [horizontal ? 'x' : 'y']: { beginAtZero: true, ticks: { precision: 0, callback: (value: string | number) => format(Number(value)) } } },
       },
     });
     return () => {

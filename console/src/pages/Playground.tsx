@@ -45,6 +45,8 @@ export function PlaygroundPage() {
     const body = {
       model,
       input: input.trim(),
+      // A stream is the synchronous form; a dropped connection resumes from the stored events by id.
+      background: false,
       stream: true,
       ...(instructions.trim() ? { instructions: instructions.trim() } : {}),
       ...(useConversation && conversationId ? { conversation: conversationId } : {}),

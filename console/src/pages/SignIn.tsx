@@ -45,7 +45,7 @@ export function SignInPage(props: { onSignIn(session: Session): void }) {
             <input type="radio" name="mode" value="key" checked={mode === 'key'} onChange={() => setMode('key')} /> API key
           </label>
           <label className="inline">
-            <input type="radio" name="mode" value="admin" checked={mode === 'admin'} onChange={() => setMode('admin')} /> Admin token
+            <input type="radio" name="mode" value="admin" checked={mode === 'admin'} onChange={() => setMode('admin')} /> Admin token (operators)
           </label>
         </fieldset>
         <Field label={mode === 'key' ? 'API key' : 'Admin token'} hint="Kept in this browser tab only, until you sign out or close it.">
