@@ -9,6 +9,7 @@ import * as mcp from './20261126000000_mcp';
 import * as holds from './20261127000000_holds';
 import * as limits from './20261127010000_limits';
 import * as keyLastUse from './20261128000000_key_last_use';
+import * as runsByAccount from './20261129000000_runs_by_account';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '20261127000000_holds': holds,
   '20261127010000_limits': limits,
   '20261128000000_key_last_use': keyLastUse,
+  '20261129000000_runs_by_account': runsByAccount,
 };

@@ -4,8 +4,9 @@
 //   changed dependency may change types); stamp dist/.build-stamp;
 // - the account console (console/, when the project has one): type-checked (tsc --noEmit) and bundled by Vite into
 //   dist/console; stamp dist/console/.build-stamp (Vite empties that folder, so the stamp is written after it).
-// A stamp is written after a successful build only. `--force` always builds (`npm run build`). BUILD_ROOT points it at
-// another project (its test does).
+// A stamp is written after a successful build only. `--force` always builds (`npm run build`); `--only console` or
+// `--only service` builds one part (the console's tests build the console only). BUILD_ROOT points it at another
+// project (its test does).
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
@@ -13,6 +14,7 @@ const { spawnSync } = require('node:child_process');
 
 const root = process.env.BUILD_ROOT ?? path.join(__dirname, '..');
 const force = process.argv.includes('--force');
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
 
 function newest(entry) {
   let stat;
@@ -40,14 +42,14 @@ function buildPart({ sources, output, stamp, steps }) {
 }
 
 const tsc = require.resolve('typescript/bin/tsc');
-buildPart({
+if (only !== 'console') buildPart({
   sources: ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test', 'tsconfig.json', 'package-lock.json'],
   output: path.join(root, 'dist', 'src', 'main.js'),
   stamp: path.join(root, 'dist', '.build-stamp'),
   steps: [[tsc, '-p', path.join(root, 'tsconfig.json')]],
 });
 
-if (fs.existsSync(path.join(root, 'console', 'vite.config.mts'))) {
+if (only !== 'service' && fs.existsSync(path.join(root, 'console', 'vite.config.mts'))) {
   buildPart({
     sources: ['console', 'package-lock.json'],
     output: path.join(root, 'dist', 'console', 'index.html'),

@@ -52,6 +52,7 @@ async function main(mode: Mode): Promise<void> {
     server = createHttpServer(runtime.app, config.http).listen(config.http.port, config.http.host);
     await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
     logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
+    print(`Console: http://127.0.0.1:${config.http.port}/console (sign in with an API key)`);
     print(`API reference: http://127.0.0.1:${config.http.port}/docs (OpenAPI: /openapi.json)`);
   }
 

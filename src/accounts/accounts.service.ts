@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { inTransaction } from '../db/database';
 import { forbidden, invalidRequest, notFound, unauthorized } from '../errors';
@@ -11,7 +12,11 @@ import { toUnixSeconds } from '../time';
 
 export interface AuthContext {
   accountId: string;
-  keyId: string;
+  /**
+   * The API key the request was made with; null when an operator signed in with the admin token and
+   * X-Switchyard-Account (http/auth.ts): the request then uses no key of the account.
+   */
+  keyId: string | null;
   /** The account as read with the key (same query): what its routes and limits need, without another round trip. */
   account: { mcpEnabled: boolean; limits: OwnLimits };
 }
@@ -126,6 +131,32 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     return row;
   }
 
+  /**
+   * Disables a key of the account. Idempotent: a disabled key stays as it is, keeping its first `disabled_at`.
+   * undefined: no such key of this account (another account's key is not told apart from an unknown one).
+   */
+  async function disableAccountKey(accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
+    return db
+      .updateTable('api_keys')
+      .set({ status: 'disabled', disabled_at: sql<Date>`coalesce(disabled_at, now())` })
+      .where('id', '=', keyId)
+      .where('account_id', '=', accountId)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /**
+   * An operator acting for an account (the admin token was checked by the caller, http/auth.ts): the account as
+   * authenticate reads it, with no key. Unknown account → 404, so the operator can tell a mistyped id from a
+   * wrong token (401).
+   */
+  async function authenticateOperator(accountId: string): Promise<AuthContext> {
+    const account = await findAccount(db, accountId);
+    if (!account) throw notFound('auth', `No account with id ${accountId} (X-Switchyard-Account).`);
+    const limits = { requestsPerMinute: account.requests_per_minute, tokensPerMinute: account.tokens_per_minute, concurrentJobs: account.concurrent_jobs };
+    return { accountId: account.id, keyId: null, account: { mcpEnabled: account.mcp_enabled, limits } };
+  }
+
   /** Verifies the token, then asks the key row: unknown → 401, disabled → 403 (spec, Authentication 5). */
   async function authenticate(token: string): Promise<AuthContext> {
     const claims = await signer.verify(token);
@@ -152,7 +183,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
   }
 
-  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, authenticate };
+  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, disableAccountKey, authenticate, authenticateOperator };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;

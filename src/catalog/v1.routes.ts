@@ -44,7 +44,8 @@ export function v1Routes(deps: V1RoutesDeps): Router {
     const { account, key } = found;
     ctx.body = {
       account: { id: account.id, name: account.name, created_at: toUnixSeconds(account.created_at), mcp_enabled: account.mcp_enabled },
-      key: { id: key.id, created_at: toUnixSeconds(key.created_at) },
+      // null for an operator acting for the account (no key is involved).
+      key: key && { id: key.id, created_at: toUnixSeconds(key.created_at) },
       balance: account.balance,
     };
   });

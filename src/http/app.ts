@@ -8,6 +8,7 @@ import type { DatabaseHandle } from '../db/database';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/metrics';
 import { metricsRoutes } from '../metrics/metrics.routes';
+import { consoleRoutes } from '../console/console.routes';
 import { docsRoutes } from '../openapi/docs.routes';
 import { requireApiKey } from './auth';
 import type { AccountLimitsService } from '../limits/account-limits';
@@ -54,12 +55,13 @@ export function createApp(deps: AppDeps): Koa {
   });
   app.use(health.routes());
   app.use(docsRoutes({ version: deps.config.version }).routes());
+  app.use(consoleRoutes().routes());
   app.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
 
   const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
 
-  const authenticate = requireApiKey(deps.accounts);
+  const authenticate = requireApiKey(deps.accounts, deps.adminToken);
   app.use((ctx, next) => (/^\/(v[12]|openai\/v1)(\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
   // Per-account limits, after authentication (an unauthenticated request never reaches them).
   app.use(deps.limits.enforce);

@@ -84,7 +84,7 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
               },
             },
           }
-        : { required: true, content: { 'application/json': { schema: schemaOf(operation.body, 'input') } } }
+        : { required: !operation.bodyOptional, content: { 'application/json': { schema: schemaOf(operation.body, 'input') } } }
       : undefined;
     return {
       operationId: operationId(operation),
@@ -113,7 +113,7 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
       schemas: components,
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'The API key (a JWT issued by an operator or the account area)' },
-        bearerKey: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The same API key as `Authorization: Bearer` (as the OpenAI SDK sends it); X-Auth-Token wins when both are sent' },
+        bearerKey: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The same API key as `Authorization: Bearer` (as the OpenAI SDK sends it); X-Auth-Token wins when both are sent. An operator acts for an account with the admin token here plus the header `X-Switchyard-Account: <account id>`.' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (GET /metrics only)' },
       },

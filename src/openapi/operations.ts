@@ -9,7 +9,14 @@ import { embeddingsBodySchema } from '../embeddings/embeddings.schema';
 import { listQuerySchema } from '../http/lists';
 import { openAIChatBody } from '../openai/openai-chat';
 import { openAIEmbeddingsBody } from '../openai/openai.routes';
-import { transactionsQuerySchema } from '../organization/organization.schema';
+import {
+  createKeySchema as createAccountKeySchema,
+  disableKeySchema,
+  responsesQuerySchema,
+  runsQuerySchema,
+  transactionsQuerySchema,
+  usageQuerySchema,
+} from '../organization/organization.schema';
 import { createResponseSchema, getResponseQuerySchema } from '../responses/responses.schema';
 import { createRunSchema, createThreadAndRunSchema, submitToolOutputsSchema, updateRunSchema } from '../threads/runs.schema';
 import { bulkCreateMessagesSchema, bulkDeleteMessagesSchema, createMessageSchema, createThreadSchema, updateMessageSchema, updateThreadSchema } from '../threads/threads.schema';
@@ -30,6 +37,8 @@ export interface Operation {
   /** `key`: API key (X-Auth-Token or Bearer); `admin`: admin token; `metrics`: admin or METRICS_TOKEN. */
   security: 'key' | 'admin' | 'metrics' | 'none';
   body?: z.ZodType;
+  /** The body may be left out (every field optional, no body reads as `{}`). */
+  bodyOptional?: boolean;
   /** `multipart`: form fields (`body`) plus a `file` part. */
   bodyType?: 'json' | 'multipart';
   query?: z.ZodType;
@@ -107,6 +116,30 @@ export const operations: Operation[] = [
   },
   {
     tag: 'Service',
+    security: 'none',
+    method: 'get',
+    path: '/console',
+    summary: 'The account console (a single-page app; sign in with an API key or the admin token)',
+    alternatives: [{ mediaType: 'text/html', description: 'The page' }],
+  },
+  {
+    tag: 'Service',
+    security: 'none',
+    method: 'get',
+    path: '/console/{path}',
+    summary: "The console's page at one of its views (/console/usage, /console/responses/{id}, …)",
+    alternatives: [{ mediaType: 'text/html', description: 'The page' }],
+  },
+  {
+    tag: 'Service',
+    security: 'none',
+    method: 'get',
+    path: '/console/assets/{file}',
+    summary: "The console's scripts and styles (content-hashed names, cached for a year)",
+    alternatives: [{ mediaType: 'text/javascript', description: 'A script' }, { mediaType: 'text/css', description: 'A style sheet' }],
+  },
+  {
+    tag: 'Service',
     security: 'metrics',
     method: 'get',
     path: '/metrics',
@@ -127,7 +160,74 @@ export const operations: Operation[] = [
 
   // Organization
   { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/balance', summary: 'Balance and available balance (kopecks)', reply: reply.balanceObject },
-  { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/transactions', summary: 'Ledger transactions, newest first', query: transactionsQuerySchema, reply: z.object({ transactions: z.array(reply.transactionObject) }) },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'get',
+    path: '/v2/organization/transactions',
+    summary: 'Ledger transactions, newest first',
+    description: '`service` and `model` keep the transactions whose metadata names exactly that service or model (Switchyard extension).',
+    query: transactionsQuerySchema,
+    reply: z.object({ transactions: z.array(reply.transactionObject) }),
+  },
+  // Organization: the account's console (Switchyard extensions)
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'get',
+    path: '/v2/organization/usage',
+    summary: 'Spending (debits) by UTC day, model or service',
+    description:
+      'Switchyard extension. `from` and `to` are Unix seconds, both included; defaults: `to` now, `from` 30 days before `to`. `from` must be before `to`, at most 366 days apart. `group_by` defaults to `day`. Credits are not counted.',
+    query: usageQuerySchema,
+    reply: reply.usageObject,
+  },
+  { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/keys', summary: "The account's API keys, newest first", description: 'Switchyard extension. Never the key text.', reply: reply.listOf(reply.accountKeyObject) },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'post',
+    path: '/v2/organization/keys',
+    summary: 'Issue an API key of the account (its text shown once)',
+    description: 'Switchyard extension.',
+    body: createAccountKeySchema,
+    bodyOptional: true,
+    reply: reply.createdAccountKey,
+    replyStatus: 201,
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'post',
+    path: '/v2/organization/keys/{id}/disable',
+    summary: 'Disable an API key of the account',
+    description:
+      'Switchyard extension. Disabling a disabled key changes nothing. The key the request is made with is disabled only with `confirm_self: true` (otherwise 400 `organization.self_disable`: the caller would lock itself out). Another account\'s key is not found (404).',
+    body: disableKeySchema,
+    bodyOptional: true,
+    reply: reply.accountKeyObject,
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'get',
+    path: '/v2/organization/responses',
+    summary: "The account's Responses, newest first (summaries)",
+    description: 'Switchyard extension. Deleted Responses are left out. `after`: the last id of the previous page.',
+    query: responsesQuerySchema,
+    reply: reply.listOf(reply.responseSummary),
+  },
+  { ...key, tag: 'Organization', method: 'get', path: '/v2/organization/responses/{id}', summary: 'One Response of the account (summary)', description: 'Switchyard extension.', reply: reply.responseSummary },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'get',
+    path: '/v2/organization/runs',
+    summary: "The account's Runs across its threads, newest first (summaries)",
+    description: 'Switchyard extension. `after`: the last id of the previous page.',
+    query: runsQuerySchema,
+    reply: reply.listOf(reply.runSummary),
+  },
 
   // Embeddings, chat, audio
   { ...key, tag: 'Embeddings', method: 'post', path: '/v2/embeddings', summary: 'Embed a text', body: embeddingsBodySchema, reply: reply.embeddingObject, idempotencyKey: true },

@@ -45,12 +45,16 @@ export const outputItem = z
   ])
   .meta({ id: 'OutputItem' });
 
+const responseStatus = z.enum(['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled']);
+const responseUsage = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') });
+const errorBody = z.object({ code: z.string(), message: z.string() });
+
 export const responseObject = z
   .object({
     id: z.string(),
     object: z.literal('response'),
     created_at: unixSeconds,
-    status: z.enum(['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled']),
+    status: responseStatus,
     background: z.boolean(),
     model: z.string(),
     output: z.array(outputItem).describe('Empty while queued, and after cancellation'),
@@ -74,8 +78,8 @@ export const responseObject = z
     truncation: z.enum(['auto', 'disabled']),
     text: z.object({ format: looseObject }).optional().describe('Structured output, when it was asked for'),
     metadata,
-    usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') }).nullable(),
-    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    usage: responseUsage.nullable(),
+    error: errorBody.nullable(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
     completed_at: nullableSeconds,
   })
@@ -217,6 +221,7 @@ export const threadMessage = z
     run_id: z.string().nullable(),
   })
   .meta({ id: 'ThreadMessage' });
+const runStatus = z.enum(['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired']);
 export const runObject = z
   .looseObject({
     id: z.string(),
@@ -224,7 +229,7 @@ export const runObject = z
     created_at: unixSeconds,
     thread_id: z.string(),
     assistant_id: z.number().int().nullable(),
-    status: z.enum(['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired']),
+    status: runStatus,
     model: z.string(),
     required_action: z.unknown(),
     usage: z.unknown(),
@@ -272,6 +277,75 @@ export const keyObject = z
 export const createdKey = z.object({ id: z.string(), key: z.string().describe('Shown only in this reply'), created_at: unixSeconds, expires_at: nullableSeconds });
 export const getMeReply = z.object({
   account: z.object({ id: z.string(), name: z.string(), created_at: unixSeconds, mcp_enabled: z.boolean() }),
-  key: z.object({ id: z.string(), created_at: unixSeconds }),
+  key: z.object({ id: z.string(), created_at: unixSeconds }).nullable().describe('null for an operator acting for the account (admin token with X-Switchyard-Account)'),
   balance: z.number().int(),
 });
+
+// The account's console (Switchyard extensions under /v2/organization)
+export const accountKeyObject = keyObject
+  .extend({ current: z.boolean().describe('Whether this is the key the request was made with (always false for an operator acting with the admin token)') })
+  .meta({ id: 'AccountApiKey' });
+export const createdAccountKey = accountKeyObject.extend({ key: z.string().describe('The key itself: shown only in this reply') }).meta({ id: 'CreatedAccountApiKey' });
+
+const usageFigures = {
+  amount: z.number().int().describe('kopecks debited'),
+  transactions: z.number().int().describe('debits counted'),
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+};
+export const usageObject = z
+  .object({
+    object: z.literal('organization.usage'),
+    from: unixSeconds,
+    to: unixSeconds.describe('Unix time, seconds; included'),
+    group_by: z.enum(['day', 'model', 'service']),
+    currency: z.string(),
+    data: z
+      .array(z.object({ key: z.string().describe("A UTC day (`2026-11-25`), a model code (`none`: no model), or a service (`other`: none named)"), ...usageFigures }))
+      .describe('Days in order, without the days of no spending; models and services by amount, most first'),
+    total: z.object(usageFigures),
+  })
+  .meta({ id: 'OrganizationUsage' });
+
+export const responseSummary = z
+  .object({
+    id: z.string(),
+    object: z.literal('response.summary'),
+    status: responseStatus,
+    model: z.string(),
+    vendor: z.string(),
+    background: z.boolean(),
+    conversation_id: z.string().nullable(),
+    created_at: unixSeconds,
+    started_at: nullableSeconds,
+    completed_at: nullableSeconds,
+    duration_ms: z.number().int().nullable().describe('completed_at − created_at, in milliseconds; null until it ends'),
+    usage: responseUsage.nullable(),
+    error: errorBody.nullable(),
+    webhook: z
+      .object({
+        status: z.enum(['pending', 'delivered', 'failed', 'refused']),
+        response_status: z.number().int().nullable(),
+        error: z.string().nullable(),
+        attempted_at: nullableSeconds,
+      })
+      .nullable()
+      .describe('The outcome of the one-shot webhook (metadata.webhook_url); null when none was asked for, or not yet sent'),
+  })
+  .meta({ id: 'ResponseSummary' });
+
+export const runSummary = z
+  .object({
+    id: z.string(),
+    object: z.literal('thread.run.summary'),
+    thread_id: z.string(),
+    assistant_id: z.number().int(),
+    status: runStatus,
+    model: z.string(),
+    created_at: unixSeconds,
+    completed_at: nullableSeconds.describe('When it ended, however it ended (completed, incomplete, failed, expired, cancelled); null while active'),
+    duration_ms: z.number().int().nullable(),
+    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') }).nullable(),
+    last_error: errorBody.nullable(),
+  })
+  .meta({ id: 'RunSummary' });

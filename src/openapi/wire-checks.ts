@@ -6,6 +6,7 @@ import type { ModelWire, VendorWire } from '../catalog/catalog.wire';
 import type { legacyCompletionToWire } from '../chat/chat.routes';
 import type { conversationToWire, itemToWire } from '../conversations/conversations.repository';
 import type { chatCompletionToOpenAI } from '../openai/openai-chat';
+import type { AccountKeyWire, ResponseSummaryWire, RunSummaryWire, UsageWire } from '../organization/organization.wire';
 import type { inputItemToWire, ResponseWire } from '../responses/response-wire';
 import type { RunWire } from '../threads/runs.wire';
 import type { ThreadMessageWire, ThreadWire } from '../threads/threads.wire';
@@ -32,4 +33,8 @@ export const wireChecks = {
   run: (wire: RunWire): Documented<typeof reply.runObject> => wire,
   account: (wire: ReturnType<typeof accountToWire>): Documented<typeof reply.accountObject> => wire,
   key: (wire: ReturnType<typeof keyToWire>): Documented<typeof reply.keyObject> => wire,
+  accountKey: (wire: AccountKeyWire): Documented<typeof reply.accountKeyObject> => wire,
+  usage: (wire: UsageWire): Documented<typeof reply.usageObject> => wire,
+  responseSummary: (wire: ResponseSummaryWire): Documented<typeof reply.responseSummary> => wire,
+  runSummary: (wire: RunSummaryWire): Documented<typeof reply.runSummary> => wire,
 };

@@ -9,7 +9,7 @@ function servedRoutes(app: TestApp): Set<string> {
   const routes = new Set<string>();
   for (const middleware of app.runtime.app.middleware as Array<{ router?: { stack: Array<{ methods: string[]; path: string }> } }>) {
     for (const layer of middleware.router?.stack ?? []) {
-      const path = layer.path.replace(/:(\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
+      const path = layer.path.replace(/[:*](\w+)/g, '{$1}').replace(/(.)\/$/, '$1');
       for (const method of layer.methods) if (method !== 'HEAD') routes.add(`${method} ${path}`);
     }
   }
@@ -122,6 +122,18 @@ describe('real replies match their documented schemas', () => {
     await call('GET', '/v2/vendors/{code}/models', { code: 'dev' });
     await call('GET', '/v2/organization/balance');
     await call('GET', '/v2/organization/transactions');
+    await call('GET', '/v2/organization/transactions', {}, { query: 'limit=5&service=responses&model=dev-echo' });
+    await call('GET', '/v2/organization/usage');
+    await call('GET', '/v2/organization/usage', {}, { query: 'group_by=model' });
+    await call('GET', '/v2/organization/usage', {}, { query: 'from=10&to=5' });
+    const ownKey = (await call('POST', '/v2/organization/keys', {}, { body: { name: 'console', expires_in_seconds: 3600 } })).body;
+    await call('GET', '/v2/organization/keys');
+    await call('POST', '/v2/organization/keys/{id}/disable', { id: ownKey.id });
+    await call('POST', '/v2/organization/keys/{id}/disable', { id: 'key_missing' });
+    await call('GET', '/v2/organization/responses');
+    await call('GET', '/v2/organization/responses', {}, { query: 'status=bogus' });
+    await call('GET', '/v2/organization/responses/{id}', { id: called.id });
+    await call('GET', '/v2/organization/responses/{id}', { id: 'resp_missing' });
     // Embeddings, chat
     await call('POST', '/v2/embeddings', {}, { body: { model: 'dev-embed', input: 'words to embed' } });
     await call('POST', '/v2/chat/completions', {}, { body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] } });
@@ -159,6 +171,7 @@ describe('real replies match their documented schemas', () => {
     await call('POST', '/v2/threads/{threadId}/runs/{runId}/cancel', { threadId: thread.id, runId: run.id });
     await call('POST', '/v2/threads/{threadId}/runs/{runId}/submit_tool_outputs', { threadId: thread.id, runId: run.id }, { body: { tool_outputs: [{ tool_call_id: 'call_x', output: 'y' }] } });
     await call('POST', '/v2/threads/runs', {}, { body: { assistant_id: assistant.id, thread: { messages: [{ role: 'user', content: 'hi' }] } } });
+    await call('GET', '/v2/organization/runs');
     await call('DELETE', '/v2/threads/{threadId}', { threadId: thread.id });
     await call('DELETE', '/v2/assistants/{assistantId}', { assistantId: assistant.id });
     // Admin
@@ -194,7 +207,7 @@ describe('real replies match their documented schemas', () => {
     const unchecked = Object.entries(doc.paths)
       .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
       .filter((route) => !checked.has(route));
-    expect(unchecked.sort()).toEqual(['GET /docs', 'GET /docs/{file}', 'GET /metrics', 'GET /openapi.json', 'POST /v2/audio/transcription']);
+    expect(unchecked.sort()).toEqual(['GET /console', 'GET /console/assets/{file}', 'GET /console/{path}', 'GET /docs', 'GET /docs/{file}', 'GET /metrics', 'GET /openapi.json', 'POST /v2/audio/transcription']);
   });
 });
 
