@@ -36,24 +36,9 @@ async function errorOf(reply: Response): Promise<ApiError> {
 
 /** A client of the service's API as one session: JSON in and out, errors as ApiError. */
 export function createApi(session: Session) {
-  async function request<T>(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
-    const headers: Record<string, string> = { ...authHeaders(session), Accept: 'application/json' };
-    if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-    const reply = await fetch(withQuery(path, options.query), {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      signal: options.signal,
-      credentials: 'omit',
-      cache: 'no-store',
-    });
-    if (!reply.ok) throw await errorOf(reply);
-    return (await reply.json()) as T;
-  }
-
-  /** A streamed call: the raw reply once its status is known to be 2xx (the body is Server-Sent Events). */
-  async function stream(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
-    const headers: Record<string, string> = { ...authHeaders(session), Accept: 'text/event-stream' };
+  /** The reply once its status is known to be 2xx; the body is left to the caller (JSON, or Server-Sent Events). */
+  async function send(method: string, path: string, accept: string, options: { query?: Query; body?: unknown; signal?: AbortSignal }): Promise<Response> {
+    const headers: Record<string, string> = { ...authHeaders(session), Accept: accept };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     const reply = await fetch(withQuery(path, options.query), {
       method,
@@ -67,10 +52,14 @@ export function createApi(session: Session) {
     return reply;
   }
 
+  const json = async <T>(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal }) =>
+    (await (await send(method, path, 'application/json', options)).json()) as T;
+
   return {
-    get: <T>(path: string, query?: Query, signal?: AbortSignal) => request<T>('GET', path, { query, signal }),
-    post: <T>(path: string, body?: unknown) => request<T>('POST', path, { body: body ?? {} }),
-    stream,
+    get: <T>(path: string, query?: Query, signal?: AbortSignal) => json<T>('GET', path, { query, signal }),
+    post: <T>(path: string, body?: unknown) => json<T>('POST', path, { body: body ?? {} }),
+    /** A streamed call: the raw reply, its body Server-Sent Events. */
+    stream: (method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}) => send(method, path, 'text/event-stream', options),
   };
 }
 

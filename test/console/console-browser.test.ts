@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { bootstrapDefaultAccount } from '../../src/admin/bootstrap';
 import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
-import { launchChromium } from '../support/browser';
+import { launchChromium, requestsElsewhere, watchPage, type PageWatch } from '../support/browser';
 import { ADMIN_TOKEN, TestApp } from '../support/harness';
 import { pollUntil } from '../responses/helpers';
 import { answer, startReceiver } from '../webhooks/receiver';
@@ -57,23 +57,15 @@ afterAll(async () => {
 
 afterEach(() => fake.reset());
 
-/** A page that records console errors and warnings, page errors, and every request URL. */
+/** A page whose console errors and requests are recorded (test/support/browser.ts). */
 async function newPage(options: { width?: number } = {}) {
   const page = await browser.newPage({ viewport: { width: options.width ?? 1280, height: 900 } });
-  const problems: string[] = [];
-  const requests: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-  page.on('request', (request) => requests.push(request.url()));
-  return { page, problems, requests };
+  return { page, ...watchPage(page) };
 }
 
 /** No console error and no request to another host (`allowed`: messages a test provokes on purpose). */
-function expectClean(session: { problems: string[]; requests: string[] }, allowed: RegExp[] = []) {
-  const origin = new URL(app.baseUrl).origin;
-  expect(session.requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
+function expectClean(session: PageWatch, allowed: RegExp[] = []) {
+  expect(requestsElsewhere(session, new URL(app.baseUrl).origin)).toEqual([]);
   expect(session.problems.filter((problem) => !allowed.some((pattern) => pattern.test(problem)))).toEqual([]);
 }
 

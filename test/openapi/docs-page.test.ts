@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from '../support/browser';
+import { launchChromium, requestsElsewhere, watchPage } from '../support/browser';
 import { TestApp } from '../support/harness';
 
 describe('GET /docs in a real browser', () => {
@@ -18,13 +18,7 @@ describe('GET /docs in a real browser', () => {
 
   it('renders the Responses section from /openapi.json, with no console error and no request leaving the host', async () => {
     const page = await browser.newPage();
-    const problems: string[] = [];
-    const requests: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`${message.type()}: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('request', (request) => requests.push(request.url()));
+    const watch = watchPage(page);
 
     const reply = await page.goto(`${app.baseUrl}/docs`, { waitUntil: 'networkidle' });
     expect(reply!.headers()['content-security-policy']).toContain("script-src 'self'");
@@ -38,9 +32,8 @@ describe('GET /docs in a real browser', () => {
     fs.mkdirSync(screenshots, { recursive: true });
     await page.screenshot({ path: path.join(screenshots, 'api-reference.png'), fullPage: false });
 
-    const origin = new URL(app.baseUrl).origin;
-    expect(requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(requestsElsewhere(watch, new URL(app.baseUrl).origin)).toEqual([]);
+    expect(watch.problems).toEqual([]);
     await page.close();
   });
 

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { adminGet } from '../api';
+import { Pager, useCursorPages } from '../components/paging';
 import { ErrorNote, Field, Loading } from '../components/ui';
 import { money, when } from '../format';
 import type { AdminAccount, ListEnvelope } from '../types';
@@ -8,8 +9,8 @@ import type { AdminAccount, ListEnvelope } from '../types';
 /** After an operator signs in with the admin token: find an account by name and act as it. */
 export function AccountPicker(props: { token: string; onPick(account: { id: string; name: string }): void; onSignOut(): void }) {
   const [name, setName] = useState('');
-  const [after, setAfter] = useState<string[]>([]);
-  const cursor = after.at(-1);
+  const pages = useCursorPages();
+  const cursor = pages.after;
   const accounts = useQuery({
     queryKey: ['admin', 'accounts', name, cursor],
     queryFn: () => adminGet<ListEnvelope<AdminAccount>>(props.token, '/admin/accounts', { name: name || undefined, limit: 20, after: cursor }),
@@ -26,7 +27,7 @@ export function AccountPicker(props: { token: string; onPick(account: { id: stri
             value={name}
             onChange={(event) => {
               setName(event.target.value);
-              setAfter([]);
+              pages.reset();
             }}
           />
         )}
@@ -66,13 +67,8 @@ export function AccountPicker(props: { token: string; onPick(account: { id: stri
           </table>
         </div>
       ) : null}
+      <Pager pages={pages} hasOlder={Boolean(accounts.data?.has_more)} lastId={accounts.data?.last_id} />
       <div className="actions">
-        <button type="button" disabled={after.length === 0} onClick={() => setAfter(after.slice(0, -1))}>
-          Previous
-        </button>
-        <button type="button" disabled={!accounts.data?.has_more} onClick={() => accounts.data?.last_id && setAfter([...after, accounts.data.last_id])}>
-          Next
-        </button>
         <button type="button" className="link" onClick={props.onSignOut}>
           Sign out
         </button>

@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useConsole } from '../App';
-import { ErrorNote, Field, Loading, StatusBadge } from '../components/ui';
+import { FilterSelect, Pager, useCursorPages } from '../components/paging';
+import { ErrorNote, Loading, StatusBadge } from '../components/ui';
 import { duration, money, when } from '../format';
 import { Link } from '../router';
 import { RESPONSE_STATUSES, type ListEnvelope, type ResponseSummary } from '../types';
@@ -12,8 +13,8 @@ const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
 export function ResponsesPage() {
   const { api } = useConsole();
   const [status, setStatus] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const after = cursors.at(-1);
+  const pages = useCursorPages();
+  const { after } = pages;
   const page = useQuery({
     queryKey: ['responses', status, after],
     queryFn: () => api.get<ListEnvelope<ResponseSummary>>('/v2/organization/responses', { limit: 20, after, status: status || undefined }),
@@ -22,18 +23,7 @@ export function ResponsesPage() {
   return (
     <section aria-labelledby="responses-title">
       <h1 id="responses-title">Responses</h1>
-      <Field label="Status">
-        {(id) => (
-          <select id={id} value={status} onChange={(event) => (setStatus(event.target.value), setCursors([]))}>
-            <option value="">Any status</option>
-            {RESPONSE_STATUSES.map((name) => (
-              <option key={name} value={name}>
-                {name.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <FilterSelect label="Status" anyLabel="Any status" value={status} options={RESPONSE_STATUSES} onChange={(value) => (setStatus(value), pages.reset())} />
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
       <div className="table-wrap">
@@ -78,14 +68,7 @@ export function ResponsesPage() {
           </tbody>
         </table>
       </div>
-      <div className="actions">
-        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!page.data?.has_more} onClick={() => page.data?.last_id && setCursors([...cursors, page.data.last_id])}>
-          Older
-        </button>
-      </div>
+      <Pager pages={pages} hasOlder={Boolean(page.data?.has_more)} lastId={page.data?.last_id} />
     </section>
   );
 }

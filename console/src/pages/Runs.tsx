@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useConsole } from '../App';
-import { ErrorNote, Field, Loading, StatusBadge } from '../components/ui';
+import { FilterSelect, Pager, useCursorPages } from '../components/paging';
+import { ErrorNote, Loading, StatusBadge } from '../components/ui';
 import { duration, money, when } from '../format';
 import { RUN_STATUSES, type ListEnvelope, type RunSummary } from '../types';
 
@@ -12,8 +13,8 @@ export function RunsPage() {
   const { api } = useConsole();
   const queryClient = useQueryClient();
   const [status, setStatus] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const after = cursors.at(-1);
+  const pages = useCursorPages();
+  const { after } = pages;
   const page = useQuery({
     queryKey: ['runs', status, after],
     queryFn: () => api.get<ListEnvelope<RunSummary>>('/v2/organization/runs', { limit: 20, after, status: status || undefined }),
@@ -27,18 +28,7 @@ export function RunsPage() {
     <section aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
       <p className="muted">Runs of the Assistants API (threads).</p>
-      <Field label="Status">
-        {(id) => (
-          <select id={id} value={status} onChange={(event) => (setStatus(event.target.value), setCursors([]))}>
-            <option value="">Any status</option>
-            {RUN_STATUSES.map((name) => (
-              <option key={name} value={name}>
-                {name.replace('_', ' ')}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <FilterSelect label="Status" anyLabel="Any status" value={status} options={RUN_STATUSES} onChange={(value) => (setStatus(value), pages.reset())} />
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
       <ErrorNote error={cancel.error} prefix="Cancel" />
@@ -92,14 +82,7 @@ export function RunsPage() {
           </tbody>
         </table>
       </div>
-      <div className="actions">
-        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!page.data?.has_more} onClick={() => page.data?.last_id && setCursors([...cursors, page.data.last_id])}>
-          Older
-        </button>
-      </div>
+      <Pager pages={pages} hasOlder={Boolean(page.data?.has_more)} lastId={page.data?.last_id} />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
 import { useConsole } from '../App';
 import { BarChart } from '../components/BarChart';
+import { FilterSelect, Pager, useCursorPages } from '../components/paging';
 import { ErrorNote, Field, Loading } from '../components/ui';
 import { count, money, utcDay } from '../format';
 import type { Balance, Transaction, Usage } from '../types';
@@ -143,8 +144,8 @@ function Transactions(props: { services: string[]; models: string[] }) {
   const { api } = useConsole();
   const [service, setService] = useState('');
   const [model, setModel] = useState('');
-  const [cursors, setCursors] = useState<string[]>([]);
-  const after = cursors.at(-1);
+  const pages = useCursorPages();
+  const { after } = pages;
   const page = useQuery({
     queryKey: ['transactions', service, model, after],
     // One more than a page tells whether a next page exists.
@@ -152,31 +153,12 @@ function Transactions(props: { services: string[]; models: string[] }) {
   });
   const rows = page.data?.transactions.slice(0, PAGE_SIZE) ?? [];
   const hasMore = (page.data?.transactions.length ?? 0) > PAGE_SIZE;
-  const reset = () => setCursors([]);
   return (
     <div className="card">
       <h2 id="transactions-title">Transactions</h2>
       <div className="row">
-        <Field label="Service">
-          {(id) => (
-            <select id={id} value={service} onChange={(event) => (setService(event.target.value), reset())}>
-              <option value="">All services</option>
-              {props.services.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Model">
-          {(id) => (
-            <select id={id} value={model} onChange={(event) => (setModel(event.target.value), reset())}>
-              <option value="">All models</option>
-              {props.models.map((name) => (
-                <option key={name}>{name}</option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <FilterSelect label="Service" anyLabel="All services" value={service} options={props.services} onChange={(value) => (setService(value), pages.reset())} />
+        <FilterSelect label="Model" anyLabel="All models" value={model} options={props.models} onChange={(value) => (setModel(value), pages.reset())} />
       </div>
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
@@ -218,14 +200,7 @@ function Transactions(props: { services: string[]; models: string[] }) {
           </tbody>
         </table>
       </div>
-      <div className="actions">
-        <button type="button" disabled={cursors.length === 0} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Newer
-        </button>
-        <button type="button" disabled={!hasMore} onClick={() => setCursors([...cursors, rows.at(-1)!.id])}>
-          Older
-        </button>
-      </div>
+      <Pager pages={pages} hasOlder={hasMore} lastId={rows.at(-1)?.id} />
     </div>
   );
 }
