@@ -1,4 +1,5 @@
-import { ActivityCancellationType, CancellationScope, condition, defineQuery, defineSignal, isCancellation, setHandler, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, defineQuery, defineSignal, isCancellation, setHandler, upsertSearchAttributes, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
 import type { FlowContext } from './flow-context';
 
 /**
@@ -25,12 +26,17 @@ export const statusQuery = defineQuery<string>('status');
 
 /**
  * The FlowContext of a Temporal workflow: a CancellationScope that the `cancel` signal cancels, the `status`
- * query, and `sleep` as a durable timer raced against the `wakeSignals` (and a cancel). Call it once, at the
- * start of the workflow function (it registers the handlers).
+ * query (and the SwitchyardStatus search attribute), and `sleep` as a durable timer raced against the
+ * `wakeSignals` (and a cancel). Call it once, at the start of the workflow function (it registers the handlers).
+ *
+ * SwitchyardStatus is upserted only by a workflow that started with it. That is read from the start event, so
+ * replay decides the same way: workflows started before the attribute existed (or on a namespace that refused
+ * to register it, where an upsert would fail the task) never upsert, and their histories replay unchanged.
  */
 export function temporalFlowContext<Activities>(activities: Activities, wakeSignals: readonly string[] = []): FlowContext<Activities> {
   let status = 'queued';
   let cancelled = false;
+  let indexedStatus = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.status);
   const woken = new Set<string>();
   const scope = new CancellationScope();
   setHandler(cancelSignal, () => {
@@ -48,6 +54,10 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
     cancelRequested: () => cancelled || CancellationScope.current().consideredCancelled,
     setStatus: (next) => {
       status = next;
+      if (indexedStatus !== undefined && indexedStatus !== next) {
+        upsertSearchAttributes([{ key: SEARCH_ATTRIBUTES.status, value: next }]);
+        indexedStatus = next;
+      }
     },
     async sleep(milliseconds, wakeOn) {
       if (milliseconds > 0 && !woken.has(wakeOn) && !cancelled) {

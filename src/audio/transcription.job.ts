@@ -23,7 +23,7 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
     db
       .selectFrom('transcriptions')
       .leftJoin('catalog_models', 'catalog_models.code', 'transcriptions.model')
-      .select(['transcriptions.account_id as accountId', 'transcriptions.model', sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'), sql<boolean>`true`.as('background')])
+      .select(['transcriptions.account_id as accountId', 'transcriptions.model', sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'), sql<boolean>`true`.as('background'), 'transcriptions.status'])
       .where('transcriptions.id', '=', transcriptionId)
       .executeTakeFirst(),
   async abandon(activities, transcriptionId) {

@@ -38,13 +38,15 @@ export interface JobKindDefinition<Input = unknown, Activities = any, Database =
   labels(db: Database, resourceId: string): Promise<JobLabels | undefined>;
 }
 
-/** What an operator filters jobs by (Temporal search attributes): the account, the model and its vendor. */
+/** What an operator filters jobs by (Temporal search attributes): the account, the model and its vendor, the status. */
 export interface JobLabels {
   accountId: string;
   model: string;
   vendor: string;
   /** Responses: queued (true) or synchronous or streamed (false); Runs and transcriptions always run in the background. */
   background: boolean;
+  /** The resource's status when its job is launched (then the workflow keeps SwitchyardStatus current). */
+  status: string;
 }
 
 /** The retry policy of the kinds so far: five attempts, from half a second, doubling up to 30 seconds. */

@@ -3,8 +3,10 @@ import type { JobLabels, JobRef } from './job-kind';
 
 /**
  * The Temporal search attributes of a job's workflow, so an operator finds a customer's jobs in the Temporal UI
- * (`SwitchyardAccountId = "acct_…" AND ExecutionStatus = "Running"`). Set when the workflow starts; the status is
- * Temporal's own ExecutionStatus (the resource's finer status is the workflow's `status` query and the API's).
+ * (`SwitchyardAccountId = "acct_…" AND SwitchyardStatus = "in_progress"`). Set when the workflow starts;
+ * `SwitchyardStatus` is the resource's own status (queued, in_progress, requires_action, …, completed, failed),
+ * kept up to date by the workflow (workflows/temporal-context.ts), finer than Temporal's ExecutionStatus (a
+ * Response that failed is a workflow that completed).
  */
 export const SEARCH_ATTRIBUTES = {
   accountId: defineSearchAttributeKey('SwitchyardAccountId', SearchAttributeType.KEYWORD),
@@ -12,6 +14,7 @@ export const SEARCH_ATTRIBUTES = {
   model: defineSearchAttributeKey('SwitchyardModel', SearchAttributeType.KEYWORD),
   vendor: defineSearchAttributeKey('SwitchyardVendor', SearchAttributeType.KEYWORD),
   background: defineSearchAttributeKey('SwitchyardBackground', SearchAttributeType.BOOL),
+  status: defineSearchAttributeKey('SwitchyardStatus', SearchAttributeType.KEYWORD),
 } as const;
 
 /** The attributes and memo a job's workflow starts with. */
@@ -23,6 +26,7 @@ export function searchAttributesOf(job: JobRef, labels: JobLabels): { typedSearc
       { key: SEARCH_ATTRIBUTES.model, value: labels.model },
       { key: SEARCH_ATTRIBUTES.vendor, value: labels.vendor },
       { key: SEARCH_ATTRIBUTES.background, value: labels.background },
+      { key: SEARCH_ATTRIBUTES.status, value: labels.status },
     ],
     // Shown with the workflow in the UI and `temporal workflow describe`; not searchable.
     memo: { kind: job.kind, resourceId: job.id, accountId: labels.accountId, model: labels.model, vendor: labels.vendor, background: labels.background },

@@ -25,7 +25,7 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
   labels: (db, responseId) =>
     db
       .selectFrom('responses')
-      .select(['account_id as accountId', 'model', 'vendor', 'background'])
+      .select(['account_id as accountId', 'model', 'vendor', 'background', 'status'])
       .where('id', '=', responseId)
       .executeTakeFirst(),
   async abandon(activities, responseId) {

@@ -23,7 +23,7 @@ export const runJob: JobKindDefinition<RunJobInput, RunActivities, Db> = {
   labels: (db, runId) =>
     db
       .selectFrom('runs')
-      .select(['account_id as accountId', 'model', 'vendor', sql<boolean>`true`.as('background')])
+      .select(['account_id as accountId', 'model', 'vendor', sql<boolean>`true`.as('background'), 'status'])
       .where('id', '=', runId)
       .executeTakeFirst(),
   async abandon(activities, runId) {

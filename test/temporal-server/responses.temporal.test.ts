@@ -137,6 +137,8 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.accountId)).toMatch(/^acct_/);
     expect(description.memo).toMatchObject({ kind: 'response', resourceId: id, model: 'dev-echo', vendor: 'dev', background: true });
     expect(await recordHistory(id, 'background-completed')).toBe('completed');
+    // The workflow kept SwitchyardStatus current; at the end it is the Response's final status.
+    expect((await handle(id).describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.status)).toBe('completed');
     const got = await app.request('GET', `/v2/responses/${id}`, { key });
     expect(got.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'hello from temporal' }] }] });
     expect(await handle(id).query('status')).toBe('completed');

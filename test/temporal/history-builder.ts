@@ -41,6 +41,14 @@ export function jsonPayload(value: unknown) {
   return { metadata: { encoding: base64('json/plain') }, data: base64(JSON.stringify(value)) };
 }
 
+/** Search attributes as the SDK encodes typed Keyword values: JSON, with the type in the payload's metadata. */
+function keywordAttributes(fields: Record<string, string>) {
+  const indexedFields = Object.fromEntries(
+    Object.entries(fields).map(([name, value]) => [name, { metadata: { encoding: base64('json/plain'), type: base64('Keyword') }, data: base64(JSON.stringify(value)) }]),
+  );
+  return { indexedFields };
+}
+
 /** What the SDK writes for an activity or workflow returning `undefined`. */
 export function nullPayload() {
   return { metadata: { encoding: base64('binary/null') } };
@@ -88,8 +96,10 @@ export class HistoryBuilder {
     return this;
   }
 
-  started(workflowType: string, args: unknown[], workflowId = 'resp_replay'): this {
+  /** `searchAttributes`: Keyword attributes the workflow starts with (as the Temporal engine sets them). */
+  started(workflowType: string, args: unknown[], workflowId = 'resp_replay', options: { searchAttributes?: Record<string, string> } = {}): this {
     this.add('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED', 'workflowExecutionStartedEventAttributes', {
+      ...(options.searchAttributes ? { searchAttributes: keywordAttributes(options.searchAttributes) } : {}),
       workflowType: { name: workflowType },
       taskQueue: TASK_QUEUE,
       input: { payloads: args.map(jsonPayload) },
@@ -118,6 +128,15 @@ export class HistoryBuilder {
       startedEventId: started,
       identity: 'history-builder',
       sdkMetadata: { coreUsedFlags: [1, 2, 3], langUsedFlags: [1, 2], sdkName: 'temporal-typescript', sdkVersion: '1.24.0' },
+    });
+    return this;
+  }
+
+  /** UpsertWorkflowSearchAttributes, as the previous workflow task commanded (Keyword values). */
+  upsertSearchAttributes(fields: Record<string, string>): this {
+    this.add('EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'upsertWorkflowSearchAttributesEventAttributes', {
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+      searchAttributes: keywordAttributes(fields),
     });
     return this;
   }

@@ -231,6 +231,36 @@ describe('responseWorkflow replay: hand-built histories', () => {
   });
 });
 
+describe('responseWorkflow replay: the SwitchyardStatus search attribute', () => {
+  /** A workflow the Temporal engine started with SwitchyardStatus (src/engine/search-attributes.ts). */
+  const indexed = (withUpserts: boolean) => {
+    const history = new HistoryBuilder().started('responseWorkflow', [input], 'resp_replay', { searchAttributes: { SwitchyardStatus: 'queued' } }).workflowTask();
+    history.activity('startResponse', { proceed: true }).workflowTask();
+    if (withUpserts) history.upsertSearchAttributes({ SwitchyardStatus: 'in_progress' });
+    history.activity('callProvider', messageOutput).workflowTask().activity('finalizeResponse', { status: 'completed', webhook: true }).workflowTask();
+    if (withUpserts) history.upsertSearchAttributes({ SwitchyardStatus: 'completed' });
+    return history.activity('sendWebhook', undefined).workflowTask().completed('completed').build();
+  };
+
+  it('a workflow started with it upserts each status it reaches: in_progress before the vendor call, the final one before the webhook', async () => {
+    const probe = await replay(indexed(true));
+    expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']);
+    expect(probe.results).toEqual(['completed']);
+  });
+
+  it('a workflow started without it (before the attribute existed, or on a namespace that refused it) upserts nothing', async () => {
+    // Every other history in this file starts without search attributes and replays with no upsert.
+    const probe = await replay(completedHistory(messageOutput, { status: 'completed', webhook: true }));
+    expect(probe.results).toEqual(['completed']);
+  });
+
+  it('a history that started with it but lacks the upserts does not replay', async () => {
+    const error = await replay(indexed(false)).then(() => undefined, (failure: unknown) => failure);
+    expect(error).toBeInstanceOf(DeterminismViolationError);
+    expect((error as Error).message).toMatch(/UpsertWorkflowSearchAttributes|upsert/i);
+  });
+});
+
 describe('responseWorkflow replay: histories the workflow must reject', () => {
   const expectNondeterminism = (history: JsonHistory, message: RegExp) =>
     replay(history).then(
