@@ -31,22 +31,20 @@ function daysBetween(from: number, to: number): string[] {
 export function UsagePage() {
   const { api } = useConsole();
   const [days, setDays] = useState(30);
-  // Fixed per range choice, so the query key (and the cache) does not change every second.
-  const range = useMemo(() => {
-    const to = Math.floor(Date.now() / 1000);
-    return { from: to - days * 86_400, to };
-  }, [days]);
+  // `from` is fixed per range choice, so the query key (and the cache) does not change every second; `to` is left
+  // to the service (now), so a refetch includes what was spent since the page opened.
+  const since = useMemo(() => ({ from: Math.floor(Date.now() / 1000) - days * 86_400 }), [days]);
 
   const balance = useQuery({ queryKey: ['balance'], queryFn: () => api.get<Balance>('/v2/organization/balance') });
-  const byDay = useQuery({ queryKey: ['usage', 'day', range], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...range, group_by: 'day' }) });
-  const byModel = useQuery({ queryKey: ['usage', 'model', range], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...range, group_by: 'model' }) });
-  const byService = useQuery({ queryKey: ['usage', 'service', range], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...range, group_by: 'service' }) });
+  const byDay = useQuery({ queryKey: ['usage', 'day', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'day' }) });
+  const byModel = useQuery({ queryKey: ['usage', 'model', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'model' }) });
+  const byService = useQuery({ queryKey: ['usage', 'service', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'service' }) });
 
   const daily = useMemo(() => {
-    const labels = daysBetween(range.from, range.to);
+    const labels = daysBetween(since.from, byDay.data?.to ?? since.from + days * 86_400);
     const spent = new Map((byDay.data?.data ?? []).map((row) => [row.key, row.amount]));
     return { labels, values: labels.map((day) => spent.get(day) ?? 0) };
-  }, [byDay.data, range]);
+  }, [byDay.data, since, days]);
   const models = useMemo(() => ({ labels: (byModel.data?.data ?? []).map((row) => row.key), values: (byModel.data?.data ?? []).map((row) => row.amount) }), [byModel.data]);
 
   return (
