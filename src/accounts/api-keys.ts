@@ -7,6 +7,9 @@ import { unauthorized } from '../errors';
  * decides whether the key is still active. Only HS256 is accepted, so `alg: none` and
  * algorithm-confusion tokens fail verification.
  */
+/** The longest a key can be issued for: ten years (the admin API and the account's own keys alike). */
+export const MAX_KEY_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
 export interface KeySigner {
   issue(input: { keyId: string; accountId: string; expiresAt?: Date }): Promise<string>;
   verify(token: string): Promise<{ keyId: string; accountId: string }>;

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { accountToWire, keyToWire, type AccountsService } from '../accounts/accounts.service';
+import { MAX_KEY_LIFETIME_SECONDS } from '../accounts/api-keys';
 import { toListEnvelope } from '../http/lists';
 import { toUnixSeconds } from '../time';
 import type { Ledger } from '../billing/ledger';
@@ -36,7 +37,7 @@ export const creditSchema = z.strictObject({
 });
 export const createKeySchema = z.strictObject({
   name: storedName.optional(),
-  expires_in: z.number().int().positive().max(10 * 365 * 24 * 3600).optional(),
+  expires_in: z.number().int().positive().max(MAX_KEY_LIFETIME_SECONDS).optional(),
 });
 
 /** The operators' "personal account area": accounts, credits and keys, behind the admin token. */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { modelTypeSchema } from '../catalog/catalog.schema';
 import { functionToolSchema } from '../responses/responses.schema';
+import { RESPONSE_STATUSES } from '../responses/response-types';
+import { RUN_STATUSES } from '../threads/runs.table';
 
 /**
  * The documented shapes of the replies (GET /openapi.json). Requests are documented from the schemas the routes
@@ -45,7 +47,7 @@ export const outputItem = z
   ])
   .meta({ id: 'OutputItem' });
 
-const responseStatus = z.enum(['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled']);
+const responseStatus = z.enum(RESPONSE_STATUSES);
 const responseUsage = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') });
 const errorBody = z.object({ code: z.string(), message: z.string() });
 
@@ -221,7 +223,7 @@ export const threadMessage = z
     run_id: z.string().nullable(),
   })
   .meta({ id: 'ThreadMessage' });
-const runStatus = z.enum(['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired']);
+const runStatus = z.enum(RUN_STATUSES);
 export const runObject = z
   .looseObject({
     id: z.string(),

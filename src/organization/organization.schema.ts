@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { queryInteger } from '../http/validation';
-import type { ResponseStatus } from '../responses/response-types';
-import type { RunStatus } from '../threads/runs.table';
+import { MAX_KEY_LIFETIME_SECONDS } from '../accounts/api-keys';
+import { RESPONSE_STATUSES } from '../responses/response-types';
+import { RUN_STATUSES } from '../threads/runs.table';
 
 /**
  * GET /v2/organization/transactions. `limit` is required (spec, Limits: 1-200, required). Unknown query
@@ -17,13 +18,10 @@ export const transactionsQuerySchema = z.object({
   model: z.string().min(1).max(128).optional(),
 });
 
-/** Ten years, the longest a key can be issued for (as /admin issues them). */
-const TEN_YEARS_SECONDS = 10 * 365 * 24 * 3600;
-
 /** POST /v2/organization/keys. Text Postgres cannot store (U+0000) is refused by the body reader (http/json-limits.ts). */
 export const createKeySchema = z.strictObject({
   name: z.string().trim().min(1).max(100).optional(),
-  expires_in_seconds: z.number().int().min(60).max(TEN_YEARS_SECONDS).optional(),
+  expires_in_seconds: z.number().int().min(60).max(MAX_KEY_LIFETIME_SECONDS).optional(),
 });
 
 /** POST /v2/organization/keys/{id}/disable: the body is optional; `confirm_self` lets a caller disable its own key. */
@@ -50,9 +48,6 @@ export const usageQuerySchema = z.strictObject({
 });
 
 export type UsageGrouping = NonNullable<z.output<typeof usageQuerySchema>['group_by']>;
-
-const RESPONSE_STATUSES = ['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled'] as const satisfies readonly ResponseStatus[];
-const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const satisfies readonly RunStatus[];
 
 /** The account's activity lists: newest first, `after` the last id of the previous page, refused when unknown (lists.ts). */
 const activityQuery = <Status extends readonly [string, ...string[]]>(statuses: Status) =>

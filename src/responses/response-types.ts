@@ -3,7 +3,9 @@ import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-ty
 
 /** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
 
-export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'incomplete' | 'failed' | 'cancelled';
+/** Every status a Response can have (the API's filters and the OpenAPI document list these). */
+export const RESPONSE_STATUSES = ['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled'] as const;
+export type ResponseStatus = (typeof RESPONSE_STATUSES)[number];
 export const FINAL_STATUSES: readonly ResponseStatus[] = ['completed', 'incomplete', 'failed', 'cancelled'];
 export const isFinalStatus = (status: ResponseStatus) => FINAL_STATUSES.includes(status);
 

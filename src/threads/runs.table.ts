@@ -3,7 +3,8 @@ import type { CreatedAt, Json, JsonDefault, NullableTimestamp, Serial } from '..
 import type { FunctionToolSpec } from '../responses/response-types';
 
 /** DECISIONS.md 6. Active: queued, in_progress, requires_action, cancelling (one per thread at most). */
-export type RunStatus = 'queued' | 'in_progress' | 'requires_action' | 'cancelling' | 'cancelled' | 'failed' | 'completed' | 'incomplete' | 'expired';
+export const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** Everything a Run's workflow needs, fixed at creation (its Assistant already resolved). */
 export interface RunRequest {

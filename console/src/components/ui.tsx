@@ -83,3 +83,32 @@ export function ConfirmDialog(props: { open: boolean; title: string; children: R
     </dialog>
   );
 }
+
+/**
+ * A table's header row: one column heading each. `null` is a column without a visible heading (a row's action
+ * button); screen readers still hear it named "Action".
+ */
+export function TableHead(props: { columns: Array<string | null> }) {
+  return (
+    <thead>
+      <tr>
+        {props.columns.map((column, index) => (
+          <th key={column ?? `action-${index}`} scope="col">
+            {column ?? <span className="sr-only">Action</span>}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** The one row of a table with nothing to list, across all its columns. */
+export function EmptyRow(props: { columns: number; children: ReactNode }) {
+  return (
+    <tr>
+      <td colSpan={props.columns} className="muted">
+        {props.children}
+      </td>
+    </tr>
+  );
+}

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { adminGet } from '../api';
 import { Pager, useCursorPages } from '../components/paging';
-import { ErrorNote, Field, Loading } from '../components/ui';
+import { ErrorNote, Field, Loading, TableHead } from '../components/ui';
 import { money, when } from '../format';
 import type { AdminAccount, ListEnvelope } from '../types';
 
@@ -38,17 +38,7 @@ export function AccountPicker(props: { token: string; onPick(account: { id: stri
         <div className="table-wrap">
           <table>
             <caption className="sr-only">Accounts</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Id</th>
-                <th scope="col">Balance</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="sr-only">Action</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'Id', 'Balance', 'Created', null]} />
             <tbody>
               {accounts.data.data.map((account) => (
                 <tr key={account.id}>

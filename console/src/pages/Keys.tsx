@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
 import { useConsole } from '../App';
-import { ConfirmDialog, CopyButton, ErrorNote, Field, Loading, StatusBadge } from '../components/ui';
+import { ConfirmDialog, CopyButton, ErrorNote, Field, Loading, StatusBadge, TableHead } from '../components/ui';
 import { when } from '../format';
 import type { ApiKey, ListEnvelope } from '../types';
 
@@ -97,19 +97,7 @@ export function KeysPage() {
         <div className="table-wrap">
           <table>
             <caption className="sr-only">Keys of this account</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Id</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span className="sr-only">Action</span>
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={['Name', 'Id', 'Status', 'Created', 'Last used', 'Expires', null]} />
             <tbody>
               {keys.data.data.map((key) => (
                 <tr key={key.id}>

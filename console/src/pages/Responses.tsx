@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useConsole } from '../App';
 import { FilterSelect, Pager, useCursorPages } from '../components/paging';
-import { ErrorNote, Loading, StatusBadge } from '../components/ui';
+import { EmptyRow, ErrorNote, Loading, StatusBadge, TableHead } from '../components/ui';
 import { duration, money, when } from '../format';
 import { Link } from '../router';
 import { RESPONSE_STATUSES, type ListEnvelope, type ResponseSummary } from '../types';
@@ -29,18 +29,7 @@ export function ResponsesPage() {
       <div className="table-wrap">
         <table data-testid="responses">
           <caption className="sr-only">Responses</caption>
-          <thead>
-            <tr>
-              <th scope="col">Response</th>
-              <th scope="col">Status</th>
-              <th scope="col">Model</th>
-              <th scope="col">Cost</th>
-              <th scope="col">Created</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Mode</th>
-              <th scope="col">Webhook</th>
-            </tr>
-          </thead>
+          <TableHead columns={['Response', 'Status', 'Model', 'Cost', 'Created', 'Duration', 'Mode', 'Webhook']} />
           <tbody>
             {(page.data?.data ?? []).map((row) => (
               <tr key={row.id}>
@@ -59,11 +48,9 @@ export function ResponsesPage() {
               </tr>
             ))}
             {page.data && page.data.data.length === 0 ? (
-              <tr>
-                <td colSpan={8} className="muted">
-                  No Responses{status ? ` with status ${status}` : ''}. Try the <Link to="/playground">playground</Link>.
-                </td>
-              </tr>
+              <EmptyRow columns={8}>
+                No Responses{status ? ` with status ${status}` : ''}. Try the <Link to="/playground">playground</Link>.
+              </EmptyRow>
             ) : null}
           </tbody>
         </table>

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useConsole } from '../App';
 import { FilterSelect, Pager, useCursorPages } from '../components/paging';
-import { ErrorNote, Loading, StatusBadge } from '../components/ui';
+import { EmptyRow, ErrorNote, Loading, StatusBadge, TableHead } from '../components/ui';
 import { duration, money, when } from '../format';
 import { RUN_STATUSES, type ListEnvelope, type RunSummary } from '../types';
 
@@ -35,21 +35,7 @@ export function RunsPage() {
       <div className="table-wrap">
         <table>
           <caption className="sr-only">Runs</caption>
-          <thead>
-            <tr>
-              <th scope="col">Run</th>
-              <th scope="col">Thread</th>
-              <th scope="col">Status</th>
-              <th scope="col">Model</th>
-              <th scope="col">Cost</th>
-              <th scope="col">Created</th>
-              <th scope="col">Duration</th>
-              <th scope="col">Error</th>
-              <th scope="col">
-                <span className="sr-only">Action</span>
-              </th>
-            </tr>
-          </thead>
+          <TableHead columns={['Run', 'Thread', 'Status', 'Model', 'Cost', 'Created', 'Duration', 'Error', null]} />
           <tbody>
             {(page.data?.data ?? []).map((row) => (
               <tr key={row.id}>
@@ -72,13 +58,7 @@ export function RunsPage() {
                 </td>
               </tr>
             ))}
-            {page.data && page.data.data.length === 0 ? (
-              <tr>
-                <td colSpan={9} className="muted">
-                  No Runs{status ? ` with status ${status}` : ''}.
-                </td>
-              </tr>
-            ) : null}
+            {page.data && page.data.data.length === 0 ? <EmptyRow columns={9}>No Runs{status ? ` with status ${status}` : ''}.</EmptyRow> : null}
           </tbody>
         </table>
       </div>

@@ -3,7 +3,7 @@ import { useMemo, useState } from 'react';
 import { useConsole } from '../App';
 import { BarChart } from '../components/BarChart';
 import { FilterSelect, Pager, useCursorPages } from '../components/paging';
-import { ErrorNote, Field, Loading } from '../components/ui';
+import { EmptyRow, ErrorNote, Field, Loading, TableHead } from '../components/ui';
 import { count, money, utcDay } from '../format';
 import type { Balance, Transaction, Usage } from '../types';
 
@@ -113,15 +113,7 @@ function UsageTable(props: { caption: string; usage: Usage | undefined }) {
     <div className="table-wrap">
       <table>
         <caption className="sr-only">{props.caption}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{props.usage.group_by === 'model' ? 'Model' : 'Service'}</th>
-            <th scope="col">Spent</th>
-            <th scope="col">Charges</th>
-            <th scope="col">Input tokens</th>
-            <th scope="col">Output tokens</th>
-          </tr>
-        </thead>
+        <TableHead columns={[props.usage.group_by === 'model' ? 'Model' : 'Service', 'Spent', 'Charges', 'Input tokens', 'Output tokens']} />
         <tbody>
           {props.usage.data.map((row) => (
             <tr key={row.key}>
@@ -162,17 +154,7 @@ function Transactions(props: { services: string[]; models: string[] }) {
       <ErrorNote error={page.error} />
       <div className="table-wrap">
         <table aria-labelledby="transactions-title" data-testid="transactions">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Type</th>
-              <th scope="col">Amount</th>
-              <th scope="col">Service</th>
-              <th scope="col">Model</th>
-              <th scope="col">Tokens in / out</th>
-              <th scope="col">For</th>
-            </tr>
-          </thead>
+          <TableHead columns={['When', 'Type', 'Amount', 'Service', 'Model', 'Tokens in / out', 'For']} />
           <tbody>
             {rows.map((row) => (
               <tr key={row.id}>
@@ -188,13 +170,7 @@ function Transactions(props: { services: string[]; models: string[] }) {
                 <td className="mono">{String(row.metadata.response_id ?? row.metadata.request_id ?? row.metadata.run_id ?? '')}</td>
               </tr>
             ))}
-            {page.data && rows.length === 0 ? (
-              <tr>
-                <td colSpan={7} className="muted">
-                  No transactions.
-                </td>
-              </tr>
-            ) : null}
+            {page.data && rows.length === 0 ? <EmptyRow columns={7}>No transactions.</EmptyRow> : null}
           </tbody>
         </table>
       </div>
