@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, runLoad, runPaced, runRateLadder, startBenchStack, summary, withPostgres, writeReport, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -20,7 +20,14 @@ export interface ResponsesBenchOptions {
   backgroundCount: number;
   postgresUrl: string;
   output: string;
+  /** Which phases to run (default all): memory, sync, ttft, background. */
+  phases?: ResponsesPhase[];
+  /** Write a V8 CPU profile of the service process into this folder (`--cpu-prof`). */
+  profileDir?: string;
 }
+
+export const RESPONSES_PHASES = ['memory', 'sync', 'ttft', 'background'] as const;
+export type ResponsesPhase = (typeof RESPONSES_PHASES)[number];
 
 const MODEL = 'gpt-4.1-mini';
 const TARGET = { syncAddedP50Ms: 5, syncAddedP99Ms: 25, ttftAddedP50Ms: 5, backgroundPerSecond: 500, streamsRssMb: 300 };
@@ -36,118 +43,27 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     pglite: options.pglite,
     postgresUrl: options.postgresUrl,
     extraEnv: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)) },
+    nodeFlags: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
   });
+  const phases = new Set(options.phases ?? RESPONSES_PHASES);
   const { upstream, base, key, service } = stack;
-  const serviceHeaders = { 'content-type': 'application/json', 'x-auth-token': key };
-  const directHeaders = { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' };
-  const directBody = JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true });
+  const context: PhaseContext = {
+    options,
+    upstream,
+    base,
+    key,
+    servicePid: service.child.pid!,
+    serviceHeaders: { 'content-type': 'application/json', 'x-auth-token': key },
+    directHeaders: { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' },
+    directBody: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true }),
+  };
 
   try {
-    // (d) first, on a fresh process: memory with N open streams (dev-echo paced so they stay open)
-    log(`(d) ${options.streams} concurrent SSE streams`);
-    const rssBefore = rssMb(service.child.pid!);
-    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-    const longInput = `/delay 1000 ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
-    const open = await Promise.all(
-      Array.from({ length: options.streams }, () =>
-        openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
-      ),
-    );
-    // Every stream is open once it has received its first delta (creation runs at the service's pace).
-    const openedBy = performance.now() + 120_000;
-    while (open.some((stream) => !stream.sawDelta()) && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
-    const rssOpen = rssMb(service.child.pid!);
-    const streamsReceiving = open.filter((stream) => stream.sawDelta()).length;
-    for (const stream of open) stream.close();
-    agent.destroy();
-    // Disconnecting does not stop generation (by design); cancel them so they do not load the next phases.
-    const ids = open.map((stream) => stream.id()).filter((id): id is string => Boolean(id));
-    for (let index = 0; index < ids.length; index += 50) {
-      await Promise.all(ids.slice(index, index + 50).map((id) => fetch(`${base}/v2/responses/${id}/cancel`, { method: 'POST', headers: serviceHeaders }).then((reply) => reply.arrayBuffer())));
-    }
-    const memory = { streams: options.streams, streams_receiving_deltas: streamsReceiving, rss_mb_before: rssBefore, rss_mb_with_streams: rssOpen, kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1) };
-    log(`  ${JSON.stringify(memory)}`);
-
-    // (a) synchronous overhead
-    const syncTarget: LoadTarget = { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) };
-    const directTarget: LoadTarget = { url: `${upstream}/v1/responses`, method: 'POST', headers: directHeaders, body: directBody };
-    const sample = await fetch(syncTarget.url, { method: 'POST', headers: syncTarget.headers, body: syncTarget.body });
-    const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
-    if (sample.status !== 200 || sampleBody.status !== 'completed') throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
-    const perResponse = Math.ceil(sampleBody.usage.cost);
-    log('warming up');
-    await runLoad(directTarget, { connections: 20, durationSeconds: 2 });
-    await runLoad(syncTarget, { connections: 20, durationSeconds: 3 });
-    const load = { connections: options.connections, durationSeconds: options.durationSeconds };
-    log(`(a) synchronous, ${load.connections} connections`);
-    const directSync = await runLoad(directTarget, load);
-    log(`  direct  ${summary(directSync)}`);
-    const servicePid = service.child.pid;
-    const serviceSync = await measureCpu(servicePid, () => runLoad(syncTarget, load));
-    log(`  service ${summary(serviceSync)}`);
-    const rate = Math.max(20, Math.floor(serviceSync.requestsPerSecond * 0.5));
-    const directPaced = await runPaced(directTarget, { ...load, rate });
-    const servicePaced = await measureCpu(servicePid, () => runPaced(syncTarget, { ...load, rate }));
-    log(`  paced at ${rate}/s: direct ${summary(directPaced)}; service ${summary(servicePaced)}`);
-    log(`  fixed rates: ${LADDER_RATES.join(', ')} requests/s, ${LADDER_SECONDS} s each`);
-    const ladder = await runRateLadder(directTarget, syncTarget, {
-      rates: LADDER_RATES,
-      durationSeconds: LADDER_SECONDS,
-      connections: load.connections,
-      budget: syncBudget,
-      servicePid,
-      log,
-    });
-    log(`  fixed rates: the target holds at ${ladder.meets_target_at.join(', ') || 'none'} requests/s`);
-
-    // (b) time to first delta, sequential
-    log('(b) streaming time to first delta');
-    const streamBody = JSON.stringify({ model: MODEL, input: 'Hello', background: false, stream: true });
-    const direct: number[] = [];
-    const ours: number[] = [];
-    for (let index = 0; index < 300; index++) {
-      direct.push(await firstDelta(`${upstream}/v1/responses`, directHeaders, directBody));
-      ours.push(await firstDelta(`${base}/v2/responses`, serviceHeaders, streamBody));
-    }
-    const ttft = {
-      direct_ms: distribution(direct.slice(20)),
-      service_ms: distribution(ours.slice(20)),
-    };
-    const ttftAdded = { p50: round(ttft.service_ms.p50 - ttft.direct_ms.p50), p99: round(ttft.service_ms.p99 - ttft.direct_ms.p99) };
-    log(`  added p50 ${ttftAdded.p50} ms, p99 ${ttftAdded.p99} ms`);
-
-    // (c) background throughput: create N as fast as 50 connections allow; completed = debits / price
-    log(`(c) background throughput, ${options.backgroundCount} Responses`);
-    const balanceBefore = await balance(base, key);
-    const started = performance.now();
-    let createdAt = started;
-    let completed = 0;
-    // CPU per Response covers its creation and its run to completion.
-    const created = await measureCpu(servicePid, async () => {
-      const result = await runLoad(
-        { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
-        { connections: 50, durationSeconds: 600, amount: options.backgroundCount },
-      );
-      createdAt = performance.now();
-      while (completed < result.ok) {
-        completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
-        if (performance.now() - started > 300_000) break;
-        if (completed < result.ok) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return result;
-    });
-    const finishedAt = performance.now();
-    const background = {
-      created: created.ok,
-      completed,
-      create_seconds: round((createdAt - started) / 1000),
-      total_seconds: round((finishedAt - started) / 1000),
-      created_per_second: round(created.ok / ((createdAt - started) / 1000)),
-      completed_per_second: round(completed / ((finishedAt - started) / 1000)),
-      cpu_ms_per_response: created.cpuMsPerRequest ?? null,
-    };
-    log(`  ${JSON.stringify(background)}`);
-
+    // Memory first, on a fresh process.
+    const memory = phases.has('memory') ? await memoryPhase(context) : undefined;
+    const sync = phases.has('sync') ? await syncPhase(context) : undefined;
+    const ttft = phases.has('ttft') ? await ttftPhase(context) : undefined;
+    const background = phases.has('background') ? await backgroundPhase(context) : undefined;
     const report = {
       benchmark: 'responses',
       engine: 'embedded',
@@ -155,16 +71,12 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
       upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode (Responses API, streamed), own process',
       model: MODEL,
       cpu_layout: stack.cpuLayout,
+      phases: [...phases],
       target: TARGET,
-      sync: {
-        connections: load.connections,
-        saturated: compareLoads(directSync, serviceSync, syncBudget),
-        paced: { overall_rate: rate, ...compareLoads(directPaced, servicePaced, syncBudget) },
-        fixed_rates: ladder,
-      },
-      time_to_first_delta: { samples: ours.length - 20, ...ttft, added_ms: ttftAdded, meets_target: ttftAdded.p50 <= TARGET.ttftAddedP50Ms },
-      background: { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond },
-      memory: { ...memory, meets_target: rssOpen <= TARGET.streamsRssMb },
+      sync,
+      time_to_first_delta: ttft,
+      background,
+      memory,
       cpu_steal_seconds: steal(),
       environment: environmentFacts(),
     };
@@ -174,6 +86,182 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
   } finally {
     await stack.stop();
   }
+}
+
+interface PhaseContext {
+  options: ResponsesBenchOptions;
+  upstream: string;
+  base: string;
+  key: string;
+  servicePid: number;
+  serviceHeaders: Record<string, string>;
+  directHeaders: Record<string, string>;
+  directBody: string;
+}
+
+/** (d) Service RSS with N open SSE streams (dev-echo paced so they stay open). */
+async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseContext) {
+  log(`(d) ${options.streams} concurrent SSE streams`);
+  const rssBefore = rssMb(servicePid);
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const longInput = `/delay 1000 ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
+  const open = await Promise.all(
+    Array.from({ length: options.streams }, () =>
+      openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
+    ),
+  );
+  // Every stream is open once it has received its first delta (creation runs at the service's pace).
+  const openedBy = performance.now() + 120_000 + options.streams * 20;
+  while (open.some((stream) => !stream.sawDelta()) && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
+  const rssOpen = rssMb(servicePid);
+  const streamsReceiving = open.filter((stream) => stream.sawDelta()).length;
+  for (const stream of open) stream.close();
+  agent.destroy();
+  // Disconnecting does not stop generation (by design); cancel them so they do not load the next phases.
+  const ids = open.map((stream) => stream.id()).filter((id): id is string => Boolean(id));
+  for (let index = 0; index < ids.length; index += 50) {
+    await Promise.all(ids.slice(index, index + 50).map((id) => fetch(`${base}/v2/responses/${id}/cancel`, { method: 'POST', headers: serviceHeaders }).then((reply) => reply.arrayBuffer())));
+  }
+  const memory = {
+    streams: options.streams,
+    streams_receiving_deltas: streamsReceiving,
+    rss_mb_before: rssBefore,
+    rss_mb_with_streams: rssOpen,
+    kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1),
+  };
+  log(`  ${JSON.stringify(memory)}`);
+  return { ...memory, meets_target: rssOpen <= TARGET.streamsRssMb * Math.max(1, options.streams / 1000) };
+}
+
+/** A synchronous Response must complete; returns its cost (what one background Response debits). */
+async function costOfOne({ base, serviceHeaders }: PhaseContext): Promise<number> {
+  const sample = await fetch(`${base}/v2/responses`, { method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) });
+  const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
+  if (sample.status !== 200 || sampleBody.status !== 'completed') throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
+  return Math.ceil(sampleBody.usage.cost);
+}
+
+/** (a) Synchronous overhead: saturated, paced at half of it, and over the ladder of fixed rates. */
+async function syncPhase(context: PhaseContext) {
+  const { options, base, upstream, servicePid, serviceHeaders, directHeaders, directBody } = context;
+  const syncTarget: LoadTarget = { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) };
+  const directTarget: LoadTarget = { url: `${upstream}/v1/responses`, method: 'POST', headers: directHeaders, body: directBody };
+  await costOfOne(context);
+  log('warming up');
+  await runLoad(directTarget, { connections: 20, durationSeconds: 2 });
+  await runLoad(syncTarget, { connections: 20, durationSeconds: 3 });
+  const load = { connections: options.connections, durationSeconds: options.durationSeconds };
+  log(`(a) synchronous, ${load.connections} connections`);
+  const directSync = await runLoad(directTarget, load);
+  log(`  direct  ${summary(directSync)}`);
+  const serviceSync = await measureCpu(servicePid, () => runLoad(syncTarget, load));
+  log(`  service ${summary(serviceSync)}`);
+  const rate = Math.max(20, Math.floor(serviceSync.requestsPerSecond * 0.5));
+  const directPaced = await runPaced(directTarget, { ...load, rate });
+  const servicePaced = await measureCpu(servicePid, () => runPaced(syncTarget, { ...load, rate }));
+  log(`  paced at ${rate}/s: direct ${summary(directPaced)}; service ${summary(servicePaced)}`);
+  log(`  fixed rates: ${LADDER_RATES.join(', ')} requests/s, ${LADDER_SECONDS} s each`);
+  const ladder = await runRateLadder(directTarget, syncTarget, {
+    rates: LADDER_RATES,
+    durationSeconds: LADDER_SECONDS,
+    connections: load.connections,
+    budget: syncBudget,
+    servicePid,
+    log,
+  });
+  log(`  fixed rates: the target holds at ${ladder.meets_target_at.join(', ') || 'none'} requests/s`);
+  return {
+    connections: load.connections,
+    saturated: compareLoads(directSync, serviceSync, syncBudget),
+    paced: { overall_rate: rate, ...compareLoads(directPaced, servicePaced, syncBudget) },
+    fixed_rates: ladder,
+  };
+}
+
+/** (b) Streaming time to first delta, one request at a time, direct and service interleaved. */
+async function ttftPhase({ base, upstream, serviceHeaders, directHeaders, directBody }: PhaseContext) {
+  log('(b) streaming time to first delta');
+  const streamBody = JSON.stringify({ model: MODEL, input: 'Hello', background: false, stream: true });
+  const direct: number[] = [];
+  const ours: number[] = [];
+  for (let index = 0; index < 300; index++) {
+    direct.push(await firstDelta(`${upstream}/v1/responses`, directHeaders, directBody));
+    ours.push(await firstDelta(`${base}/v2/responses`, serviceHeaders, streamBody));
+  }
+  const ttft = { direct_ms: distribution(direct.slice(20)), service_ms: distribution(ours.slice(20)) };
+  const added = { p50: round(ttft.service_ms.p50 - ttft.direct_ms.p50), p99: round(ttft.service_ms.p99 - ttft.direct_ms.p99) };
+  log(`  added p50 ${added.p50} ms, p99 ${added.p99} ms`);
+  return { samples: ours.length - 20, ...ttft, added_ms: added, meets_target: added.p50 <= TARGET.ttftAddedP50Ms };
+}
+
+/**
+ * (c) Background throughput: create N as fast as 50 connections allow; completed = debits / price. CPU per
+ * Response covers its creation and its run to completion.
+ */
+async function backgroundPhase(context: PhaseContext) {
+  const { options, base, key, servicePid, serviceHeaders } = context;
+  const perResponse = await costOfOne(context);
+  log(`(c) background throughput, ${options.backgroundCount} Responses`);
+  const balanceBefore = await balance(base, key);
+  const databaseBefore = await databaseActivity(options);
+  const started = performance.now();
+  let createdAt = started;
+  let completed = 0;
+  const created = await measureCpu(servicePid, async () => {
+    const result = await runLoad(
+      { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
+      { connections: Math.min(50, options.backgroundCount), durationSeconds: 600, amount: options.backgroundCount },
+    );
+    createdAt = performance.now();
+    while (completed < result.ok) {
+      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
+      if (performance.now() - started > 300_000) break;
+      if (completed < result.ok) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return result;
+  });
+  const finishedAt = performance.now();
+  const database = await databaseActivity(options);
+  const background = {
+    created: created.ok,
+    completed,
+    create_seconds: round((createdAt - started) / 1000),
+    total_seconds: round((finishedAt - started) / 1000),
+    created_per_second: round(created.ok / ((createdAt - started) / 1000)),
+    completed_per_second: round(completed / ((finishedAt - started) / 1000)),
+    cpu_ms_per_response: created.cpuMsPerRequest ?? null,
+    database_per_response: database && databaseBefore && completed > 0 ? perResponseDelta(databaseBefore, database, completed) : null,
+  };
+  log(`  ${JSON.stringify(background)}`);
+  return { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond };
+}
+
+/** Postgres' own counters for the bench database (statements, WAL bytes, commits); undefined on PGlite. */
+async function databaseActivity(options: ResponsesBenchOptions): Promise<Record<string, number> | undefined> {
+  if (options.pglite) return undefined;
+  return withPostgres(options.postgresUrl, async (client) => {
+    const wal = await client.query<{ wal_records: string; wal_bytes: string }>('select wal_records, wal_bytes from pg_stat_wal');
+    const db = await client.query<{ xact_commit: string; tup_inserted: string; tup_updated: string; tup_deleted: string }>(
+      'select xact_commit, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname = current_database()',
+    );
+    const statements = await client
+      .query<{ calls: string }>('select sum(calls)::text as calls from pg_stat_statements')
+      .then((result) => Number(result.rows[0]?.calls ?? NaN))
+      .catch(() => NaN);
+    return {
+      wal_records: Number(wal.rows[0].wal_records),
+      wal_bytes: Number(wal.rows[0].wal_bytes),
+      commits: Number(db.rows[0].xact_commit),
+      rows_inserted: Number(db.rows[0].tup_inserted),
+      rows_updated: Number(db.rows[0].tup_updated),
+      rows_deleted: Number(db.rows[0].tup_deleted),
+      ...(Number.isFinite(statements) ? { statements } : {}),
+    };
+  });
+}
+
+function perResponseDelta(before: Record<string, number>, after: Record<string, number>, count: number) {
+  return Object.fromEntries(Object.keys(after).map((name) => [name, round((after[name] - (before[name] ?? 0)) / count, 2)]));
 }
 
 /** Milliseconds from sending the request to the first text delta on the SSE stream. */

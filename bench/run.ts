@@ -3,7 +3,7 @@ import { runAudioBench } from './audio';
 import { runChatBench } from './chat';
 import { runMcpBench } from './mcp';
 import { runObservabilityBench } from './observability';
-import { runResponsesBench } from './responses';
+import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './responses';
 
 /**
  * Benchmark entry: `npm run bench -- chat [--pglite] [--connections N] [--duration S] [--pin]
@@ -11,7 +11,7 @@ import { runResponsesBench } from './responses';
  * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage = 'usage: node dist/bench/run.js observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -50,6 +50,8 @@ async function main(argv: string[]) {
         backgroundCount: number('--background', 5000),
         postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
         output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json'))),
+        phases: phaseList(value('--phases', RESPONSES_PHASES.join(','))),
+        profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
       });
       return;
     case 'audio': {
@@ -92,6 +94,13 @@ async function main(argv: string[]) {
       process.stderr.write(`${usage}\n`);
       process.exitCode = 2;
   }
+}
+
+function phaseList(text: string): ResponsesPhase[] {
+  const phases = text.split(',').filter(Boolean);
+  const unknown = phases.filter((phase) => !(RESPONSES_PHASES as readonly string[]).includes(phase));
+  if (unknown.length > 0 || phases.length === 0) throw new Error(`--phases takes a comma-separated subset of ${RESPONSES_PHASES.join(', ')}`);
+  return phases as ResponsesPhase[];
 }
 
 main(process.argv.slice(2)).then(

@@ -24,7 +24,7 @@ export async function startChild<T>(
   script: string,
   options: { args?: string[]; env?: NodeJS.ProcessEnv; cpus?: string; timeoutMs?: number; nodeFlags?: string[] } = {},
 ): Promise<ChildHandle<T>> {
-  const nodeArgs = [...(options.nodeFlags ?? []), path.join(__dirname, script), ...(options.args ?? [])];
+  const nodeArgs = [...(options.nodeFlags ?? []), path.resolve(__dirname, script), ...(options.args ?? [])];
   const [command, args] = options.cpus ? ['taskset', ['-c', options.cpus, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<T>((resolve, reject) => {
@@ -378,7 +378,10 @@ export async function startBenchStack(options: {
   let service: ChildHandle<{ port: number; key: string }>;
   try {
     if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
-    service = await startChild<{ port: number; key: string }>('service-process.js', {
+    // BENCH_SERVICE_DIST runs another build's service (its dist/bench) under this load generator, for
+    // interleaved before/after comparisons of two commits in one session.
+    const serviceDir = process.env.BENCH_SERVICE_DIST ? path.resolve(process.env.BENCH_SERVICE_DIST, 'bench') : __dirname;
+    service = await startChild<{ port: number; key: string }>(path.join(serviceDir, 'service-process.js'), {
       args: schema ? ['--schema', schema] : [],
       env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: options.extraEnv }),
       cpus: pin ? '1' : undefined,

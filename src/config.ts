@@ -29,6 +29,7 @@ const environmentSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   KEY_SIGNING_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   KEY_ISSUER: z.string().min(1).default('switchyard'),
+  AUTH_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -38,7 +39,7 @@ const environmentSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
-  ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(256),
+  ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(256),
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
@@ -82,7 +83,13 @@ export interface Config {
     readonly preparedStatements: boolean;
     readonly dataDir: string;
   };
-  readonly auth: { readonly signingSecret?: string; readonly issuer: string; readonly dataDir: string };
+  readonly auth: {
+    readonly signingSecret?: string;
+    readonly issuer: string;
+    readonly dataDir: string;
+    /** How long a process reuses a key row it read (0: read it on every request); see accounts.service. */
+    readonly cacheMs: number;
+  };
   readonly admin: { readonly token?: string; readonly dataDir: string; readonly starterBalance: number };
   /** The package's version (package.json), shown in the OpenAPI document. */
   readonly version: string;
@@ -147,7 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dataDir,
     database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },
-    auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir },
+    auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir, cacheMs: value.AUTH_CACHE_MS },
     admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
     version: (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version,
     logLevel: value.LOG_LEVEL,

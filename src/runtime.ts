@@ -88,11 +88,11 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     // This process's name as the owner of its leases, its liveness lock and its billing holds.
     const owner = newOwnerName();
     const ledger = createLedger(db, { owner, metrics });
-    const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer) });
     const bus =
       database.kind === 'postgres' && database.postgres
         ? await createPostgresBus({ ...database.postgres, logger })
         : createInProcessBus();
+    const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer), bus, cacheMs: config.auth.cacheMs });
     const events = createEventLog({ db, bus, metrics });
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics });
     const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs });

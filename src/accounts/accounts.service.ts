@@ -5,6 +5,7 @@ import { forbidden, invalidRequest, notFound, unauthorized } from '../errors';
 import type { Page } from '../db/keyset-page';
 import { newId } from '../ids';
 import type { Ledger } from '../billing/ledger';
+import type { EventBus } from '../events/event-bus';
 import { findAccount } from './accounts.repository';
 import type { KeySigner } from './api-keys';
 import type { AccountRow, ApiKeyRow } from './accounts.table';
@@ -30,11 +31,55 @@ export interface OwnLimits {
 
 /** A key's last use is written at most this often per key and process: authentication stays a read. */
 const LAST_USE_RESOLUTION_MS = 60_000;
+/** Bus topics announcing a change to a key (id: key id) or to an account's limits or flags (id: account id). */
+const KEY_CHANGED = 'auth.key';
+const ACCOUNT_CHANGED = 'auth.account';
+/** Entries the key cache holds at most per process; past that it starts over (a key is then read again). */
+const MAX_CACHED_KEYS = 100_000;
 
-export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner }) {
-  const { db, ledger, signer } = deps;
+/** A key row as authentication reads it (with its account's flags and limits). */
+interface KeyRow {
+  id: string;
+  account_id: string;
+  status: string;
+  expires_at: Date | null;
+  mcp_enabled: boolean;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+  concurrent_jobs: number | null;
+}
+
+/**
+ * `cacheMs`: how long this process reuses a key row it read (config AUTH_CACHE_MS; 0 reads it every time).
+ * Every request otherwise costs a database round trip before anything else: with the cache, a busy key costs
+ * one read per interval. Changes made through this service (disabling a key, changing an account) drop the
+ * entry here at once and on every other process through the bus, so the interval only bounds how stale a row
+ * can be when an announcement is lost (a replica's bus connection dropping for a moment). An expiry is checked
+ * against the clock on every request, cached or not.
+ */
+export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner; bus: EventBus; cacheMs: number }) {
+  const { db, ledger, signer, bus, cacheMs } = deps;
   /** Key id → when this process last wrote its `last_used_at`. Bounded: cleared whole when it grows past 100,000 keys. */
   const lastUseWritten = new Map<string, number>();
+  /** Key id → its row and when it was read. */
+  const keyCache = new Map<string, { row: KeyRow; readAt: number }>();
+  /**
+   * Bumped by every invalidation: a read that started before one may have seen the old row, so it is not
+   * cached (it still answers its own request, which began before the change).
+   */
+  let cacheGeneration = 0;
+  const forgetKey = (keyId: string) => {
+    cacheGeneration++;
+    keyCache.delete(keyId);
+  };
+  const forgetAccount = (accountId: string) => {
+    cacheGeneration++;
+    for (const [keyId, entry] of keyCache) if (entry.row.account_id === accountId) keyCache.delete(keyId);
+  };
+  bus.subscribeAll(KEY_CHANGED, (message) => forgetKey(message.id));
+  bus.subscribeAll(ACCOUNT_CHANGED, (message) => forgetAccount(message.id));
+  /** Drops the cached rows here and (through the bus, which also delivers locally) on every other process. */
+  const announce = (topic: string, id: string) => bus.publish({ topic, id });
 
   function noteKeyUse(keyId: string): void {
     const now = Date.now();
@@ -105,6 +150,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     if (Object.keys(values).length === 0) return getAccount(id);
     const account = await db.updateTable('accounts').set(values).where('id', '=', id).returningAll().executeTakeFirst();
     if (!account) throw notFound('admin', `No account with id ${id}.`);
+    await announce(ACCOUNT_CHANGED, id);
     return account;
   }
 
@@ -128,6 +174,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound('admin', `No API key with id ${keyId}.`);
+    await announce(KEY_CHANGED, keyId);
     return row;
   }
 
@@ -136,13 +183,15 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
    * undefined: no such key of this account (another account's key is not told apart from an unknown one).
    */
   async function disableAccountKey(accountId: string, keyId: string): Promise<ApiKeyRow | undefined> {
-    return db
+    const row = await db
       .updateTable('api_keys')
       .set({ status: 'disabled', disabled_at: sql<Date>`coalesce(disabled_at, now())` })
       .where('id', '=', keyId)
       .where('account_id', '=', accountId)
       .returningAll()
       .executeTakeFirst();
+    if (row) await announce(KEY_CHANGED, keyId);
+    return row;
   }
 
   /**
@@ -160,6 +209,21 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
   /** Verifies the token, then asks the key row: unknown → 401, disabled → 403 (spec, Authentication 5). */
   async function authenticate(token: string): Promise<AuthContext> {
     const claims = await signer.verify(token);
+    const row = await keyRow(claims.keyId);
+    if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
+    if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
+    if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
+    const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
+    noteKeyUse(row.id);
+    return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
+  }
+
+  /** The key's row from the cache while it is fresh, else from the database (an unknown key is never cached). */
+  async function keyRow(keyId: string): Promise<KeyRow | undefined> {
+    const cached = keyCache.get(keyId);
+    if (cached && Date.now() - cached.readAt < cacheMs) return cached.row;
+    const generation = cacheGeneration;
+    const readAt = Date.now();
     const row = await db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
@@ -173,14 +237,13 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
         'accounts.tokens_per_minute',
         'accounts.concurrent_jobs',
       ])
-      .where('api_keys.id', '=', claims.keyId)
+      .where('api_keys.id', '=', keyId)
       .executeTakeFirst();
-    if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
-    if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
-    if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
-    const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
-    noteKeyUse(row.id);
-    return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
+    if (row && cacheMs > 0 && generation === cacheGeneration) {
+      if (keyCache.size >= MAX_CACHED_KEYS) keyCache.clear();
+      keyCache.set(keyId, { row, readAt });
+    }
+    return row;
   }
 
   return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, disableAccountKey, authenticate, authenticateOperator };

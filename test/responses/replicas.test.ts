@@ -45,6 +45,37 @@ onPostgres('replicas on one Postgres', () => {
     expect(text).toBe('one two three four five six seven eight');
   });
 
+  it('a key disabled on one replica is refused at once by another that had its row cached', async () => {
+    // The second replica keeps key rows for a minute: only the bus announcement can make it refuse in time.
+    const caching = await TestApp.start({ schema: a.schema, env: { AUTH_CACHE_MS: '60000' } });
+    try {
+      const account = await a.createAccount();
+      const second = await a.request('POST', '/v2/organization/keys', { key: account.key, body: { name: 'to disable' } });
+      expect((await caching.request('GET', '/v2/organization/balance', { key: second.body.key })).status).toBe(200);
+      expect((await a.request('POST', `/v2/organization/keys/${second.body.id}/disable`, { key: account.key })).status).toBe(200);
+      // The notification crosses processes asynchronously: wait for it (bounded well below the cache's minute).
+      const deadline = Date.now() + 5_000;
+      let status = 200;
+      while (status === 200 && Date.now() < deadline) {
+        status = (await caching.request('GET', '/v2/organization/balance', { key: second.body.key })).status;
+        if (status === 200) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(status).toBe(403);
+      // A change to the account's limits reaches it the same way.
+      await a.admin('PATCH', `/admin/accounts/${account.accountId}`, { limits: { requests_per_minute: 1 } });
+      const limitedBy = Date.now() + 5_000;
+      let codes: number[] = [];
+      while (Date.now() < limitedBy) {
+        codes = [];
+        for (let index = 0; index < 3; index++) codes.push((await caching.request('GET', '/v2/organization/balance', { key: account.key })).status);
+        if (codes.includes(429)) break;
+      }
+      expect(codes).toContain(429);
+    } finally {
+      await caching.stop();
+    }
+  });
+
   it('cancels from another replica', async () => {
     const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(200)}` } });
     // Wait until it streams, then cancel through the replica that does not run it.
