@@ -210,6 +210,13 @@ export function percentile(sorted: number[], q: number): number {
 
 export const round = (value: number, digits = 3) => Math.round(value * 10 ** digits) / 10 ** digits;
 
+/** Resident memory of a process (MB), from /proc. */
+export function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN);
+  return round(kb / 1024, 1);
+}
+
 export function environmentFacts() {
   let commit = 'unknown';
   let dirty = false;
@@ -223,6 +230,8 @@ export function environmentFacts() {
     node: process.version,
     commit,
     working_tree_dirty: dirty,
+    // The service measured: this checkout's build unless another build was named (before/after comparisons).
+    service_build: process.env.BENCH_SERVICE_DIST ?? 'this checkout',
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cpus: os.cpus().length,
     platform: `${os.platform()} ${os.release()}`,
