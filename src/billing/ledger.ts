@@ -30,6 +30,21 @@ export interface HoldRequest {
   jobId?: string;
 }
 
+/** A hold as `place_holds` takes it: whole kopecks, at least 1. */
+interface HoldPlacement {
+  account_id: string;
+  operation_key: string;
+  amount: number;
+  min_amount: number;
+  job_id: string | null;
+}
+
+function holdPlacement(request: HoldRequest): HoldPlacement {
+  const amount = Math.max(1, Math.ceil(request.amount));
+  const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
+  return { account_id: request.accountId, operation_key: request.operationKey, amount, min_amount: minAmount, job_id: request.jobId ?? null };
+}
+
 /** The ledger row of a debit, for statements that write one themselves (see debitsFrom). */
 export function debitRow(input: DebitInput) {
   return {
@@ -219,31 +234,35 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * 25). Answers the operation's hold now in effect, which a caller with an open output cap turns into the cap
    * it can pay. A hold already as large as `amount` is left as it is. Every hold is at least 1 kopeck, so a free
    * model still needs a positive balance (DECISIONS.md 11). The operation's debit (same key) settles it.
+   *
+   * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with the holds
+   * of concurrent requests, in the order they were asked for: each used to lock its account's row through its own
+   * statement and commit, so the holds of one busy account queued on that lock; a batch takes it once. Both run
+   * the database function `place_holds` (migration 20261130000000), which places each hold as if alone.
    */
   async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
-    const amount = Math.max(1, Math.ceil(request.amount));
-    const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
-    const { accountId, operationKey } = request;
-    const result = await sql<{ placed: number | null; current: number }>`
-      with current_hold as (
-        select coalesce((select amount from ledger_holds where account_id = ${accountId} and operation_key = ${operationKey}), 0) as amount),
-      account as (select balance - held as available from accounts where id = ${accountId} for update),
-      allowed as (
-        select least(${amount}::bigint - current_hold.amount, account.available) as delta
-        from current_hold, account
-        where current_hold.amount < ${amount}::bigint and account.available > 0 and account.available >= ${minAmount}::bigint - current_hold.amount),
-      raised as (update accounts set held = accounts.held + allowed.delta from allowed where accounts.id = ${accountId} returning accounts.id),
-      placed as (
-        insert into ledger_holds (account_id, operation_key, amount, job_id, owner)
-        select ${accountId}, ${operationKey}, allowed.delta, ${request.jobId ?? null}, ${owner} from allowed, raised
-        on conflict (account_id, operation_key) do update set amount = ledger_holds.amount + excluded.amount
-        returning amount)
-      select (select amount from placed) as placed, (select amount from current_hold) as current`.execute(executor);
-    const row = result.rows[0];
-    const inEffect = Number(row?.placed ?? row?.current ?? 0);
-    if (inEffect < minAmount) throw paymentRequired();
+    const placement = holdPlacement(request);
+    const inEffect = executor === db ? await groupedHold(placement) : (await placeHolds(executor, [placement]))[0];
+    if (inEffect < placement.min_amount) throw paymentRequired();
     return inEffect;
   }
+
+  /** The holds in one statement; the hold now in effect of each, in order. */
+  async function placeHolds(executor: Db, placements: HoldPlacement[]): Promise<number[]> {
+    const requests = placements.map((placement, idx) => ({ ...placement, idx }));
+    const result = await sql<{ idx: number; in_effect: string | number }>`
+      select idx, in_effect from place_holds(${JSON.stringify(requests)}::jsonb, ${owner})`.execute(executor);
+    const inEffect = new Array<number>(placements.length).fill(0);
+    for (const row of result.rows) inEffect[row.idx] = Number(row.in_effect);
+    return inEffect;
+  }
+
+  // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
+  const groupedHold = createGroupCommit<HoldPlacement, number>({
+    maxBatch: 500,
+    write: (placements) => placeHolds(db, placements),
+    onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_holds' }, size),
+  });
 
   /** Releases an operation's hold without a debit (it failed before anything was billable); a no-op without one. */
   async function release(accountId: string, operationKey: string, executor: Db = db): Promise<void> {

@@ -42,6 +42,36 @@ describe('billing holds', () => {
     expect(state.operations).toBe(state.debitCount);
   }
 
+  it('holds asked for in the same tick go in one statement, each placed in order as if alone', async () => {
+    const ledger = app.runtime.deps.ledger;
+    const first = await app.createAccount({ balance: 100 });
+    const second = await app.createAccount({ balance: 50 });
+    const observe = app.runtime.deps.metrics.groupCommitBatch;
+    const before = (await observe.get()).values.find((value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'))?.value ?? 0;
+    const outcome = (promise: Promise<number>) => promise.then((held) => held, (error) => error.code as string);
+    const results = await Promise.all([
+      outcome(ledger.hold({ accountId: first.accountId, operationKey: 'a', amount: 60 })),
+      // Accepts less: gets what is left (40).
+      outcome(ledger.hold({ accountId: first.accountId, operationKey: 'b', amount: 60, minAmount: 10 })),
+      outcome(ledger.hold({ accountId: second.accountId, operationKey: 'c', amount: 20 })),
+      // Nothing left on the first account: refused, however small.
+      outcome(ledger.hold({ accountId: first.accountId, operationKey: 'd', amount: 1 })),
+      // Raising c within the same batch: to 45 in all (25 more), which the second account still has.
+      outcome(ledger.hold({ accountId: second.accountId, operationKey: 'c', amount: 45 })),
+      outcome(ledger.hold({ accountId: 'acct_missing', operationKey: 'e', amount: 1 })),
+    ]);
+    const after = (await observe.get()).values.find((value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'))?.value ?? 0;
+    expect(results).toEqual([60, 40, 20, 'organization.payment_required', 45, 'organization.payment_required']);
+    expect(after - before).toBe(1); // one statement for all six
+    expect(await ledgerState(first.accountId)).toMatchObject({ balance: 100, held: 100, openHolds: 100 });
+    expect(await ledgerState(second.accountId)).toMatchObject({ balance: 50, held: 45, openHolds: 45 });
+    // A hold already as large as asked is left as it is; a release frees it for the next.
+    expect(await ledger.hold({ accountId: second.accountId, operationKey: 'c', amount: 30 })).toBe(45);
+    await ledger.release(first.accountId, 'a');
+    expect(await ledger.hold({ accountId: first.accountId, operationKey: 'd', amount: 70, minAmount: 1 })).toBe(60);
+    expect(await ledgerState(first.accountId)).toMatchObject({ held: 100, openHolds: 100 });
+  });
+
   it('500 concurrent synchronous Responses never overdraw 1,000 kopecks', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1000 });
     const replies = await Promise.all(
