@@ -1,4 +1,4 @@
-import { environmentFacts, measureCpu, round, rssMb, runLoad, runPaced, startBenchStack, stealMeter, summary, writeReport, type LoadTarget } from './support';
+import { environmentFacts, measureCpu, round, rssMb, runLoad, runPaced, startBenchStack, stealMeter, summary, withPostgres, writeReport, type LoadTarget } from './support';
 
 /**
  * Soak: synchronous Responses (auth, billing, the engine, the vendor call, persistence: every part of the
@@ -17,6 +17,8 @@ export interface SoakBenchOptions {
   windowSeconds: number;
   /** Fraction of the saturated throughput (measured first, 10 s) to hold. */
   fraction: number;
+  /** A fixed rate (requests/s) to hold instead: a 10 s saturation probe on a noisy VM can be far off. */
+  rate?: number;
   connections: number;
   output: string;
 }
@@ -27,6 +29,12 @@ const LATENCY_GROWTH_LIMIT = { ratio: 0.25, ms: 2 };
 
 export async function runSoakBench(options: SoakBenchOptions) {
   const steal = stealMeter();
+  // Every Response leaves dead row versions (holds, jobs, Responses): without autovacuum they pile up and the
+  // statements that scan them get slower by the minute, which a production Postgres does not do.
+  const autovacuum = options.pglite
+    ? undefined
+    : await withPostgres(options.postgresUrl, async (client) => (await client.query<{ autovacuum: string }>('show autovacuum')).rows[0].autovacuum);
+  if (autovacuum === 'off') log('WARNING: this Postgres runs with autovacuum off; expect the database to slow down as dead rows pile up');
   const stack = await startBenchStack({ pin: true, pglite: options.pglite, postgresUrl: options.postgresUrl });
   const servicePid = stack.service.child.pid!;
   const service: LoadTarget = {
@@ -44,7 +52,7 @@ export async function runSoakBench(options: SoakBenchOptions) {
   try {
     await runLoad(service, { connections: 20, durationSeconds: 3 });
     const saturated = await runLoad(service, { connections: options.connections, durationSeconds: 10 });
-    const rate = Math.max(10, Math.floor(saturated.requestsPerSecond * options.fraction));
+    const rate = options.rate ?? Math.max(10, Math.floor(saturated.requestsPerSecond * options.fraction));
     log(`saturated ${summary(saturated)}; holding ${rate}/s for ${options.minutes} min in ${options.windowSeconds} s windows`);
     const windows: Array<ReturnType<typeof windowReport>> = [];
     const count = Math.max(3, Math.round((options.minutes * 60) / options.windowSeconds));
@@ -87,7 +95,8 @@ export async function runSoakBench(options: SoakBenchOptions) {
     const report = {
       benchmark: 'soak',
       backend: stack.backend,
-      workload: `synchronous Responses (${MODEL}, zero-latency OpenAI fake) at ${options.fraction} of the saturated throughput`,
+      postgres_autovacuum: autovacuum ?? null,
+      workload: `synchronous Responses (${MODEL}, zero-latency OpenAI fake) at ${options.rate ? `a fixed ${options.rate}/s` : `${options.fraction} of the saturated throughput`}`,
       cpu_layout: stack.cpuLayout,
       saturated: { requests_per_second: round(saturated.requestsPerSecond), connections: options.connections },
       rate,
