@@ -122,6 +122,7 @@ function windowReport(index: number, minute: number, run: Awaited<ReturnType<typ
     minute: round(minute, 2),
     requests: run.requests,
     errors: run.errors + run.non2xx + run.timeouts,
+    failures: run.failures ?? {},
     service_ms: { p50: round(run.latencyMs.p50), p99: round(run.latencyMs.p99), max: round(run.latencyMs.max) },
     direct_ms: { p50: round(directProbe.latencyMs.p50), p99: round(directProbe.latencyMs.p99) },
     added_p50_ms: round(run.latencyMs.p50 - directProbe.latencyMs.p50),

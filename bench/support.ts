@@ -69,6 +69,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** What failed, by HTTP status or error code (runPaced only). */
+  failures?: Record<string, number>;
   durationSeconds: number;
   requestsPerSecond: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number; mean: number };
@@ -131,6 +133,8 @@ export async function runPaced(target: LoadTarget, options: { rate: number; dura
   let ok = 0;
   let non2xx = 0;
   let errors = 0;
+  const failures: Record<string, number> = {};
+  const fail = (kind: string) => (failures[kind] = (failures[kind] ?? 0) + 1);
   let sent = 0;
   let inFlight = 0;
   const start = performance.now();
@@ -155,13 +159,15 @@ export async function runPaced(target: LoadTarget, options: { rate: number; dura
               latencies.push(performance.now() - dueAt);
             } else {
               non2xx += 1;
+              fail(`HTTP ${status}`);
             }
             settle();
           });
         },
       );
-      request.on('error', () => {
+      request.on('error', (error: NodeJS.ErrnoException) => {
         errors += 1;
+        fail(error.code ?? error.message);
         settle();
       });
       request.end(body);
@@ -187,6 +193,7 @@ export async function runPaced(target: LoadTarget, options: { rate: number; dura
     non2xx,
     errors,
     timeouts: 0,
+    failures,
     durationSeconds: round(elapsed),
     requestsPerSecond: round(ok / options.durationSeconds),
     latencyMs: summarise(latencies),
