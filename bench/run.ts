@@ -26,6 +26,7 @@ async function main(argv: string[]) {
     if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`${option} must be a positive number`);
     return parsed;
   };
+  const postgresUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   // dist/bench/run.js → the project root is two levels up.
   const root = path.resolve(__dirname, '..', '..');
   switch (name) {
@@ -36,7 +37,7 @@ async function main(argv: string[]) {
         durationSeconds: number('--duration', 10),
         pin: flag('--pin'),
         pacedFraction: number('--paced-fraction', 0.5),
-        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        postgresUrl,
         output: path.resolve(root, value('--out', path.join('bench', 'results', `chat${flag('--pglite') ? '-pglite' : ''}${flag('--pin') ? '-pinned' : ''}.json`))),
         profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
       });
@@ -49,7 +50,7 @@ async function main(argv: string[]) {
         pin: !flag('--no-pin'),
         streams: number('--streams', 1000),
         backgroundCount: number('--background', 5000),
-        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        postgresUrl,
         output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json'))),
         phases: phaseList(value('--phases', RESPONSES_PHASES.join(','))),
         profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
@@ -59,7 +60,7 @@ async function main(argv: string[]) {
       const model = value('--model', 'dev-stt');
       await runAudioBench({
         pglite: flag('--pglite'),
-        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        postgresUrl,
         concurrency: number('--concurrency', 20),
         megabytes: number('--megabytes', 24.9),
         rounds: number('--rounds', 2),
@@ -71,7 +72,7 @@ async function main(argv: string[]) {
     case 'mcp':
       await runMcpBench({
         pglite: flag('--pglite'),
-        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        postgresUrl,
         rounds: number('--rounds', 8),
         samples: number('--samples', 100),
         output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'mcp-pglite.json' : 'mcp.json'))),
@@ -80,7 +81,7 @@ async function main(argv: string[]) {
     case 'soak':
       await runSoakBench({
         pglite: flag('--pglite'),
-        postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+        postgresUrl,
         minutes: number('--minutes', 30),
         windowSeconds: number('--window', 60),
         fraction: number('--fraction', 0.5),
@@ -95,7 +96,7 @@ async function main(argv: string[]) {
         underLoad: flag('--no-load')
           ? undefined
           : {
-              postgresUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+              postgresUrl,
               rate: number('--rate', 300),
               durationSeconds: number('--duration', 10),
               scrapeIntervalMs: number('--scrape-interval', 250),
