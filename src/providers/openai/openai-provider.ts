@@ -5,6 +5,7 @@ import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
 import { sdkConnection } from '../shared/vendor-fetch';
+import { asSdkResponsesModel, openResponsesStream } from './openai-responses-stream';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -18,6 +19,8 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
     languageModel: createAiSdkLanguageModel({
       options,
       model: (modelId) => openai.responses(modelId),
+      // Streams are read by our own narrow path (openai-responses-stream.ts), unless a custom fetch was given.
+      openStream: options.fetch ? undefined : (model, call) => openResponsesStream(asSdkResponsesModel(model), call),
       providerOptions: (request) => ({
         openai: definedOnly({
           // The service keeps conversation state itself; the vendor should not store responses.

@@ -1,4 +1,4 @@
-import type { JSONSchema7, LanguageModelV3, LanguageModelV3CallOptions, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type { JSONSchema7, LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, SharedV3ProviderOptions } from '@ai-sdk/provider';
 import {
   ProviderError,
   type GenerateTextRequest,
@@ -23,6 +23,11 @@ export interface AiSdkLanguageModelConfig {
   model: (modelId: string) => LanguageModelV3;
   /** Vendor-specific knobs (reasoning effort, verbosity, parallel tool calls) for one request. */
   providerOptions?: (request: GenerateTextRequest) => ProviderOptions | undefined;
+  /**
+   * Opens a streamed call and returns its parts, in the AI SDK's shapes. By default the model's `doStream`;
+   * a vendor may read its stream more cheaply itself (OpenAI Responses: openai-responses-stream.ts).
+   */
+  openStream?: (model: LanguageModelV3, call: LanguageModelV3CallOptions) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
 }
 
 /**
@@ -34,10 +39,13 @@ export interface AiSdkLanguageModelConfig {
  * than `generateText` / `streamText`: those add what this service does not use (multi-step tool loops,
  * tool execution, telemetry spans, their own retries, re-validating our prompt with zod on every call),
  * and that cost more CPU per call than the rest of a request (README, "Benchmarks").
- * The wire protocol, request building, response parsing and errors are still entirely the vendor SDK's.
+ * The wire protocol, request building, response parsing and errors are the vendor SDK's, with one exception: an
+ * adapter may read its streams itself (`openStream`), which only the OpenAI Responses adapter does (README,
+ * "Deliberate departures from DESIGN.md").
  */
 export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): LanguageModel {
   const { options } = config;
+  const openStream = config.openStream ?? sdkStream;
   const classifierFor = (scope: CallScope) => (error: unknown) =>
     classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
 
@@ -99,35 +107,28 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
       const { model, call } = callSettings(request, scope);
       for (let retryNumber = 1; ; retryNumber += 1) {
         try {
-          const { stream } = await model.doStream(call);
-          const reader = stream.getReader();
+          const parts = await openStream(model, call);
           let finish: TextStreamPart | undefined;
-          try {
-            for (;;) {
-              const { done, value: part } = await reader.read();
-              if (done) break;
-              switch (part.type) {
-                case 'text-delta':
-                  if (part.delta.length === 0) break;
-                  produced = true;
-                  yield { type: 'text-delta', text: part.delta };
-                  break;
-                case 'tool-call':
-                  if (part.providerExecuted) break;
-                  produced = true;
-                  yield { type: 'tool-call', ...toToolCall(part) };
-                  break;
-                case 'finish':
-                  if (part.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
-                  finish = { type: 'finish', finishReason: toFinishReason(part.finishReason), usage: toTokenCounts(part.usage) };
-                  break;
-                case 'error':
-                  throw part.error;
-              }
-            }
-          } finally {
-            // Early exit (an error, or the consumer stopped): stop reading; scope.close() aborts the request.
-            reader.cancel().catch(() => undefined);
+          // Leaving the loop early (an error, or the consumer stopped) closes the parts; scope.close() aborts the request.
+          for await (const part of parts) {
+          switch (part.type) {
+            case 'text-delta':
+              if (part.delta.length === 0) break;
+              produced = true;
+              yield { type: 'text-delta', text: part.delta };
+              break;
+            case 'tool-call':
+              if (part.providerExecuted) break;
+              produced = true;
+              yield { type: 'tool-call', ...toToolCall(part) };
+              break;
+            case 'finish':
+              if (part.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
+              finish = { type: 'finish', finishReason: toFinishReason(part.finishReason), usage: toTokenCounts(part.usage) };
+              break;
+            case 'error':
+              throw part.error;
+          }
           }
           if (!finish) {
             throw new ProviderError({
@@ -156,6 +157,21 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
   }
 
   return { generateText: generate, streamText: stream };
+}
+
+/** The SDK's own stream of a call: `doStream`'s web stream, read until the consumer stops (which cancels it). */
+async function* sdkStream(model: LanguageModelV3, call: LanguageModelV3CallOptions): AsyncGenerator<LanguageModelV3StreamPart> {
+  const { stream } = await model.doStream(call);
+  const reader = stream.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    reader.cancel().catch(() => undefined);
+  }
 }
 
 /** The vendor ended the generation as failed without saying why (e.g. OpenAI `response.failed`, no error). */

@@ -19,7 +19,7 @@ import type { VendorAdapterOptions } from '../provider';
  * A request this cannot express (a streamed or multipart body) goes to global fetch unchanged.
  */
 export function createVendorFetch(options: { dispatcher?: Dispatcher } = {}): typeof globalThis.fetch {
-  const dispatcher = options.dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 });
+  const dispatcher = options.dispatcher ?? new Agent(AGENT_OPTIONS);
 
   async function vendorFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
     const body = init.body;
@@ -27,20 +27,7 @@ export function createVendorFetch(options: { dispatcher?: Dispatcher } = {}): ty
       return globalThis.fetch(input, init);
     }
     const signal = init.signal ?? undefined;
-    signal?.throwIfAborted();
-    let reply: Dispatcher.ResponseData;
-    try {
-      reply = await request(input, {
-        dispatcher,
-        method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-        headers: plainHeaders(init.headers),
-        body: body ?? undefined,
-        signal,
-      });
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      throw new TypeError('fetch failed', { cause: error });
-    }
+    const reply = await send(dispatcher, input, { method: init.method, headers: plainHeaders(init.headers), body: body ?? undefined, signal });
 
     const headers = new Headers();
     for (const [name, value] of Object.entries(reply.headers)) {
@@ -68,6 +55,72 @@ export function createVendorFetch(options: { dispatcher?: Dispatcher } = {}): ty
   return vendorFetch as typeof globalThis.fetch;
 }
 
+interface SendInit {
+  method?: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+}
+
+/** One request on the pool, failing as global fetch does: the signal's reason on abort, else `TypeError('fetch failed')`. */
+async function send(dispatcher: Dispatcher, url: string | URL, init: SendInit): Promise<Dispatcher.ResponseData> {
+  init.signal?.throwIfAborted();
+  try {
+    return await request(url, { dispatcher, method: (init.method ?? 'GET') as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: init.signal });
+  } catch (error) {
+    if (init.signal?.aborted) throw init.signal.reason;
+    throw new TypeError('fetch failed', { cause: error });
+  }
+}
+
+/** A vendor's reply as a narrow adapter path reads it (openai-responses-stream.ts): Node streams, no WHATWG objects. */
+export interface VendorReply {
+  status: number;
+  /** Lower-case names; repeated headers joined with `, `. */
+  headers: Record<string, string>;
+  /** The body as UTF-8 text, chunk by chunk as it arrives. */
+  body: AsyncIterable<string>;
+  /** The whole body as text. */
+  text(): Promise<string>;
+}
+
+/**
+ * A request on the process-wide vendor pool (the one the shared vendor fetch uses), for an adapter path that
+ * reads the reply itself. Failures are those of the vendor fetch (see above); a body that breaks off while
+ * being read rejects as `TypeError('terminated')`, as a fetch body does.
+ */
+export async function vendorRequest(url: string, init: SendInit): Promise<VendorReply> {
+  sharedDispatcher ??= new Agent(AGENT_OPTIONS);
+  const reply = await send(sharedDispatcher, url, init);
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const terminated = (error: unknown) => {
+    if (init.signal?.aborted) return init.signal.reason as unknown;
+    return new TypeError('terminated', { cause: error });
+  };
+  async function* body(): AsyncGenerator<string> {
+    reply.body.setEncoding('utf8');
+    try {
+      for await (const chunk of reply.body) yield chunk as string;
+    } catch (error) {
+      throw terminated(error);
+    } finally {
+      if (!reply.body.destroyed) reply.body.destroy();
+    }
+  }
+  return {
+    status: reply.statusCode,
+    headers,
+    body: body(),
+    text: () => reply.body.text().catch((error: unknown) => Promise.reject(terminated(error))),
+  };
+}
+
+const AGENT_OPTIONS: Agent.Options = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 };
+let sharedDispatcher: Dispatcher | undefined;
+
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 /** Replies up to this size (and of known length) are read whole before the SDK sees them. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -91,7 +144,8 @@ let shared: typeof globalThis.fetch | undefined;
 /** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor). */
 export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch'>): typeof globalThis.fetch {
   if (options.fetch) return options.fetch;
-  shared ??= createVendorFetch();
+  sharedDispatcher ??= new Agent(AGENT_OPTIONS);
+  shared ??= createVendorFetch({ dispatcher: sharedDispatcher });
   return shared;
 }
 
