@@ -1,4 +1,6 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, rssMb, runLoad, runPaced, runRateLadder, startBenchStack, summary, withPostgres, writeReport, type LoadTarget } from './support';
 
 /**
@@ -23,6 +25,8 @@ export interface ResponsesBenchOptions {
   phases?: ResponsesPhase[];
   /** Write a V8 CPU profile of the service process into this folder (`--cpu-prof`). */
   profileDir?: string;
+  /** Write a heap snapshot of the service into this folder once every stream of the memory phase is open. */
+  heapSnapshotDir?: string;
 }
 
 export const RESPONSES_PHASES = ['memory', 'sync', 'ttft', 'background'] as const;
@@ -45,7 +49,10 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     postgresUrl: options.postgresUrl,
     // Every open stream is a running job and a connection: room for all of them, and for the other phases.
     extraEnv: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)), HTTP_MAX_CONNECTIONS: String(Math.max(10_000, options.streams + 1_000)) },
-    nodeFlags: options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [],
+    nodeFlags: [
+      ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
+      ...(options.heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`] : []),
+    ],
   });
   const phases = new Set(options.phases ?? RESPONSES_PHASES);
   const { upstream, base, key, service } = stack;
@@ -106,21 +113,25 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   log(`(d) ${options.streams} concurrent SSE streams`);
   const rssBefore = rssMb(servicePid);
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const longInput = `/delay 1000 ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
+  // 60 words, one per second for 1,000 streams; beyond that slower (5 s apart for 10,000), so the streams outlast
+  // their opening on a slow day and the deltas they all receive do not make the opening itself CPU-bound.
+  const wordDelayMs = 1000 * Math.max(1, Math.round(options.streams / 2000));
+  const longInput = `/delay ${wordDelayMs} ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
   const open = await Promise.all(
     Array.from({ length: options.streams }, () =>
       openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
     ),
   );
   // Every stream is open once it has received its first delta (creation runs at the service's pace). Each
-  // lasts about a minute, so all are still open when the last one starts unless opening takes that long.
+  // lasts 60 word delays, so all are still open when the last one starts unless opening takes that long.
   const started = performance.now();
-  const openedBy = started + 120_000 + options.streams * 20;
+  const openedBy = started + 60 * wordDelayMs;
   const waiting = () => open.some((stream) => !stream.sawDelta() && !stream.failure());
   while (waiting() && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
   const secondsToOpen = round((performance.now() - started) / 1000, 1);
   const rssOpen = rssMb(servicePid);
   const streamsReceiving = open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
+  if (options.heapSnapshotDir) await heapSnapshot(servicePid, options.heapSnapshotDir);
   const failures = open.map((stream) => stream.failure()).filter((failure): failure is string => failure !== undefined);
   const failureCounts = Object.fromEntries([...new Set(failures)].map((failure) => [failure, failures.filter((item) => item === failure).length]));
   for (const stream of open) stream.close();
@@ -142,6 +153,25 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   log(`  ${JSON.stringify(memory)}`);
   // Met only with every stream open at once (a stream that ended or failed holds no memory).
   return { ...memory, target_mb: rssTargetMb(options.streams), meets_target: streamsReceiving === options.streams && rssOpen <= rssTargetMb(options.streams) };
+}
+
+/** Has the service (started with --heapsnapshot-signal) write a heap snapshot into `dir`, and waits for it. */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(fs.readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  const written = () => fs.readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
+  // The file appears when writing starts; it is complete once its size stops changing.
+  let name: string | undefined;
+  let size = -1;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    name ??= written();
+    if (!name) continue;
+    const now = fs.statSync(path.join(dir, name)).size;
+    if (now > 0 && now === size) break;
+    size = now;
+  }
+  log(`  heap snapshot: ${path.join(dir, name)}`);
 }
 
 /** A synchronous Response must complete; returns its cost (what one background Response debits). */

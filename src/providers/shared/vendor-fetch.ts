@@ -90,8 +90,7 @@ export interface VendorReply {
  * being read rejects as `TypeError('terminated')`, as a fetch body does.
  */
 export async function vendorRequest(url: string, init: SendInit): Promise<VendorReply> {
-  sharedDispatcher ??= new Agent(AGENT_OPTIONS);
-  const reply = await send(sharedDispatcher, url, init);
+  const reply = await send(sharedPool(), url, init);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(reply.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
@@ -120,6 +119,8 @@ export async function vendorRequest(url: string, init: SendInit): Promise<Vendor
 
 const AGENT_OPTIONS: Agent.Options = { keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000 };
 let sharedDispatcher: Dispatcher | undefined;
+/** The process-wide keep-alive pool every vendor call uses (the shared fetch and vendorRequest). */
+const sharedPool = (): Dispatcher => (sharedDispatcher ??= new Agent(AGENT_OPTIONS));
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 /** Replies up to this size (and of known length) are read whole before the SDK sees them. */
@@ -144,8 +145,7 @@ let shared: typeof globalThis.fetch | undefined;
 /** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor). */
 export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch'>): typeof globalThis.fetch {
   if (options.fetch) return options.fetch;
-  sharedDispatcher ??= new Agent(AGENT_OPTIONS);
-  shared ??= createVendorFetch({ dispatcher: sharedDispatcher });
+  shared ??= createVendorFetch({ dispatcher: sharedPool() });
   return shared;
 }
 
