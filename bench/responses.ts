@@ -33,6 +33,8 @@ export const RESPONSES_PHASES = ['memory', 'sync', 'ttft', 'background'] as cons
 export type ResponsesPhase = (typeof RESPONSES_PHASES)[number];
 
 const MODEL = 'gpt-4.1-mini';
+/** Lets the memory phase read the service's heap figures from /metrics. */
+const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 /** Issue 18's targets: RSS is ≤ 300 MB with 1,000 streams and ≤ 1 GB with 10,000. */
 const TARGET = { syncAddedP50Ms: 2.5, syncAddedP99Ms: 15, ttftAddedP50Ms: 3, backgroundPerSecond: 1000, streamsRssMb: { 1000: 300, 10000: 1024 } };
 const rssTargetMb = (streams: number) => (streams > 1000 ? TARGET.streamsRssMb[10000] : TARGET.streamsRssMb[1000]);
@@ -48,7 +50,11 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     pglite: options.pglite,
     postgresUrl: options.postgresUrl,
     // Every open stream is a running job and a connection: room for all of them, and for the other phases.
-    extraEnv: { ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)), HTTP_MAX_CONNECTIONS: String(Math.max(10_000, options.streams + 1_000)) },
+    extraEnv: {
+      ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)),
+      HTTP_MAX_CONNECTIONS: String(Math.max(10_000, options.streams + 1_000)),
+      METRICS_TOKEN,
+    },
     nodeFlags: [
       ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
       ...(options.heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`] : []),
@@ -130,6 +136,7 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   while (waiting() && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
   const secondsToOpen = round((performance.now() - started) / 1000, 1);
   const rssOpen = rssMb(servicePid);
+  const heapOpen = await heapFigures(base);
   const streamsReceiving = open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
   if (options.heapSnapshotDir) await heapSnapshot(servicePid, options.heapSnapshotDir);
   const failures = open.map((stream) => stream.failure()).filter((failure): failure is string => failure !== undefined);
@@ -149,10 +156,28 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
     rss_mb_before: rssBefore,
     rss_mb_with_streams: rssOpen,
     kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1),
+    /** What of that RSS is V8's heap (committed, and in use at the last collection) and memory outside it. */
+    heap_mb_with_streams: heapOpen,
   };
   log(`  ${JSON.stringify(memory)}`);
   // Met only with every stream open at once (a stream that ended or failed holds no memory).
   return { ...memory, target_mb: rssTargetMb(options.streams), meets_target: streamsReceiving === options.streams && rssOpen <= rssTargetMb(options.streams) };
+}
+
+/** The service's V8 heap (committed and used) and external memory, in MB, from its Prometheus metrics. */
+async function heapFigures(base: string): Promise<Record<string, number> | undefined> {
+  try {
+    const reply = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+    const text = await reply.text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
+    return {
+      heap_total: round(value('nodejs_heap_size_total_bytes'), 1),
+      heap_used: round(value('nodejs_heap_size_used_bytes'), 1),
+      external: round(value('nodejs_external_memory_bytes'), 1),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Has the service (started with --heapsnapshot-signal) write a heap snapshot into `dir`, and waits for it. */

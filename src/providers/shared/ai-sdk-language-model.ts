@@ -111,24 +111,24 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
           let finish: TextStreamPart | undefined;
           // Leaving the loop early (an error, or the consumer stopped) closes the parts; scope.close() aborts the request.
           for await (const part of parts) {
-          switch (part.type) {
-            case 'text-delta':
-              if (part.delta.length === 0) break;
-              produced = true;
-              yield { type: 'text-delta', text: part.delta };
-              break;
-            case 'tool-call':
-              if (part.providerExecuted) break;
-              produced = true;
-              yield { type: 'tool-call', ...toToolCall(part) };
-              break;
-            case 'finish':
-              if (part.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
-              finish = { type: 'finish', finishReason: toFinishReason(part.finishReason), usage: toTokenCounts(part.usage) };
-              break;
-            case 'error':
-              throw part.error;
-          }
+            switch (part.type) {
+              case 'text-delta':
+                if (part.delta.length === 0) break;
+                produced = true;
+                yield { type: 'text-delta', text: part.delta };
+                break;
+              case 'tool-call':
+                if (part.providerExecuted) break;
+                produced = true;
+                yield { type: 'tool-call', ...toToolCall(part) };
+                break;
+              case 'finish':
+                if (part.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
+                finish = { type: 'finish', finishReason: toFinishReason(part.finishReason), usage: toTokenCounts(part.usage) };
+                break;
+              case 'error':
+                throw part.error;
+            }
           }
           if (!finish) {
             throw new ProviderError({
