@@ -139,8 +139,8 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   const heapOpen = await heapFigures(base);
   const streamsReceiving = open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
   if (options.heapSnapshotDir) await heapSnapshot(servicePid, options.heapSnapshotDir);
-  // The same streams half a minute later (still open, still receiving): the burst of opening them leaves garbage
-  // that V8 collects in its own time, so RSS right after opening is a peak, this the level it settles to.
+  // The same streams half a minute later (still open, still receiving). V8 collects the old generation in its
+  // own time, so RSS at one moment depends on when it last did: the two samples show how much it moves.
   const settleMs = Math.min(30_000, Math.max(0, openedBy - performance.now() - 5 * wordDelayMs));
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const rssSettled = rssMb(servicePid);
@@ -194,7 +194,11 @@ async function heapFigures(base: string): Promise<Record<string, number> | undef
   }
 }
 
-/** Has the service (started with --heapsnapshot-signal) write a heap snapshot into `dir`, and waits for it. */
+/**
+ * Has the service (started with --heapsnapshot-signal) write a heap snapshot into `dir`, and waits for it. Writing
+ * one stops the service for as long as it takes (over 30 s for a 1 GB heap, longer than a job lease: its running
+ * Responses are then taken over and end `response.interrupted`), so what the phase measures after it is disturbed.
+ */
 async function heapSnapshot(pid: number, dir: string): Promise<void> {
   const before = new Set(fs.readdirSync(dir));
   process.kill(pid, 'SIGUSR2');
@@ -202,15 +206,19 @@ async function heapSnapshot(pid: number, dir: string): Promise<void> {
   // The file appears when writing starts; it is complete once its size stops changing.
   let name: string | undefined;
   let size = -1;
-  for (;;) {
+  const giveUpAt = performance.now() + 600_000;
+  while (performance.now() < giveUpAt) {
     await new Promise((resolve) => setTimeout(resolve, 500));
     name ??= written();
     if (!name) continue;
     const now = fs.statSync(path.join(dir, name)).size;
-    if (now > 0 && now === size) break;
+    if (now > 0 && now === size) {
+      log(`  heap snapshot: ${path.join(dir, name)}`);
+      return;
+    }
     size = now;
   }
-  log(`  heap snapshot: ${path.join(dir, name)}`);
+  log(`  no complete heap snapshot in ${dir} after 10 minutes`);
 }
 
 /** A synchronous Response must complete; returns its cost (what one background Response debits). */
