@@ -283,9 +283,12 @@ export async function* sseData(body: AsyncIterable<string>): AsyncGenerator<stri
   for await (const chunk of body) {
     buffer = buffer.length === 0 ? chunk : buffer + chunk;
     let start = 0;
+    // The next CR, found once per chunk and again only once passed: searching the rest of a large chunk for a CR
+    // at every line would scan it once per line (OpenAI ends lines with LF alone).
+    let cr = buffer.indexOf('\r');
     for (;;) {
       let end = buffer.indexOf('\n', start);
-      const cr = buffer.indexOf('\r', start);
+      if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
       if (cr !== -1 && (end === -1 || cr < end)) {
         // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
         if (cr === buffer.length - 1) break;
