@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { requestContext } from '../src/http/request-context';
 import { createMetrics } from '../src/metrics/metrics';
-import { percentile, round, runPaced, startBenchStack, summary, type LoadResult, type LoadTarget } from './support';
+import { percentile, round, runPaced, scrapeMetrics, startBenchStack, summary, type LoadResult, type LoadTarget } from './support';
 
 /**
  * What observability costs per request, in this process: the request middleware (request id, one histogram
@@ -76,8 +76,6 @@ export async function runObservabilityBench(options: { requests: number; output:
 
 const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
 
-const METRICS_TOKEN = 'bench-metrics-token';
-
 /**
  * A scrape of the running service while it serves chat at a fixed rate (Postgres): the scrape's own latency
  * (it reads the engine gauges from the database) and what scraping costs the traffic, as paced rounds with and
@@ -85,7 +83,7 @@ const METRICS_TOKEN = 'bench-metrics-token';
  * `scrapeIntervalMs` (far more often) so one run holds enough scrapes to measure and any effect shows.
  */
 async function scrapeUnderLoad(options: { postgresUrl: string; rate: number; durationSeconds: number; scrapeIntervalMs: number }) {
-  const stack = await startBenchStack({ pin: false, pglite: false, postgresUrl: options.postgresUrl, extraEnv: { METRICS_TOKEN } });
+  const stack = await startBenchStack({ pin: false, pglite: false, postgresUrl: options.postgresUrl });
   try {
     const target: LoadTarget = {
       url: `${stack.base}/v2/chat/completions`,
@@ -104,9 +102,7 @@ async function scrapeUnderLoad(options: { postgresUrl: string; rate: number; dur
       const scraper = (async () => {
         while (scraping) {
           const started = performance.now();
-          const reply = await fetch(`${stack.base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-          const text = await reply.text();
-          if (reply.status !== 200) throw new Error(`scrape answered ${reply.status}: ${text.slice(0, 200)}`);
+          const text = await scrapeMetrics(stack.base);
           scrapeMs.push(performance.now() - started);
           bytes = text.length;
           await new Promise((resolve) => setTimeout(resolve, options.scrapeIntervalMs));

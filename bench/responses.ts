@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, rssMb, runLoad, runPaced, runRateLadder, startBenchStack, summary, withPostgres, writeReport, type LoadTarget } from './support';
+import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, rssMb, runLoad, runPaced, runRateLadder, scrapeMetrics, startBenchStack, summary, withPostgres, writeReport, type LoadTarget } from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -33,8 +33,6 @@ export const RESPONSES_PHASES = ['memory', 'sync', 'ttft', 'background'] as cons
 export type ResponsesPhase = (typeof RESPONSES_PHASES)[number];
 
 const MODEL = 'gpt-4.1-mini';
-/** Lets the memory phase read the service's heap figures from /metrics. */
-const METRICS_TOKEN = 'bench-metrics-token-0123456789';
 /** Issue 18's targets: RSS is ≤ 300 MB with 1,000 streams and ≤ 1 GB with 10,000. */
 const TARGET = { syncAddedP50Ms: 2.5, syncAddedP99Ms: 15, ttftAddedP50Ms: 3, backgroundPerSecond: 1000, streamsRssMb: { 1000: 300, 10000: 1024 } };
 const rssTargetMb = (streams: number) => (streams > 1000 ? TARGET.streamsRssMb[10000] : TARGET.streamsRssMb[1000]);
@@ -53,7 +51,6 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     extraEnv: {
       ENGINE_CONCURRENCY: String(Math.max(256, options.streams + 64)),
       HTTP_MAX_CONNECTIONS: String(Math.max(10_000, options.streams + 1_000)),
-      METRICS_TOKEN,
     },
     nodeFlags: [
       ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
@@ -133,11 +130,12 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   const started = performance.now();
   const openedBy = started + 60 * wordDelayMs;
   const waiting = () => open.some((stream) => !stream.sawDelta() && !stream.failure());
+  const receiving = () => open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
   while (waiting() && performance.now() < openedBy) await new Promise((resolve) => setTimeout(resolve, 100));
   const secondsToOpen = round((performance.now() - started) / 1000, 1);
   const rssOpen = rssMb(servicePid);
   const heapOpen = await heapFigures(base);
-  const streamsReceiving = open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
+  const streamsReceiving = receiving();
   if (options.heapSnapshotDir) await heapSnapshot(servicePid, options.heapSnapshotDir);
   // The same streams half a minute later (still open, still receiving). V8 collects the old generation in its
   // own time, so RSS at one moment depends on when it last did: the two samples show how much it moves.
@@ -145,7 +143,7 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   await new Promise((resolve) => setTimeout(resolve, settleMs));
   const rssSettled = rssMb(servicePid);
   const heapSettled = await heapFigures(base);
-  const streamsStillOpen = open.filter((stream) => stream.sawDelta() && !stream.ended()).length;
+  const streamsStillOpen = receiving();
   const failures = open.map((stream) => stream.failure()).filter((failure): failure is string => failure !== undefined);
   const failureCounts = Object.fromEntries([...new Set(failures)].map((failure) => [failure, failures.filter((item) => item === failure).length]));
   for (const stream of open) stream.close();
@@ -181,8 +179,7 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
 /** The service's V8 heap (committed and used) and external memory, in MB, from its Prometheus metrics. */
 async function heapFigures(base: string): Promise<Record<string, number> | undefined> {
   try {
-    const reply = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-    const text = await reply.text();
+    const text = await scrapeMetrics(base);
     const value = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1024 / 1024;
     return {
       heap_total: round(value('nodejs_heap_size_total_bytes'), 1),

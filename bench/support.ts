@@ -345,9 +345,21 @@ function serviceEnvironment(options: { dataDir: string; upstream: string; postgr
     OPENAI_API_KEY: 'bench-upstream-key',
     OPENAI_BASE_URL: `${options.upstream}/v1`,
     PROVIDER_MAX_RETRIES: '0',
+    METRICS_TOKEN: BENCH_METRICS_TOKEN,
     ...(options.postgresUrl ? { DATABASE_URL: options.postgresUrl, DATABASE_POOL_SIZE: '20' } : {}),
     ...options.extra,
   };
+}
+
+/** Every bench service exposes /metrics to the bench with this token (scrapeMetrics). */
+const BENCH_METRICS_TOKEN = 'bench-metrics-token-0123456789';
+
+/** One scrape of a bench service's /metrics (Prometheus text); a failed scrape throws. */
+export async function scrapeMetrics(base: string): Promise<string> {
+  const reply = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${BENCH_METRICS_TOKEN}` } });
+  const text = await reply.text();
+  if (reply.status !== 200) throw new Error(`scrape answered ${reply.status}: ${text.slice(0, 200)}`);
+  return text;
 }
 
 /** Node flags the service runs with in production (package.json `start` and `worker`): a larger young generation. */
