@@ -31,7 +31,7 @@ export interface HoldRequest {
 }
 
 /** A hold as `place_holds` takes it: whole kopecks, at least 1. */
-interface HoldPlacement {
+export interface HoldPlacement {
   account_id: string;
   operation_key: string;
   amount: number;
@@ -39,7 +39,7 @@ interface HoldPlacement {
   job_id: string | null;
 }
 
-function holdPlacement(request: HoldRequest): HoldPlacement {
+export function holdPlacement(request: HoldRequest): HoldPlacement {
   const amount = Math.max(1, Math.ceil(request.amount));
   const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
   return { account_id: request.accountId, operation_key: request.operationKey, amount, min_amount: minAmount, job_id: request.jobId ?? null };
@@ -249,12 +249,19 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
 
   /** The holds in one statement; the hold now in effect of each, in order. */
   async function placeHolds(executor: Db, placements: HoldPlacement[]): Promise<number[]> {
-    const requests = placements.map((placement, idx) => ({ ...placement, idx }));
-    const result = await sql<{ idx: number; in_effect: string | number }>`
-      select idx, in_effect from place_holds(${JSON.stringify(requests)}::jsonb, ${owner})`.execute(executor);
+    const result = await placeHoldsQuery(placements.map((placement, idx) => ({ ...placement, idx }))).execute(executor);
     const inEffect = new Array<number>(placements.length).fill(0);
     for (const row of result.rows) inEffect[row.idx] = Number(row.in_effect);
     return inEffect;
+  }
+
+  /**
+   * The query that places holds (`place_holds`, each as if alone), answering `(idx, in_effect)` per hold: for
+   * `placeHolds`, and for a statement that writes what the holds pay for in the same commit (a Response's
+   * creation). A caller must refuse an operation whose hold in effect is below its `min_amount` (402).
+   */
+  function placeHoldsQuery(placements: Array<HoldPlacement & { idx: number }>) {
+    return sql<{ idx: number; in_effect: string | number }>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
   }
 
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
@@ -310,6 +317,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input),
     debit: (input: DebitInput, executor: Db = db) => debit(executor, input),
     hold,
+    placeHoldsQuery,
     release,
     withHold,
     releaseAbandoned,

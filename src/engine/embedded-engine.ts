@@ -300,7 +300,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         reserved--;
       };
       return {
-        claim: { status: 'running', lease_owner: owner, lease_expires_at: leaseFromNow(), attempts: 1 },
+        claim: { owner, leaseMs },
         run(job) {
           settle();
           if (stopping) return; // its lease expires; the next start (or another replica) resumes it

@@ -1,4 +1,3 @@
-import type { RawBuilder } from 'kysely';
 import type { Db } from '../db/database';
 import type { JobRef } from './job-kind';
 
@@ -10,8 +9,8 @@ export type { JobRef };
  * (the row committed with `claim`) or `release` (it was not written) must follow.
  */
 export interface JobReservation {
-  /** Column values that make the new `jobs` row claimed by this process. */
-  readonly claim: { status: 'running'; lease_owner: string; lease_expires_at: RawBuilder<Date>; attempts: number };
+  /** What makes the new `jobs` row claimed by this process: `running`, first attempt, leased to `owner` for `leaseMs` from the database's now. */
+  readonly claim: { owner: string; leaseMs: number };
   run(job: JobRef): void;
   release(): void;
 }

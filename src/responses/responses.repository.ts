@@ -1,11 +1,11 @@
-import { sql, type Insertable } from 'kysely';
-import { debitsFrom } from '../billing/ledger';
+import { sql } from 'kysely';
+import { debitsFrom, type HoldPlacement, type Ledger } from '../billing/ledger';
 import type { Db } from '../db/database';
 import type { JobReservation } from '../engine/engine';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalRecord } from './finalization';
-import type { InputItem, OutputItem } from './response-types';
-import type { ResponseRow, ResponsesTable } from './responses.table';
+import type { InputItem, OutputItem, ResponseRequest } from './response-types';
+import type { ResponseRow } from './responses.table';
 
 /** The Responses slice's queries (and its idempotency keys'); transactions and batching belong to the callers. */
 
@@ -58,39 +58,88 @@ export async function findChainLink(executor: Db, accountId: string, id: string)
   return row;
 }
 
+/** A new Response as its creation writes it (`created_at`, and `started_at` when started, are the database's now). */
+export interface NewResponse {
+  id: string;
+  account_id: string;
+  /** Written started (`in_progress`) instead of `queued`. */
+  started: boolean;
+  background: boolean;
+  model: string;
+  vendor: string;
+  assistant_id: number | null;
+  conversation_id: string | null;
+  previous_response_id: string | null;
+  request: ResponseRequest;
+  metadata: Record<string, string>;
+}
+
 export interface QueuedInsert {
-  values: Insertable<ResponsesTable>;
+  response: NewResponse;
   /** The first events of its stream: `response.created`, and `response.in_progress` when written started. */
   initialEvents: StreamEvent[];
   reservation?: JobReservation;
+  /**
+   * Its billing hold, placed by the same statement: the Response is written only if the hold comes out at
+   * exactly this amount (its request was computed for that hold); otherwise nothing of it is written and the
+   * result carries the hold now in effect (the caller refuses, or writes it again computed for a smaller hold).
+   */
+  hold?: HoldPlacement;
 }
 
+export type QueuedResult = { row: ResponseRow; holdInEffect?: undefined } | { row: undefined; holdInEffect: number };
+
 /**
- * New Responses, their initial events (from sequence 0) and their job rows (the engine's outbox, or already
- * claimed with a reservation) in one statement: atomic without a transaction's extra round trips.
- * Foreign keys are checked at statement end. Answers the rows in the order given.
+ * New Responses, their initial events (from sequence 0), their job rows (the engine's outbox, or already claimed
+ * with a reservation) and their holds, in one statement: atomic without a transaction's round trips, and one
+ * prepared statement whatever the batch size (the rows travel as one jsonb parameter). Foreign keys are checked
+ * at statement end. `placeHolds` (the ledger's) is needed when an item has a hold. Answers one result per
+ * item, in the order given.
  */
-export async function insertQueuedResponses(executor: Db, items: QueuedInsert[]): Promise<ResponseRow[]> {
-  const unclaimed = { status: 'pending' as const, lease_owner: null, lease_expires_at: null, attempts: 0 };
-  const rows = await executor
-    .with('created_event', (qb) =>
-      qb
-        .insertInto('stream_events')
-        .values(items.map(({ values, initialEvents }) => ({ stream_id: values.id!, first_seq: 0, last_seq: initialEvents.length - 1, events: JSON.stringify(initialEvents) })))
-        .returning('stream_events.stream_id'),
-    )
-    .with('outbox', (qb) =>
-      qb
-        .insertInto('jobs')
-        .values(items.map(({ values, reservation }) => ({ id: values.id!, kind: 'response' as const, ...(reservation?.claim ?? unclaimed) })))
-        .returning('jobs.id'),
-    )
-    .insertInto('responses')
-    .values(items.map((item) => item.values))
-    .returningAll()
-    .execute();
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return items.map((item) => byId.get(item.values.id!)!);
+export async function insertQueuedResponses(executor: Db, items: QueuedInsert[], placeHolds?: Ledger['placeHoldsQuery']): Promise<QueuedResult[]> {
+  const input = items.map(({ response, initialEvents, reservation, hold }, idx) => ({
+    idx,
+    ...response,
+    initial_events: initialEvents,
+    lease_owner: reservation?.claim.owner ?? null,
+    lease_ms: reservation?.claim.leaseMs ?? null,
+    hold_amount: hold?.amount ?? null,
+  }));
+  const placements = items.flatMap(({ hold }, idx) => (hold ? [{ ...hold, idx }] : []));
+  if (placements.length > 0 && !placeHolds) throw new Error('insertQueuedResponses: holds given without the ledger\'s placeHoldsQuery');
+  const holds = placements.length > 0 ? placeHolds!(placements) : sql`select null::integer as idx, null::bigint as in_effect where false`;
+  const written = await sql<ResponseRow & { admission_idx: number; admission_hold: string | number | null }>`
+    with input as (
+      select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as input (
+        idx integer, id text, account_id text, started boolean, background boolean, model text, vendor text,
+        assistant_id integer, conversation_id text, previous_response_id text, request jsonb, metadata jsonb,
+        initial_events jsonb, lease_owner text, lease_ms integer, hold_amount bigint)),
+    holds as (${holds}),
+    admitted as (
+      select input.* from input left join holds on holds.idx = input.idx
+      where input.hold_amount is null or holds.in_effect = input.hold_amount),
+    created_event as (
+      insert into stream_events (stream_id, first_seq, last_seq, events)
+      select id, 0, jsonb_array_length(initial_events) - 1, initial_events from admitted),
+    outbox as (
+      insert into jobs (id, kind, status, lease_owner, lease_expires_at, attempts)
+      select id, 'response', case when lease_owner is null then 'pending' else 'running' end, lease_owner,
+        now() + lease_ms * interval '1 millisecond', case when lease_owner is null then 0 else 1 end
+      from admitted),
+    created as (
+      insert into responses (id, account_id, status, started_at, background, model, vendor, assistant_id,
+        conversation_id, previous_response_id, request, metadata)
+      select id, account_id, case when started then 'in_progress' else 'queued' end, case when started then now() end,
+        background, model, vendor, assistant_id, conversation_id, previous_response_id, request, metadata
+      from admitted
+      returning *)
+    select input.idx as admission_idx, holds.in_effect as admission_hold, created.*
+    from input left join holds on holds.idx = input.idx left join created on created.id = input.id`.execute(executor);
+  const results = new Array<QueuedResult>(items.length);
+  for (const { admission_idx: idx, admission_hold: inEffect, ...row } of written.rows) {
+    results[idx] = row.id !== null ? { row } : { row: undefined, holdInEffect: Number(inEffect ?? 0) };
+  }
+  return results;
 }
 
 /**

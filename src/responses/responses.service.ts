@@ -1,8 +1,7 @@
-import type { Insertable } from 'kysely';
 import { findAccount } from '../accounts/accounts.repository';
 import { assistantFunctionTools } from '../assistants/assistant-tools';
 import { findAssistant } from '../assistants/assistants.repository';
-import type { Ledger } from '../billing/ledger';
+import { holdPlacement, type Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
 import { findConversation } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
@@ -11,12 +10,12 @@ import { createGroupCommit } from '../db/group-commit';
 import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
-import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
+import { ApiError, forbidden, invalidRequest, notFound, paymentRequired } from '../errors';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
-import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
+import { generationHold, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';
 import { inputItemId, type FunctionToolSpec, type InputItem, type McpToolSpec, type ResponseRequest } from './response-types';
 import type { Page, PageQuery } from '../db/keyset-page';
@@ -31,9 +30,11 @@ import {
   insertQueuedResponses,
   markCancelRequested,
   markDeleted,
+  type NewResponse,
   type QueuedInsert,
+  type QueuedResult,
 } from './responses.repository';
-import type { ResponseRow, ResponsesTable } from './responses.table';
+import type { ResponseRow } from './responses.table';
 import type { RowHandoff } from './row-handoff';
 
 export interface ResponsesServiceDeps {
@@ -61,9 +62,9 @@ const CANCEL_WAIT_MS = 30_000;
 export function createResponsesService(deps: ResponsesServiceDeps) {
   const { db, catalog, ledger, engine, events } = deps;
   // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
-  const insertQueued = createGroupCommit<QueuedInsert, ResponseRow>({
+  const insertQueued = createGroupCommit<QueuedInsert, QueuedResult>({
     maxBatch: 100,
-    write: (items) => insertQueuedResponses(db, items),
+    write: (items) => insertQueuedResponses(db, items, ledger.placeHoldsQuery),
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'responses' }, size),
   });
 
@@ -150,13 +151,16 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
 
     const id = newId('resp');
-    // The hold (its debit at finalisation settles it): released below if the Response is not written after all.
-    // An open output cap lowered to what the balance pays shows as the Response's max_output_tokens.
+    // The hold (its debit at finalisation settles it). An open output cap lowered to what the balance pays shows
+    // as the Response's max_output_tokens; the request stored records what the hold covers.
     const cap = outputCapOf(request.max_output_tokens, model.maxOutput);
     const inputBound = promptTokenBound({ instructions: prompt.instructions, items: prompt.items, tools: functionTools });
-    const heldCap = await holdForGeneration(ledger, { accountId, operationKey: `response:${id}`, jobId: id, price: model.price, inputBound, cap, capFixed: request.max_output_tokens !== null });
-    if (heldCap < cap) request.max_output_tokens = heldCap;
-    request.hold = { input_tokens: inputBound, output_tokens: heldCap };
+    const { hold, capFor } = generationHold({ accountId, operationKey: `response:${id}`, jobId: id, price: model.price, inputBound, cap, capFixed: request.max_output_tokens !== null });
+    const placement = holdPlacement(hold);
+    const requestHeld = (held: number): ResponseRequest => {
+      const heldCap = capFor(held);
+      return { ...request, max_output_tokens: heldCap < cap ? heldCap : request.max_output_tokens, hold: { input_tokens: inputBound, output_tokens: heldCap } };
+    };
     const releaseHold = () => ledger.release(accountId, `response:${id}`).catch(() => undefined);
 
     // This process runs the job itself when its engine has a free slot: the job row is then written already
@@ -166,32 +170,44 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const reservation = engine.reserve?.();
     const startNow = reservation !== undefined && deps.handoff !== undefined && (body.stream === true || body.background === false);
     const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
-    const values: Insertable<ResponsesTable> = {
+    const newResponse = (held: number): NewResponse => ({
       id,
       account_id: accountId,
-      status: startNow ? 'in_progress' : 'queued',
-      ...(startNow ? { started_at: new Date() } : {}),
+      started: startNow,
       background: body.background ?? true,
       model: model.code,
       vendor: model.vendor,
       assistant_id: assistant?.id ?? null,
       conversation_id: conversationId ?? null,
       previous_response_id: body.previous_response_id ?? null,
-      request: JSON.stringify(request),
-      metadata: JSON.stringify(body.metadata ?? {}),
-    };
-    // With an Idempotency-Key, the key is claimed in the same transaction; without one, one statement suffices.
+      request: requestHeld(held),
+      metadata: body.metadata ?? {},
+    });
+    // Without an Idempotency-Key, the hold is placed by the creation's own statement (one round trip and commit
+    // less before the first token), which writes the Response only if the hold comes out whole; a hold the
+    // balance can pay only in part is kept and the Response written again for it. With a key, the hold goes
+    // first and the key is claimed in the creation's transaction.
     let row: ResponseRow | null;
+    let refused = false; // the hold was refused (402) or its statement failed: none placed, none to release
     try {
-      row = !idempotencyKey
-        ? await insertQueued({ values, initialEvents, reservation })
-        : await inTransaction(db, async (trx) => {
-            const claimed = await claimIdempotencyKey(trx, { accountId, key: idempotencyKey, requestHash, responseId: id });
-            return claimed ? (await insertQueuedResponses(trx, [{ values, initialEvents, reservation }]))[0] : null; // null: a concurrent request with the key won
-          });
+      if (!idempotencyKey) {
+        const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
+        refused = !created.row && created.holdInEffect < placement.min_amount;
+        if (refused) throw paymentRequired();
+        row = created.row ?? (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
+      } else {
+        const held = await ledger.hold(hold).catch((error: unknown) => {
+          refused = true;
+          throw error;
+        });
+        row = await inTransaction(db, async (trx) => {
+          const claimed = await claimIdempotencyKey(trx, { accountId, key: idempotencyKey, requestHash, responseId: id });
+          return claimed ? (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!.row! : null; // null: a concurrent request with the key won
+        });
+      }
     } catch (error) {
       reservation?.release();
-      await releaseHold();
+      if (!refused) await releaseHold();
       throw error;
     }
     if (!row) {

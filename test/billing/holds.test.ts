@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import { postgresUrl, TestApp } from '../support/harness';
 import { pollUntil } from '../responses/helpers';
+import { holdPlacement } from '../../src/billing/ledger';
+import { createdEvent } from '../../src/responses/response-events';
+import { insertQueuedResponses, type QueuedInsert } from '../../src/responses/responses.repository';
 
 /**
  * Billing holds (DESIGN.md "Money: holds", DECISIONS.md 25): every billable operation holds the most it can cost
@@ -70,6 +73,53 @@ describe('billing holds', () => {
     await ledger.release(first.accountId, 'a');
     expect(await ledger.hold({ accountId: first.accountId, operationKey: 'd', amount: 70, minAmount: 1 })).toBe(60);
     expect(await ledgerState(first.accountId)).toMatchObject({ held: 100, openHolds: 100 });
+  });
+
+  it('a batch of Response creations places each hold in the same statement and writes only the Responses whose hold came out whole', async () => {
+    const { ledger, db } = app.runtime.deps;
+    const { accountId } = await app.createAccount({ balance: 100 });
+    const queued = (id: string, hold?: { amount: number; min: number }): QueuedInsert => ({
+      response: {
+        id,
+        account_id: accountId,
+        started: false,
+        background: true,
+        model: 'dev-echo',
+        vendor: 'dev',
+        assistant_id: null,
+        conversation_id: null,
+        previous_response_id: null,
+        request: { input: [], instructions: null, temperature: null, top_p: null, reasoning_effort: null, verbosity: null, parallel_tool_calls: true, message_limit: null, truncation: 'disabled', tools: [], tool_choice: null, max_output_tokens: null, stream: false },
+        metadata: {},
+      },
+      initialEvents: [createdEvent(id)],
+      ...(hold ? { hold: holdPlacement({ accountId, operationKey: `response:${id}`, jobId: id, amount: hold.amount, minAmount: hold.min }) } : {}),
+    });
+    const results = await insertQueuedResponses(
+      db,
+      [queued('resp_whole', { amount: 60, min: 60 }), queued('resp_part', { amount: 60, min: 10 }), queued('resp_refused', { amount: 5, min: 1 }), queued('resp_unheld')],
+      ledger.placeHoldsQuery,
+    );
+    expect(results.map((result) => (result.row ? `written ${result.row.status}` : `held ${result.holdInEffect}`))).toEqual(['written queued', 'held 40', 'held 0', 'written queued']);
+    const written = await db.selectFrom('responses').select('id').where('account_id', '=', accountId).orderBy('id').execute();
+    expect(written.map((row) => row.id)).toEqual(['resp_unheld', 'resp_whole']);
+    const jobs = await db.selectFrom('jobs').select(['id', 'status']).where('id', 'in', ['resp_whole', 'resp_part', 'resp_refused', 'resp_unheld']).orderBy('id').execute();
+    expect(jobs).toEqual([{ id: 'resp_unheld', status: 'pending' }, { id: 'resp_whole', status: 'pending' }]);
+    // The partial hold stays placed for the caller's second write; the refused one placed nothing.
+    expect(await db.selectFrom('ledger_holds').select(['operation_key', 'amount']).where('account_id', '=', accountId).orderBy('operation_key').execute()).toEqual([
+      { operation_key: 'response:resp_part', amount: 40 },
+      { operation_key: 'response:resp_whole', amount: 60 },
+    ]);
+    expect(await ledgerState(accountId)).toMatchObject({ balance: 100, held: 100 });
+
+    // A statement that fails (a Response id already taken) places none of its holds.
+    const other = await app.createAccount({ balance: 100 });
+    const retry = queued('resp_whole', { amount: 30, min: 30 });
+    const clash = { ...retry, response: { ...retry.response, account_id: other.accountId }, hold: { ...retry.hold!, account_id: other.accountId } };
+    await expect(insertQueuedResponses(db, [clash], ledger.placeHoldsQuery)).rejects.toThrow();
+    expect(await ledgerState(other.accountId)).toMatchObject({ balance: 100, held: 0, openHolds: 0 });
+    await Promise.all(['resp_whole', 'resp_part'].map((id) => ledger.release(accountId, `response:${id}`)));
+    await db.deleteFrom('jobs').where('id', 'in', ['resp_whole', 'resp_unheld']).execute();
   });
 
   it('500 concurrent synchronous Responses never overdraw 1,000 kopecks', async () => {
