@@ -4,7 +4,7 @@ import type { Db } from '../db/database';
 import type { JobReservation } from '../engine/engine';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalRecord } from './finalization';
-import type { InputItem, OutputItem, ResponseRequest } from './response-types';
+import type { InputItem, OutputItem } from './response-types';
 import type { ResponseRow } from './responses.table';
 
 /** The Responses slice's queries (and its idempotency keys'); transactions and batching belong to the callers. */
@@ -59,20 +59,10 @@ export async function findChainLink(executor: Db, accountId: string, id: string)
 }
 
 /** A new Response as its creation writes it (`created_at`, and `started_at` when started, are the database's now). */
-export interface NewResponse {
-  id: string;
-  account_id: string;
+export type NewResponse = Pick<ResponseRow, 'id' | 'account_id' | 'background' | 'model' | 'vendor' | 'assistant_id' | 'conversation_id' | 'previous_response_id' | 'request' | 'metadata'> & {
   /** Written started (`in_progress`) instead of `queued`. */
   started: boolean;
-  background: boolean;
-  model: string;
-  vendor: string;
-  assistant_id: number | null;
-  conversation_id: string | null;
-  previous_response_id: string | null;
-  request: ResponseRequest;
-  metadata: Record<string, string>;
-}
+};
 
 export interface QueuedInsert {
   response: NewResponse;
