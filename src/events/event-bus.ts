@@ -107,8 +107,9 @@ export async function createPostgresBus(options: { connectionString: string; sch
     while (queued.length > 0 && client) {
       const batch = queued;
       queued = [];
+      // Named: prepared once per connection (the bus's own client is not the pool's, so prepareStatementsOn does not cover it).
       await client
-        .query('select pg_notify($1, payload) from unnest($2::text[]) as payload', [channel, batch])
+        .query({ name: 'bus_notify', text: 'select pg_notify($1, payload) from unnest($2::text[]) as payload', values: [channel, batch] })
         .catch((error) => options.logger.warn({ err: error }, 'notify failed'));
     }
     sending = false;

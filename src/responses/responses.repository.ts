@@ -171,6 +171,9 @@ export async function writeFinalizations(executor: Db, records: FinalRecord[]): 
         incomplete_details = input.incomplete_details, completed_at = input.completed_at
       from input
       where responses.id = input.id and responses.status in ('queued', 'in_progress')
+        -- The ids again as an array: an index condition for the planner, which otherwise guesses the recordset at
+        -- 100 rows and scans the whole table (a plan the prepared statement then keeps).
+        and responses.id = any(${records.map((record) => record.id)}::text[])
       returning responses.id, responses.account_id),
     stored as (
       select updated.id, coalesce((select max(last_seq) from stream_events where stream_events.stream_id = updated.id), -1) as last_seq
