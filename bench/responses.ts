@@ -290,22 +290,35 @@ async function backgroundPhase(context: PhaseContext) {
   const balanceBefore = await balance(base, key);
   const databaseBefore = await databaseActivity(options);
   const started = performance.now();
-  let createdAt = started;
+  // Completions are counted while the Responses are still being created (every 50 ms, then every 20 ms once all
+  // are created), so the end of the run is timed to within one poll, not to when the load generator returns.
+  let load: Awaited<ReturnType<typeof runLoad>> | undefined;
+  let loadFailed = false;
   let completed = 0;
+  const watchCompletions = async (): Promise<number> => {
+    for (;;) {
+      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
+      const now = performance.now();
+      if (completed >= (load?.ok ?? options.backgroundCount) || loadFailed || now - started > 300_000) return now;
+      await new Promise((resolve) => setTimeout(resolve, load ? 20 : 50));
+    }
+  };
+  let finishedAt = started;
   const created = await measureCpu(servicePid, async () => {
-    const result = await runLoad(
+    const creating = runLoad(
       { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
       { connections: Math.min(50, options.backgroundCount), durationSeconds: 600, amount: options.backgroundCount },
+    ).then(
+      (result) => (load = result),
+      (error: unknown) => {
+        loadFailed = true;
+        throw error;
+      },
     );
-    createdAt = performance.now();
-    while (completed < result.ok) {
-      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
-      if (performance.now() - started > 300_000) break;
-      if (completed < result.ok) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    return result;
+    [, finishedAt] = await Promise.all([creating, watchCompletions()]);
+    return load!;
   });
-  const finishedAt = performance.now();
+  const createdAt = created.lastResponseAt ?? finishedAt;
   const database = await databaseActivity(options);
   const background = {
     created: created.ok,

@@ -188,7 +188,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     // balance can pay only in part is kept and the Response written again for it. With a key, the hold goes
     // first and the key is claimed in the creation's transaction.
     let row: ResponseRow | null;
-    let refused = false; // the hold was refused (402) or its statement failed: none placed, none to release
+    let refused = false; // no hold was placed (refused with 402, or the hold's own statement failed): none to release
     try {
       if (!idempotencyKey) {
         const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
