@@ -316,8 +316,9 @@ async function backgroundPhase(context: PhaseContext) {
         throw error;
       },
     );
-    [, finishedAt] = await Promise.all([creating, watchCompletions()]);
-    return load!;
+    const [result, doneAt] = await Promise.all([creating, watchCompletions()]);
+    finishedAt = doneAt;
+    return result;
   });
   const createdAt = created.lastResponseAt ?? finishedAt;
   const database = await databaseActivity(options);

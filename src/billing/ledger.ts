@@ -39,6 +39,9 @@ export interface HoldPlacement {
   job_id: string | null;
 }
 
+/** Whether a hold placed came out below its minimum: the operation is refused (402). */
+export const holdRefused = (placement: HoldPlacement, inEffect: number): boolean => inEffect < placement.min_amount;
+
 export function holdPlacement(request: HoldRequest): HoldPlacement {
   const amount = Math.max(1, Math.ceil(request.amount));
   const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
@@ -243,7 +246,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
     const placement = holdPlacement(request);
     const inEffect = executor === db ? await groupedHold(placement) : (await placeHolds(executor, [placement]))[0];
-    if (inEffect < placement.min_amount) throw paymentRequired();
+    if (holdRefused(placement, inEffect)) throw paymentRequired();
     return inEffect;
   }
 
@@ -258,7 +261,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   /**
    * The query that places holds (`place_holds`, each as if alone), answering `(idx, in_effect)` per hold: for
    * `placeHolds`, and for a statement that writes what the holds pay for in the same commit (a Response's
-   * creation). A caller must refuse an operation whose hold in effect is below its `min_amount` (402).
+   * creation). A caller must refuse (402) an operation whose hold in effect is `holdRefused`.
    */
   function placeHoldsQuery(placements: Array<HoldPlacement & { idx: number }>) {
     return sql<{ idx: number; in_effect: string | number }>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;

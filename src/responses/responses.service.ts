@@ -1,7 +1,7 @@
 import { findAccount } from '../accounts/accounts.repository';
 import { assistantFunctionTools } from '../assistants/assistant-tools';
 import { findAssistant } from '../assistants/assistants.repository';
-import { holdPlacement, type Ledger } from '../billing/ledger';
+import { holdPlacement, holdRefused, type Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
 import { findConversation } from '../conversations/conversations.repository';
 import type { Db } from '../db/database';
@@ -192,7 +192,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     try {
       if (!idempotencyKey) {
         const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
-        refused = !created.row && created.holdInEffect < placement.min_amount;
+        refused = !created.row && holdRefused(placement, created.holdInEffect);
         if (refused) throw paymentRequired();
         row = created.row ?? (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
       } else {
