@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Builds only what is older than its sources, so a second `npm start` starts at once. Two parts:
 // - the service (tsc): every .ts/.js/.json under the compiled folders, plus tsconfig.json and package-lock.json (a
-//   changed dependency may change types); stamp dist/.build-stamp;
+//   changed dependency may change types), then the Temporal workflow bundle the worker loads
+//   (scripts/bundle-workflows.js); stamp dist/.build-stamp;
 // - the account console (console/, when the project has one): type-checked (tsc --noEmit) and bundled by Vite into
 //   dist/console; stamp dist/console/.build-stamp (Vite empties that folder, so the stamp is written after it).
 // A stamp is written after a successful build only. `--force` always builds (`npm run build`); `--only console` or
@@ -46,7 +47,7 @@ if (only !== 'console') buildPart({
   sources: ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test', 'tsconfig.json', 'package-lock.json'],
   output: path.join(root, 'dist', 'src', 'main.js'),
   stamp: path.join(root, 'dist', '.build-stamp'),
-  steps: [[tsc, '-p', path.join(root, 'tsconfig.json')]],
+  steps: [[tsc, '-p', path.join(root, 'tsconfig.json')], [path.join(__dirname, 'bundle-workflows.js')]],
 });
 
 if (only !== 'service' && fs.existsSync(path.join(root, 'console', 'vite.config.mts'))) {

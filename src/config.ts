@@ -39,6 +39,7 @@ const environmentSchema = z.object({
   TEMPORAL_ADDRESS: z.string().min(1).optional(),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(256),
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
@@ -101,7 +102,13 @@ export interface Config {
   readonly catalogPath: string;
   readonly outbound: { readonly allowPrivateNetworks: boolean };
   readonly engine: {
-    readonly temporal?: { readonly address: string; readonly namespace: string; readonly taskQueue: string };
+    readonly temporal?: {
+      readonly address: string;
+      readonly namespace: string;
+      readonly taskQueue: string;
+      /** A Temporal worker asked to stop lets its running activities go on for this long, then cancels them. */
+      readonly shutdownGraceMs: number;
+    };
     readonly concurrency: number;
     /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
     readonly leaseMs: number;
@@ -164,7 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outbound: { allowPrivateNetworks: value.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
     engine: {
       temporal: value.TEMPORAL_ADDRESS
-        ? { address: value.TEMPORAL_ADDRESS, namespace: value.TEMPORAL_NAMESPACE, taskQueue: value.TEMPORAL_TASK_QUEUE }
+        ? { address: value.TEMPORAL_ADDRESS, namespace: value.TEMPORAL_NAMESPACE, taskQueue: value.TEMPORAL_TASK_QUEUE, shutdownGraceMs: value.WORKER_SHUTDOWN_GRACE_MS }
         : undefined,
       concurrency: value.ENGINE_CONCURRENCY,
       leaseMs: value.ENGINE_LEASE_MS,

@@ -3,7 +3,7 @@ import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/server';
 import { createActivities } from '../activities';
-import { runTemporalWorker } from './engine/temporal-engine';
+import { runTemporalWorker, TemporalUnreachable } from './engine/temporal-engine';
 import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';
@@ -24,6 +24,7 @@ async function main(mode: Mode): Promise<void> {
 
   let server: Server | undefined;
   let worker: Awaited<ReturnType<typeof runTemporalWorker>> | undefined;
+  let workerRunning: Promise<void> | undefined;
   // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
   if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
     if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
@@ -33,7 +34,7 @@ async function main(mode: Mode): Promise<void> {
     const { db, events, webhooks, catalog, providers, ledger, mcpSessions, metrics } = runtime.deps;
     const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
     worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities });
-    void worker.run().catch((error) => {
+    workerRunning = worker.run().catch((error) => {
       logger.fatal({ err: error }, 'temporal worker stopped');
       process.exit(1);
     });
@@ -61,14 +62,20 @@ async function main(mode: Mode): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    // A worker's running activities get their grace (WORKER_SHUTDOWN_GRACE_MS), then the rest of the stop its 15 s.
+    const force = setTimeout(() => process.exit(1), 15_000 + (worker ? config.engine.temporal!.shutdownGraceMs : 0)).unref();
     if (server) {
       const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
       server.closeIdleConnections();
       setTimeout(() => server!.closeAllConnections(), 5000).unref();
       await closed;
     }
-    if (worker) await worker.shutdown();
+    if (worker) {
+      // Stops polling at once; resolves when running activities finished or their grace ran out.
+      worker.shutdown();
+      await workerRunning;
+      await worker.connection.close();
+    }
     await runtime.close();
     clearTimeout(force);
     process.exit(0);
@@ -87,6 +94,6 @@ if (!['all', 'api', 'worker', 'migrate'].includes(mode)) {
   process.exit(2);
 }
 main(mode).catch((error) => {
-  process.stderr.write(error instanceof ConfigError ? `${error.message}\n` : `Start-up failed: ${error?.stack ?? error}\n`);
+  process.stderr.write(error instanceof ConfigError || error instanceof TemporalUnreachable ? `${error.message}\n` : `Start-up failed: ${error?.stack ?? error}\n`);
   process.exit(1);
 });

@@ -1,3 +1,5 @@
+import type { WakeSignal } from './definitions';
+
 /**
  * What an engine-neutral flow may use. The Temporal wrapper implements it with proxyActivities and
  * CancellationScopes; the embedded runner with direct calls, an AbortController and recorded steps.
@@ -24,5 +26,5 @@ export interface FlowContext<Activities> {
    * slot, and runs the flow again from its start when woken, its recorded steps replayed: code before the wait
    * must be replay-safe, as in any flow. There it suspends by throwing: never catch around a sleep.
    */
-  sleep(milliseconds: number, wakeOn: string): Promise<void>;
+  sleep(milliseconds: number, wakeOn: WakeSignal): Promise<void>;
 }

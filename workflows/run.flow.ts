@@ -1,3 +1,4 @@
+import { submitToolOutputsSignal } from './definitions';
 import type { FlowContext } from './flow-context';
 
 /** Shapes exchanged between the Run flow and its activities (plain JSON: they enter Temporal history). */
@@ -5,8 +6,6 @@ export interface RunJobInput {
   runId: string;
 }
 
-/** The signal `submit_tool_outputs` sends once the outputs are stored; it only wakes the waiting flow. */
-export const SUBMIT_TOOL_OUTPUTS_SIGNAL = 'submit_tool_outputs';
 
 /** Vendor calls of one Run at most: each round that asks for tools costs the client a round trip. */
 export const MAX_RUN_ROUNDS = 16;
@@ -75,7 +74,7 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
     let wait = await ctx.nonCancellable(() => activities.requireAction({ ...input, round, outcome }));
     ctx.setStatus('requires_action');
     while (wait.state === 'waiting' && !ctx.cancelRequested()) {
-      await ctx.sleep(wait.remainingMs, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+      await ctx.sleep(wait.remainingMs, submitToolOutputsSignal);
       if (ctx.cancelRequested()) break;
       wait = await ctx.nonCancellable(() => activities.collectToolOutputs({ ...input, round }));
     }

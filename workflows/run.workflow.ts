@@ -1,5 +1,6 @@
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
-import { runFlow, SUBMIT_TOOL_OUTPUTS_SIGNAL, type RunActivities, type RunJobInput } from './run.flow';
+import { submitToolOutputsSignal } from './definitions';
+import { runFlow, type RunActivities, type RunJobInput } from './run.flow';
 import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
 const generation = proxyActivities<Pick<RunActivities, 'callModel'>>(GENERATION_ACTIVITY);
@@ -18,7 +19,7 @@ export async function runWorkflow(input: RunJobInput): Promise<string> {
       collectToolOutputs: bookkeeping.collectToolOutputs,
       finalizeRun: bookkeeping.finalizeRun,
     },
-    [SUBMIT_TOOL_OUTPUTS_SIGNAL],
+    [submitToolOutputsSignal],
   );
   try {
     return await runFlow(context, input);

@@ -1,5 +1,6 @@
-import { ActivityCancellationType, CancellationScope, condition, defineQuery, defineSignal, isCancellation, setHandler, upsertSearchAttributes, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, CancellationScope, condition, isCancellation, setHandler, upsertSearchAttributes, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
+import { cancelSignal, statusQuery, type WakeSignal } from './definitions';
 import type { FlowContext } from './flow-context';
 
 /**
@@ -20,10 +21,6 @@ export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 },
 };
 
-/** Every kind's workflow answers these: `cancel` (a signal) and `status` (a query). */
-export const cancelSignal = defineSignal<[reason?: string]>('cancel');
-export const statusQuery = defineQuery<string>('status');
-
 /**
  * The FlowContext of a Temporal workflow: a CancellationScope that the `cancel` signal cancels, the `status`
  * query (and the SwitchyardStatus search attribute), and `sleep` as a durable timer raced against the
@@ -33,7 +30,7 @@ export const statusQuery = defineQuery<string>('status');
  * replay decides the same way: workflows started before the attribute existed (or on a namespace that refused
  * to register it, where an upsert would fail the task) never upsert, and their histories replay unchanged.
  */
-export function temporalFlowContext<Activities>(activities: Activities, wakeSignals: readonly string[] = []): FlowContext<Activities> {
+export function temporalFlowContext<Activities>(activities: Activities, wakeSignals: readonly WakeSignal[] = []): FlowContext<Activities> {
   let status = 'queued';
   let cancelled = false;
   let indexedStatus = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.status);
@@ -44,7 +41,7 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
     scope.cancel();
   });
   setHandler(statusQuery, () => status);
-  for (const name of wakeSignals) setHandler(defineSignal(name), () => void woken.add(name));
+  for (const signal of wakeSignals) setHandler(signal, () => void woken.add(signal.name));
   return {
     activities,
     cancellable: (fn) => scope.run(fn),
@@ -60,16 +57,16 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
       }
     },
     async sleep(milliseconds, wakeOn) {
-      if (milliseconds > 0 && !woken.has(wakeOn) && !cancelled) {
+      if (milliseconds > 0 && !woken.has(wakeOn.name) && !cancelled) {
         try {
-          await condition(() => woken.has(wakeOn) || cancelled, milliseconds);
+          await condition(() => woken.has(wakeOn.name) || cancelled, milliseconds);
         } catch (error) {
           // The workflow itself was cancelled (not by our signal): the flow finalises the resource as cancelled.
           if (!isCancellation(error)) throw error;
           cancelled = true;
         }
       }
-      woken.delete(wakeOn);
+      woken.delete(wakeOn.name);
     },
   };
 }

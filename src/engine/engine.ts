@@ -1,4 +1,5 @@
 import type { Db } from '../db/database';
+import type { WakeSignal } from '../../workflows/definitions';
 import type { JobRef } from './job-kind';
 
 export type { JobRef };
@@ -30,12 +31,12 @@ export interface Engine {
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */
   cancel(job: JobRef): Promise<void>;
   /**
-   * Wakes a workflow waiting in `sleep` on the signal `name` (after the caller has stored what the signal
+   * Wakes a workflow waiting in `sleep` on `signal` (a shared definition, workflows/definitions.ts; after the caller has stored what the signal
    * means). A workflow not waiting on it notices at its next wait; one not running yet runs when its turn comes.
    * `within` a caller's transaction, only what the engine keeps in the database (the embedded engine's wake) is
    * written there, so a crash before the commit's delivery cannot lose it; call again after the commit to deliver.
    */
-  signal(job: JobRef, name: string, options?: { within?: Db }): Promise<void>;
+  signal(job: JobRef, signal: WakeSignal, options?: { within?: Db }): Promise<void>;
   start(): Promise<void>;
   stop(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
@@ -7,6 +9,7 @@ import { workflowIdOf } from './job-kind';
 import { jobKinds } from './job-kinds';
 import { missingSearchAttributes, searchAttributesOf } from './search-attributes';
 import { temporal } from '@temporalio/proto';
+import { cancelSignal, type WakeSignal } from '../../workflows/definitions';
 
 export interface TemporalEngineOptions {
   db: Db;
@@ -25,8 +28,12 @@ export interface TemporalEngineOptions {
  */
 export async function createTemporalEngine(options: TemporalEngineOptions): Promise<Engine> {
   const { db, logger } = options;
-  const connection = await Connection.connect({ address: options.address });
+  const connection = await connectOrExplain(() => Connection.connect({ address: options.address, connectTimeout: CONNECT_TIMEOUT }), options);
   const client = new Client({ connection, namespace: options.namespace });
+  await requireNamespace(connection, options).catch(async (error) => {
+    await connection.close();
+    throw error;
+  });
   let sweeper: NodeJS.Timeout | undefined;
   const searchable = await registerSearchAttributes(connection, options.namespace, logger);
 
@@ -54,10 +61,10 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
    * written in a database transaction (`within`): the caller's call after the commit delivers it, and a Run whose
    * delivery was lost reads the stored outputs at its deadline.
    */
-  async function signal(job: JobRef, name: string, options?: { within?: unknown }): Promise<void> {
+  async function signal(job: JobRef, definition: WakeSignal | typeof cancelSignal, options?: { within?: unknown }): Promise<void> {
     if (options?.within) return;
     try {
-      await client.workflow.getHandle(workflowIdOf(job)).signal(name);
+      await client.workflow.getHandle(workflowIdOf(job)).signal(definition);
     } catch (error) {
       if (!(error instanceof WorkflowNotFoundError)) throw error;
     }
@@ -77,7 +84,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   return {
     name: 'temporal',
     launch,
-    cancel: (job) => signal(job, 'cancel'),
+    cancel: (job) => signal(job, cancelSignal),
     signal,
     async start() {
       sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
@@ -112,20 +119,96 @@ async function registerSearchAttributes(connection: Connection, namespace: strin
   }
 }
 
-/** The worker process (`npm run worker`): runs the workflow bundle and the activities. */
-export async function runTemporalWorker(options: { address: string; namespace: string; taskQueue: string; activities: object; logger: Logger }) {
-  const { NativeConnection, Worker } = await import('@temporalio/worker');
-  const connection = await NativeConnection.connect({ address: options.address });
-  const worker = await Worker.create({
-    connection,
-    namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    workflowsPath: require.resolve('../../workflows'),
-    activities: options.activities,
-    // Cancellation reaches an activity only with a heartbeat response; the default throttle (80 % of the
-    // 20 s heartbeat timeout) would delay a cancel by up to 16 s.
-    maxHeartbeatThrottleInterval: '2 seconds',
+/** How long start-up waits for the Temporal server before it gives up with a message naming the setting. */
+const CONNECT_TIMEOUT = '5 seconds';
+const CONNECT_TIMEOUT_MS = 5000;
+
+type ServerSettings = { address: string; namespace: string };
+
+/**
+ * Connects, or fails at once with what to change: the gRPC client's own error ("14 UNAVAILABLE: No connection
+ * established", after its retries) names neither the setting nor the address.
+ */
+async function connectOrExplain<T>(connect: () => Promise<T>, settings: ServerSettings): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
   });
-  options.logger.info({ taskQueue: options.taskQueue }, 'temporal worker running');
-  return { worker, run: () => worker.run(), shutdown: () => worker.shutdown(), connection };
+  try {
+    return await Promise.race([connect(), timeout]);
+  } catch (error) {
+    throw new TemporalUnreachable(
+      `Cannot reach the Temporal server at TEMPORAL_ADDRESS=${settings.address} (${(error as Error).message}). ` +
+        'Start one (`npm run temporal`), correct TEMPORAL_ADDRESS, or unset it to run on the embedded engine.',
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The namespace must exist: otherwise every workflow start would fail later, one request at a time. */
+async function requireNamespace(connection: Pick<Connection, 'workflowService'>, settings: ServerSettings): Promise<void> {
+  try {
+    await connection.workflowService.describeNamespace({ namespace: settings.namespace });
+  } catch (error) {
+    const code = (error as { code?: number }).code;
+    const detail = code === 5 ? 'it does not exist' : (error as Error).message;
+    throw new TemporalUnreachable(
+      `The Temporal namespace TEMPORAL_NAMESPACE=${settings.namespace} at ${settings.address} cannot be used: ${detail}. ` +
+        `Create it (\`temporal operator namespace create -n ${settings.namespace}\`) or set TEMPORAL_NAMESPACE to an existing one.`,
+    );
+  }
+}
+
+/** Start-up against a Temporal server that cannot be used; main prints the message alone, without a stack. */
+export class TemporalUnreachable extends Error {
+  override readonly name = 'TemporalUnreachable';
+}
+
+/** The workflow bundle `npm run build` writes (scripts/bundle-workflows.js), beside the compiled workflows. */
+export const BUILT_WORKFLOW_BUNDLE = path.join(__dirname, '..', '..', 'workflows', 'bundle.js');
+
+export interface TemporalWorkerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  activities: object;
+  logger: Logger;
+  /** The prebuilt workflow code (default: the bundle `npm run build` writes). */
+  workflowBundlePath?: string;
+  /** After shutdown is asked (SIGTERM), how long running activities may go on before they are cancelled. */
+  shutdownGraceMs?: number;
+}
+
+/**
+ * The worker (`npm run worker`, or inside `all` with TEMPORAL_ADDRESS): runs the prebuilt workflow bundle and the
+ * activities. Loading the bundle instead of bundling at start (webpack, seconds of CPU) makes a worker start at once
+ * and every worker of a deploy run the very same workflow code.
+ */
+export async function runTemporalWorker(options: TemporalWorkerOptions) {
+  const { NativeConnection, Worker } = await import('@temporalio/worker');
+  const codePath = options.workflowBundlePath ?? BUILT_WORKFLOW_BUNDLE;
+  if (!fs.existsSync(codePath)) throw new TemporalUnreachable(`The workflow bundle ${codePath} is missing: run \`npm run build\` first.`);
+  const connection = await connectOrExplain(() => NativeConnection.connect({ address: options.address }), options);
+  try {
+    await requireNamespace(connection, options);
+    const worker = await Worker.create({
+      connection,
+      namespace: options.namespace,
+      taskQueue: options.taskQueue,
+      workflowBundle: { codePath },
+      activities: options.activities,
+      // Cancellation reaches an activity only with a heartbeat response; the default throttle (80 % of the
+      // 20 s heartbeat timeout) would delay a cancel by up to 16 s.
+      maxHeartbeatThrottleInterval: '2 seconds',
+      // SIGTERM: stop polling, let running activities finish for this long, then cancel them (their heartbeats
+      // stop; Temporal retries them on another worker after the heartbeat timeout).
+      shutdownGraceTime: options.shutdownGraceMs ?? 0,
+    });
+    options.logger.info({ taskQueue: options.taskQueue }, 'temporal worker running');
+    return { worker, run: () => worker.run(), shutdown: () => worker.shutdown(), connection };
+  } catch (error) {
+    await connection.close().catch(() => undefined);
+    throw error;
+  }
 }

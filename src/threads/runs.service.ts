@@ -11,7 +11,7 @@ import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
 import type { Engine } from '../engine/engine';
 import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
-import { SUBMIT_TOOL_OUTPUTS_SIGNAL } from '../../workflows/run.flow';
+import { submitToolOutputsSignal } from '../../workflows/definitions';
 import * as runs from './runs.repository';
 import type { CreateRunBody, CreateThreadAndRunBody } from './runs.schema';
 import { isActiveRunStatus, runRoundOperationKey, type RunRequest, type RunRow } from './runs.table';
@@ -183,7 +183,7 @@ export function createRunsService(deps: RunsServiceDeps) {
     // The embedded engine's wake commits with the outputs: a crash before the delivery below cannot lose it.
     const stored = await inTransaction(db, async (trx) => {
       const row = await runs.storeToolOutputs(trx, runId, run.rounds, transcript);
-      if (row) await engine.signal(job, SUBMIT_TOOL_OUTPUTS_SIGNAL, { within: trx });
+      if (row) await engine.signal(job, submitToolOutputsSignal, { within: trx });
       return row;
     });
     if (!stored) {
@@ -191,7 +191,7 @@ export function createRunsService(deps: RunsServiceDeps) {
       const why = current.status === 'requires_action' ? 'its wait for them has expired' : `it is ${current.status}`;
       throw invalidRequest('run', `Run ${runId} no longer accepts tool outputs: ${why}.`, 'not_requires_action');
     }
-    await engine.signal(job, SUBMIT_TOOL_OUTPUTS_SIGNAL);
+    await engine.signal(job, submitToolOutputsSignal);
     return stored;
   }
 

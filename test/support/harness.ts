@@ -9,14 +9,22 @@ import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import type { Logger } from '../../src/logger';
+import { createActivities } from '../../activities';
+import { runTemporalWorker } from '../../src/engine/temporal-engine';
 
 /**
  * Starts the real app on a loopback port. The database is PGlite in memory, or, when TEST_DATABASE_URL
- * is set, a fresh Postgres schema dropped at close: runs never see each other's rows.
+ * is set, a fresh Postgres schema dropped at close: runs never see each other's rows. When TEST_TEMPORAL_ADDRESS
+ * is set (`npm run test:temporal`), the app runs on that Temporal server: the API starts workflows and a
+ * production worker (runTemporalWorker over createActivities) in this process runs them, on a task queue of the
+ * app's own (named after its database, so a restarted app picks up the workflows its predecessor started).
  */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef0123456789';
 export const postgresUrl = process.env.TEST_DATABASE_URL;
+export const temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
+/** The workflow bundle the suite's global setup built from workflows/ (test/support/temporal-global-setup.ts). */
+const workflowBundlePath = process.env.TEST_TEMPORAL_WORKFLOW_BUNDLE;
 
 export interface TestAppOptions {
   env?: Record<string, string>;
@@ -26,7 +34,11 @@ export interface TestAppOptions {
   schema?: string;
   /** The app's logger (default: silent). */
   logger?: Logger;
+  /** `embedded`: this app runs the embedded engine even under `npm run test:temporal` (engine machinery tests). */
+  engine?: 'embedded';
 }
+
+type TemporalWorker = Awaited<ReturnType<typeof runTemporalWorker>>;
 
 export interface ApiReply<T = any> {
   status: number;
@@ -41,6 +53,8 @@ export class TestApp {
     readonly baseUrl: string,
     readonly schema: string | undefined,
     private readonly ownsSchema: boolean,
+    /** The in-process Temporal worker, when the app runs on Temporal. */
+    private readonly temporalWorker?: { worker: TemporalWorker; running: Promise<void> },
   ) {}
 
   static async start(options: TestAppOptions = {}): Promise<TestApp> {
@@ -66,14 +80,34 @@ export class TestApp {
       HTTP_KEEP_ALIVE_TIMEOUT_MS: '60000',
       HTTP_IDLE_TIMEOUT_MS: '60000',
       ...(postgresUrl ? { DATABASE_URL: postgresUrl, DATABASE_POOL_SIZE: '10' } : {}),
+      ...(temporalAddress && options.engine !== 'embedded'
+        ? { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: `test-${schema ?? path.basename(dataDir)}` }
+        : {}),
       ...options.env,
     });
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema }, logger: options.logger });
-    await runtime.startEngine();
+    let temporalWorker: { worker: TemporalWorker; running: Promise<void> } | undefined;
+    try {
+      if (config.engine.temporal) {
+        const { db, logger, metrics, events, webhooks, catalog, providers, ledger, mcpSessions } = runtime.deps;
+        const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
+        const worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities, workflowBundlePath, shutdownGraceMs: 0 });
+        temporalWorker = { worker, running: worker.run() };
+      }
+      await runtime.startEngine();
+    } catch (error) {
+      await runtime.close();
+      throw error;
+    }
     const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
-    return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema);
+    return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema, temporalWorker);
+  }
+
+  /** The engine the app runs on. */
+  get engine(): 'embedded' | 'temporal' {
+    return this.runtime.deps.engine.name;
   }
 
   get db() {
@@ -125,6 +159,11 @@ export class TestApp {
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    if (this.temporalWorker) {
+      this.temporalWorker.worker.shutdown();
+      await this.temporalWorker.running;
+      await this.temporalWorker.worker.connection.close();
+    }
     await this.runtime.close();
   }
 

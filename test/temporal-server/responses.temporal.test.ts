@@ -2,36 +2,22 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../activities';
 import { workflowIdOf } from '../../src/engine/job-kind';
 import { SEARCH_ATTRIBUTES } from '../../src/engine/search-attributes';
-import { runTemporalWorker } from '../../src/engine/temporal-engine';
 import { newId } from '../../src/ids';
 import { TestApp } from '../support/harness';
+import { connectClient, describeOnTemporal } from './temporal-client';
 import { startMcpTestServer } from '../mcp/mcp-test-server';
 
 /**
- * The opt-in suite against a real Temporal server (`npm run test:temporal`):
- *   TEMPORAL_ADDRESS=host:7233      an existing server (e.g. `docker compose -f temporal-dev.yml up`), or
- *   TEMPORAL_CLI_PATH=/path/temporal a local dev server started from that binary (nothing is downloaded).
- * The API runs with the Temporal engine (TEMPORAL_ADDRESS in its env) and the worker is the production
- * one (runTemporalWorker with createActivities) on a task queue of its own. Every workflow's history is
+ * Responses as an operator sees them on a real Temporal server (`npm run test:temporal`, TEST_TEMPORAL_ADDRESS):
+ * the app runs the Temporal engine and a production worker (runTemporalWorker with createActivities) on a task
+ * queue of its own (test/support/harness.ts); the tests read the workflows with a client. Every workflow's history is
  * saved to test/temporal/fixtures/histories/, which the offline replay tests (test/temporal/replay.test.ts)
  * then replay on every `npm test`.
  */
-const address = process.env.TEMPORAL_ADDRESS;
-const cliPath = process.env.TEMPORAL_CLI_PATH;
-const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
-const enabled = Boolean(address || cliPath);
 const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
 
-if (!enabled) {
-  process.stdout.write(
-    '\nTemporal server suite skipped: set TEMPORAL_ADDRESS=host:7233 (a running server, e.g. `docker compose -f temporal-dev.yml up`) ' +
-      'or TEMPORAL_CLI_PATH=/path/to/temporal (starts `temporal server start-dev` from that binary) to run it.\n\n',
-  );
-}
 
 interface SseEvent {
   type: string;
@@ -65,47 +51,28 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
   }
 }
 
-(enabled ? describe : describe.skip)('Responses on a real Temporal server', () => {
-  let env: TestWorkflowEnvironment;
+describeOnTemporal('Responses on a real Temporal server', () => {
+  let client: Awaited<ReturnType<typeof connectClient>>;
   let app: TestApp;
-  let worker: Awaited<ReturnType<typeof runTemporalWorker>>;
-  let running: Promise<void>;
   let key: string;
   let accountId: string;
-  const taskQueue = `switchyard-test-${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    env = address
-      ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace })
-      : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cliPath! } } });
+    client = await connectClient();
     // With TEMPORAL_ADDRESS set, createRuntime builds the Temporal engine; its sweeper runs every 5 s.
-    app = await TestApp.start({ env: { TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? namespace, TEMPORAL_TASK_QUEUE: taskQueue } });
+    app = await TestApp.start();
     expect(app.runtime.deps.engine.name).toBe('temporal');
-    const { db, logger, events, webhooks, catalog, providers, ledger, mcpSessions } = app.runtime.deps;
-    worker = await runTemporalWorker({
-      address: env.address,
-      namespace: env.namespace ?? namespace,
-      taskQueue,
-      logger,
-      activities: createActivities({ db, logger, events, webhooks, catalog, providers, ledger, mcpSessions }),
-    });
-    running = worker.run();
     ({ key, accountId } = await app.createAccount());
     fs.mkdirSync(HISTORIES, { recursive: true });
   });
 
   afterAll(async () => {
-    if (worker) {
-      worker.shutdown();
-      await running;
-      await worker.connection.close();
-    }
     await app?.close();
-    await env?.teardown();
+    await client?.close();
   });
 
   // The workflow id carries the kind: `response/resp_…` (engine/job-kind.ts).
-  const handle = (id: string) => env.client.workflow.getHandle(workflowIdOf({ kind: 'response', id }));
+  const handle = (id: string) => client.workflow.getHandle(workflowIdOf({ kind: 'response', id }));
 
   /** Waits for the workflow, checks it ended as the Response did, and stores its history as a replay fixture. */
   async function recordHistory(id: string, scenario: string): Promise<string> {
@@ -128,7 +95,7 @@ async function readSse(reply: Response, until?: (event: SseEvent) => boolean | P
     const id = created.body.id;
     const description = await handle(id).describe();
     expect(description.type).toBe('responseWorkflow');
-    expect(description.taskQueue).toBe(taskQueue);
+    expect(description.taskQueue).toBe(app.runtime.deps.config.engine.temporal!.taskQueue);
     // Search attributes and memo (the engine registered the attributes at start): what an operator filters by.
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.model)).toBe('dev-echo');
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.vendor)).toBe('dev');

@@ -1,68 +1,40 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createActivities } from '../../activities';
 import { workflowIdOf } from '../../src/engine/job-kind';
-import { runTemporalWorker } from '../../src/engine/temporal-engine';
 import { pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
+import { connectClient, describeOnTemporal } from './temporal-client';
 
 /**
  * Legacy Runs against a real Temporal server (`npm run test:temporal`), as responses.temporal.test.ts does for
- * Responses: TEMPORAL_ADDRESS=host:7233 (an existing server) or TEMPORAL_CLI_PATH=/path/temporal (a local dev
- * server from that binary). The API runs with the Temporal engine and the production worker (runTemporalWorker
+ * Responses: TEST_TEMPORAL_ADDRESS. The API runs with the Temporal engine and the production worker (runTemporalWorker
  * with createActivities) serves a task queue of its own. A Run waits 5 s in requires_action
  * (RUN_REQUIRES_ACTION_TIMEOUT_MS), so expiry is quick. Each workflow's history is saved to
  * test/temporal/fixtures/histories/run-<scenario>.json, which the offline replay tests replay on every `npm test`.
  */
-const address = process.env.TEMPORAL_ADDRESS;
-const cliPath = process.env.TEMPORAL_CLI_PATH;
-const namespace = process.env.TEMPORAL_NAMESPACE ?? 'default';
-const enabled = Boolean(address || cliPath);
 const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
 const REQUIRES_ACTION_TIMEOUT_MS = 5000;
 
-if (!enabled) {
-  process.stdout.write('\nTemporal server suite (Runs) skipped: set TEMPORAL_ADDRESS=host:7233 or TEMPORAL_CLI_PATH=/path/to/temporal to run it.\n\n');
-}
 
 const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
-(enabled ? describe : describe.skip)('Runs on a real Temporal server', () => {
-  let env: TestWorkflowEnvironment;
+describeOnTemporal('Runs on a real Temporal server', () => {
+  let client: Awaited<ReturnType<typeof connectClient>>;
   let app: TestApp;
-  let worker: Awaited<ReturnType<typeof runTemporalWorker>>;
-  let running: Promise<void>;
   let key: string;
   let assistantId: number;
   let toolAssistantId: number;
-  const taskQueue = `switchyard-test-runs-${randomBytes(4).toString('hex')}`;
 
   beforeAll(async () => {
-    env = address
-      ? await TestWorkflowEnvironment.createFromExistingServer({ address, namespace })
-      : await TestWorkflowEnvironment.createLocal({ server: { executable: { type: 'existing-path', path: cliPath! } } });
+    client = await connectClient();
     app = await TestApp.start({
       env: {
-        TEMPORAL_ADDRESS: env.address,
-        TEMPORAL_NAMESPACE: env.namespace ?? namespace,
-        TEMPORAL_TASK_QUEUE: taskQueue,
         RUN_REQUIRES_ACTION_TIMEOUT_MS: String(REQUIRES_ACTION_TIMEOUT_MS),
       },
     });
     expect(app.runtime.deps.engine.name).toBe('temporal');
-    const { config, db, logger, events, webhooks, catalog, providers, ledger } = app.runtime.deps;
-    worker = await runTemporalWorker({
-      address: env.address,
-      namespace: env.namespace ?? namespace,
-      taskQueue,
-      logger,
-      activities: createActivities({ db, logger, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs }),
-    });
-    running = worker.run();
     ({ key } = await app.createAccount());
     assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })).body.id;
     const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
@@ -71,18 +43,13 @@ const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
   });
 
   afterAll(async () => {
-    if (worker) {
-      worker.shutdown();
-      await running;
-      await worker.connection.close();
-    }
     await app?.close();
-    await env?.teardown();
+    await client?.close();
   });
 
   const call = (method: string, urlPath: string, body?: unknown) => app.request(method, urlPath, { key, body });
   // The workflow id carries the kind: `run/run_…` (engine/job-kind.ts).
-  const handle = (id: string) => env.client.workflow.getHandle(workflowIdOf({ kind: 'run', id }));
+  const handle = (id: string) => client.workflow.getHandle(workflowIdOf({ kind: 'run', id }));
 
   async function createRun(text: string, assistant = assistantId): Promise<{ threadId: string; runId: string }> {
     const thread = await call('POST', '/v2/threads', { messages: [{ role: 'user', content: text }] });
@@ -121,7 +88,7 @@ const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
     const { threadId, runId } = await createRun('hello from temporal');
     const description = await handle(runId).describe();
     expect(description.type).toBe('runWorkflow');
-    expect(description.taskQueue).toBe(taskQueue);
+    expect(description.taskQueue).toBe(app.runtime.deps.config.engine.temporal!.taskQueue);
     expect(await recordHistory(runId, 'completed')).toBe('completed');
     expect(await activitiesOf(runId)).toEqual(['startRun', 'callModel', 'finalizeRun']);
     expect((await messagesOf(threadId)).map((message) => [message.role, message.content[0].text])).toEqual([
