@@ -162,3 +162,15 @@ async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobI
     };
   }
 }
+
+/**
+ * The failure ending of a Response whose job cannot go on (its steps kept failing): failed, its webhook sent, so it
+ * never stays active. Both engines end a job with it: the embedded engine after the last attempt, the Temporal
+ * workflow when an activity ran out of retries. Answers the final status.
+ */
+export async function endResponseFailed(activities: ResponseActivities, input: ResponseJobInput): Promise<string> {
+  const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
+  const final = await activities.finalizeResponse({ responseId: input.responseId, outcome });
+  if (final.webhook) await activities.sendWebhook({ responseId: input.responseId });
+  return final.status;
+}

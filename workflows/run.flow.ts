@@ -85,3 +85,10 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
   const message = `The model asked for tools in ${MAX_RUN_ROUNDS} rounds without answering; the Run stops there.`;
   return { round: MAX_RUN_ROUNDS, ending: { kind: 'failed', code: 'run.too_many_rounds', message, inputTokens: 0, outputTokens: 0 } };
 }
+
+/** The failure ending of a Run whose job cannot go on (as endResponseFailed): failed, so its thread takes other Runs. */
+export async function endRunFailed(activities: RunActivities, input: RunJobInput): Promise<string> {
+  const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
+  // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
+  return (await activities.finalizeRun({ runId: input.runId, round: 0, ending })).status;
+}

@@ -70,3 +70,18 @@ export function temporalFlowContext<Activities>(activities: Activities, wakeSign
     },
   };
 }
+
+/**
+ * Runs a kind's flow and, when it throws (a bookkeeping activity ran out of retries: the database unreachable for
+ * minutes), ends the resource with the kind's failure ending, the same function the embedded engine calls after its
+ * last attempt, so no resource stays active because its last step failed. A cancel of the workflow itself is not a
+ * failure: the flow has finalised it already.
+ */
+export async function endingFailed(flow: () => Promise<string>, ending: () => Promise<string>): Promise<string> {
+  try {
+    return await flow();
+  } catch (error) {
+    if (isCancellation(error)) throw error;
+    return CancellationScope.nonCancellable(ending);
+  }
+}

@@ -52,3 +52,11 @@ export async function transcriptionFlow(ctx: FlowContext<TranscriptionActivities
   ctx.setStatus(state.status);
   return state.status;
 }
+
+/** The failure ending of a transcription whose job cannot go on (as endResponseFailed): failed, its callback sent. */
+export async function endTranscriptionFailed(activities: TranscriptionActivities, input: TranscriptionJobInput): Promise<string> {
+  const outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be processed; submit the file again.' } as const;
+  const state = await activities.finalizeTranscription({ transcriptionId: input.transcriptionId, outcome });
+  if (state.callback) await activities.sendTranscriptionCallback({ transcriptionId: input.transcriptionId });
+  return state.status;
+}

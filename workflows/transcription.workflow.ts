@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from './transcription.flow';
-import { BOOKKEEPING_ACTIVITY, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
+import { endTranscriptionFailed, transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from './transcription.flow';
+import { BOOKKEEPING_ACTIVITY, endingFailed, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
 const generation = proxyActivities<Pick<TranscriptionActivities, 'transcribeAudio'>>(GENERATION_ACTIVITY);
 const bookkeeping = proxyActivities<Omit<TranscriptionActivities, 'transcribeAudio'>>(BOOKKEEPING_ACTIVITY);
@@ -13,5 +13,8 @@ export async function transcriptionWorkflow(input: TranscriptionJobInput): Promi
     finalizeTranscription: bookkeeping.finalizeTranscription,
     sendTranscriptionCallback: bookkeeping.sendTranscriptionCallback,
   });
-  return transcriptionFlow(context, input);
+  return endingFailed(
+    () => transcriptionFlow(context, input),
+    () => endTranscriptionFailed(context.activities, input),
+  );
 }

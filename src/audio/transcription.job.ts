@@ -1,7 +1,7 @@
 import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
-import { transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
+import { endTranscriptionFailed, transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
 
 /** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
 export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities, Db> = {
@@ -26,9 +26,5 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
       .select(['transcriptions.account_id as accountId', 'transcriptions.model', sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'), sql<boolean>`true`.as('background'), 'transcriptions.status'])
       .where('transcriptions.id', '=', transcriptionId)
       .executeTakeFirst(),
-  async abandon(activities, transcriptionId) {
-    const outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be processed; submit the file again.' } as const;
-    const state = await activities.finalizeTranscription({ transcriptionId, outcome });
-    if (state.callback) await activities.sendTranscriptionCallback({ transcriptionId });
-  },
+  abandon: endTranscriptionFailed,
 };

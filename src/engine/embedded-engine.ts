@@ -181,7 +181,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       } else {
         logger.error({ err: error, jobId: job.id, attempt }, 'job failed; abandoning');
         options.metrics?.engineAbandoned.inc({ kind: job.kind });
-        await definition.abandon(activities, job.id).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
+        await definition.abandon(activities, definition.input(job.id)).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
     } finally {

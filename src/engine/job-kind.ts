@@ -32,8 +32,12 @@ export interface JobKindDefinition<Input = unknown, Activities = any, Database =
    * process), and the delay before its first retry (doubling per attempt up to `maxDelayMs`).
    */
   readonly retry: { readonly maxAttempts: number; readonly initialDelayMs: number; readonly maxDelayMs: number };
-  /** After the last attempt failed: end the resource cleanly (failed) so that nothing waits on it forever. */
-  abandon(activities: Activities, resourceId: string): Promise<void>;
+  /**
+   * The kind's failure ending (in its flow module): after the last attempt failed, end the resource cleanly (failed)
+   * so that nothing waits on it forever. The Temporal wrapper ends a workflow whose activity ran out of retries
+   * with the same function (workflows/temporal-context.ts, endingFailed).
+   */
+  abandon(activities: Activities, input: Input): Promise<string>;
   /** Who and what the job is for (Temporal search attributes and memo); undefined when the resource is gone. */
   labels(db: Database, resourceId: string): Promise<JobLabels | undefined>;
 }

@@ -165,6 +165,28 @@ export class TemporalUnreachable extends Error {
   override readonly name = 'TemporalUnreachable';
 }
 
+let sdkLogsRouted = false;
+
+/**
+ * The SDK's own log (worker state changes, failed tasks) goes to our logger as JSON, warnings and errors only: its
+ * default prints every state change to the console. Once per process, before the first worker (the SDK's rule).
+ */
+async function routeSdkLogs(logger: Logger): Promise<void> {
+  if (sdkLogsRouted) return;
+  sdkLogsRouted = true;
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
+        if (level === 'ERROR') logger.error({ temporal: meta }, message);
+        else logger.warn({ temporal: meta }, message);
+      }),
+    });
+  } catch {
+    // A Runtime already installed (a test process that installed its own first) keeps its logger.
+  }
+}
+
 /** The workflow bundle `npm run build` writes (scripts/bundle-workflows.js), beside the compiled workflows. */
 export const BUILT_WORKFLOW_BUNDLE = path.join(__dirname, '..', '..', 'workflows', 'bundle.js');
 
@@ -187,6 +209,7 @@ export interface TemporalWorkerOptions {
  */
 export async function runTemporalWorker(options: TemporalWorkerOptions) {
   const { NativeConnection, Worker } = await import('@temporalio/worker');
+  await routeSdkLogs(options.logger);
   const codePath = options.workflowBundlePath ?? BUILT_WORKFLOW_BUNDLE;
   if (!fs.existsSync(codePath)) throw new TemporalUnreachable(`The workflow bundle ${codePath} is missing: run \`npm run build\` first.`);
   const connection = await connectOrExplain(() => NativeConnection.connect({ address: options.address }), options);

@@ -1,6 +1,6 @@
 import type { Db } from '../db/database';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
-import { responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
+import { endResponseFailed, responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
 
 /** A Response's durable job: one workflow per Response (workflows/response.flow.ts, response.workflow.ts). */
 export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities, Db> = {
@@ -28,9 +28,5 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
       .select(['account_id as accountId', 'model', 'vendor', 'background', 'status'])
       .where('id', '=', responseId)
       .executeTakeFirst(),
-  async abandon(activities, responseId) {
-    const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
-    const final = await activities.finalizeResponse({ responseId, outcome });
-    if (final.webhook) await activities.sendWebhook({ responseId });
-  },
+  abandon: endResponseFailed,
 };

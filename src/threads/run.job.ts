@@ -1,7 +1,7 @@
 import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
-import { runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
+import { endRunFailed, runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
 
 /** A legacy Run's durable job: one workflow per Run (workflows/run.flow.ts, run.workflow.ts). */
 export const runJob: JobKindDefinition<RunJobInput, RunActivities, Db> = {
@@ -26,9 +26,5 @@ export const runJob: JobKindDefinition<RunJobInput, RunActivities, Db> = {
       .select(['account_id as accountId', 'model', 'vendor', sql<boolean>`true`.as('background'), 'status'])
       .where('id', '=', runId)
       .executeTakeFirst(),
-  async abandon(activities, runId) {
-    const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
-    // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
-    await activities.finalizeRun({ runId, round: 0, ending });
-  },
+  abandon: endRunFailed,
 };

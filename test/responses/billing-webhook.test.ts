@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { priceCall } from '../../src/billing/pricing';
 import { useTestApp } from '../support/harness';
-import { balanceOf, createResponse, debitsOf, openCreateStream, openResumeStream, pollUntil, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
+import { balanceOf, createResponse, debitsOf, openCreateStream, openResumeStream, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
 
 /** Spec: Response usage.cost, Transaction, Webhook; DECISIONS 10-12, 22. */
 describe('responses: billing', () => {
@@ -129,10 +129,7 @@ describe('responses: webhook', () => {
 
   /** The flow has ended (nothing can send anything more) and the delivery is recorded. */
   const settled = async (responseId: string) => {
-    await pollUntil(
-      () => suite.app.db.selectFrom('jobs').select('status').where('id', '=', responseId).executeTakeFirstOrThrow(),
-      (job) => job.status === 'completed',
-    );
+    await suite.app.untilJobEnded({ kind: 'response', id: responseId });
     return suite.app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', responseId).execute();
   };
   const hooksTo = (path: string) => receiver.received.filter((hook) => hook.path === path);

@@ -11,6 +11,8 @@ import { createRuntime, type Runtime } from '../../src/runtime';
 import type { Logger } from '../../src/logger';
 import { createActivities } from '../../activities';
 import { runTemporalWorker } from '../../src/engine/temporal-engine';
+import { workflowIdOf, type JobRef } from '../../src/engine/job-kind';
+import { Client, Connection } from '@temporalio/client';
 
 /**
  * Starts the real app on a loopback port. The database is PGlite in memory, or, when TEST_DATABASE_URL
@@ -23,6 +25,11 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const SIGNING_SECRET = 'test-signing-secret-0123456789abcdef0123456789';
 export const postgresUrl = process.env.TEST_DATABASE_URL;
 export const temporalAddress = process.env.TEST_TEMPORAL_ADDRESS;
+/**
+ * A test of what only the embedded engine does: `npm run test:temporal` skips it. Say why at the call; the reasons
+ * are listed in test/README.md.
+ */
+export const itOnEmbeddedEngine: jest.It = temporalAddress ? it.skip : it;
 /** The workflow bundle the suite's global setup built from workflows/ (test/support/temporal-global-setup.ts). */
 const workflowBundlePath = process.env.TEST_TEMPORAL_WORKFLOW_BUNDLE;
 
@@ -110,6 +117,37 @@ export class TestApp {
     return this.runtime.deps.engine.name;
   }
 
+  private temporalClient?: Promise<{ client: Client; connection: Connection }>;
+
+  /**
+   * Waits until a job's workflow has ended (its last step, the webhook included, is done): on the embedded engine
+   * its `jobs` row ends; on Temporal, the workflow's result (the `jobs` row is only the launch outbox there).
+   */
+  async untilJobEnded(job: JobRef, timeoutMs = 10_000): Promise<void> {
+    if (this.engine === 'temporal') {
+      const { address, namespace } = this.runtime.deps.config.engine.temporal!;
+      this.temporalClient ??= Connection.connect({ address }).then((connection) => ({ connection, client: new Client({ connection, namespace }) }));
+      const { client } = await this.temporalClient;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`workflow ${workflowIdOf(job)} did not end within ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        await Promise.race([client.workflow.getHandle(workflowIdOf(job)).result(), timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+      return;
+    }
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const row = await this.db.selectFrom('jobs').select('status').where('id', '=', job.id).executeTakeFirst();
+      if (row && (row.status === 'completed' || row.status === 'failed')) return;
+      if (Date.now() > deadline) throw new Error(`job ${workflowIdOf(job)} did not end within ${timeoutMs} ms (status ${row?.status})`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   get db() {
     return this.runtime.deps.db;
   }
@@ -164,6 +202,7 @@ export class TestApp {
       await this.temporalWorker.running;
       await this.temporalWorker.worker.connection.close();
     }
+    if (this.temporalClient) await (await this.temporalClient).connection.close();
     await this.runtime.close();
   }
 

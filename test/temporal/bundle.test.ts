@@ -24,7 +24,7 @@ describe('temporal workflow bundle', () => {
     // The entry (workflows/index.ts) re-exports it: the worker finds workflow types among the entry's exports.
     expect(bundle.code).toMatch(/runWorkflow: \(\) => \([^)]*\.runWorkflow\)/);
     expect(bundle.code).toMatch(/async function runWorkflow\(/);
-    expect(bundle.code).toMatch(/SUBMIT_TOOL_OUTPUTS_SIGNAL = ['"]submit_tool_outputs['"]/);
+    expect(bundle.code).toMatch(/submitToolOutputsSignal = [^;]*defineSignal\)?\(['"]submit_tool_outputs['"]\)/);
     for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun']) expect(bundle.code).toContain(activity);
   });
 

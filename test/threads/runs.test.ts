@@ -104,11 +104,14 @@ describe('runs', () => {
     const threadId = await newThread('/call get_weather {"city":"Rome"}');
     const created = await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: toolAssistantId });
     await untilStatus(threadId, created.body.id, ['requires_action']);
-    // The job suspends just after the Run shows requires_action.
-    await pollUntil(
-      () => suite.app.db.selectFrom('jobs').select(['status', 'suspensions']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),
-      (job) => job.status === 'pending' && job.suspensions === 1,
-    );
+    // The embedded engine suspends the job just after the Run shows requires_action (Temporal: the workflow waits
+    // on a timer and the signal, nothing to see in `jobs`).
+    if (suite.app.engine === 'embedded') {
+      await pollUntil(
+        () => suite.app.db.selectFrom('jobs').select(['status', 'suspensions']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),
+        (job) => job.status === 'pending' && job.suspensions === 1,
+      );
+    }
     expect((await call('POST', `/v2/threads/${threadId}/runs/${created.body.id}/cancel`)).body.status).toBe('cancelling');
     const run = await untilStatus(threadId, created.body.id, ['cancelled']);
     expect(run).toMatchObject({ required_action: null, last_error: null, usage: { completion_tokens: expect.any(Number) } });
