@@ -19,6 +19,7 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
     sendTranscriptionCallback: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  resource: { table: 'transcriptions', finalStatuses: ['completed', 'failed'] },
   labels: (db, transcriptionId) =>
     db
       .selectFrom('transcriptions')

@@ -38,6 +38,11 @@ export interface JobKindDefinition<Input = unknown, Activities = any, Database =
    * with the same function (workflows/temporal-context.ts, endingFailed).
    */
   abandon(activities: Activities, input: Input): Promise<string>;
+  /**
+   * The resource's table and the statuses it ends in: under Temporal, where the `jobs` row is only the launch
+   * outbox, the engine ends the rows of jobs whose resource has ended (temporal-engine.ts, sweep).
+   */
+  readonly resource: { readonly table: 'responses' | 'runs' | 'transcriptions'; readonly finalStatuses: readonly string[] };
   /** Who and what the job is for (Temporal search attributes and memo); undefined when the resource is gone. */
   labels(db: Database, resourceId: string): Promise<JobLabels | undefined>;
 }

@@ -71,6 +71,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   }
 
   async function sweep() {
+    await endFinishedJobs();
     const stale = await db
       .selectFrom('jobs')
       .select(['id', 'kind'])
@@ -79,6 +80,21 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
       .limit(100)
       .execute();
     for (const job of stale) await launch(job).catch((error) => logger.warn({ err: error, jobId: job.id }, 'sweeper launch failed'));
+  }
+
+  /**
+   * Under Temporal a `jobs` row is the launch outbox; the workflow's own record is Temporal's. A row whose resource
+   * has ended is ended too (within a sweep interval), so `switchyard_engine_jobs` counts what runs and the open-jobs
+   * index holds only that.
+   */
+  async function endFinishedJobs() {
+    for (const [kind, definition] of Object.entries(jobKinds)) {
+      const { table, finalStatuses } = definition.resource;
+      await sql`
+        update jobs set status = 'completed', finished_at = now(), updated_at = now()
+        where jobs.kind = ${kind} and jobs.status = 'running' and jobs.launched_at is not null
+          and exists (select 1 from ${sql.table(table)} as resource where resource.id = jobs.id and resource.status = any(${[...finalStatuses]}::text[]))`.execute(db);
+    }
   }
 
   return {

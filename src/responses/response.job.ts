@@ -1,4 +1,5 @@
 import type { Db } from '../db/database';
+import { FINAL_STATUSES } from './response-types';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { endResponseFailed, responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
 
@@ -22,6 +23,7 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
     sendWebhook: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  resource: { table: 'responses', finalStatuses: FINAL_STATUSES },
   labels: (db, responseId) =>
     db
       .selectFrom('responses')

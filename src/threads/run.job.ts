@@ -1,4 +1,5 @@
 import type { Db } from '../db/database';
+import { FINAL_RUN_STATUSES } from './runs.table';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { endRunFailed, runFlow, type RunActivities, type RunJobInput } from '../../workflows/run.flow';
@@ -20,6 +21,7 @@ export const runJob: JobKindDefinition<RunJobInput, RunActivities, Db> = {
     finalizeRun: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,
+  resource: { table: 'runs', finalStatuses: FINAL_RUN_STATUSES },
   labels: (db, runId) =>
     db
       .selectFrom('runs')

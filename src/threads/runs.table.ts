@@ -81,6 +81,7 @@ export type RunRow = Selectable<RunsTable>;
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'in_progress', 'requires_action', 'cancelling'];
 export const isActiveRunStatus = (status: RunStatus) => ACTIVE_RUN_STATUSES.includes(status);
+export const FINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
 /** The operation key of a Run's round: its hold and its debit (each model call of a Run is billed as it ends). */
 export const runRoundOperationKey = (runId: string, round: number) => `run:${runId}:${round}`;
