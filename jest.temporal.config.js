@@ -9,6 +9,8 @@ const base = require('./jest.config');
 const embeddedEngineMachinery = [
   // The embedded engine itself: its claim loop, retries, deferred step records, group commit, cancel race.
   '<rootDir>/test/engine/',
+  // Its re-run of a job after a crash, from recorded steps (Temporal replays its history instead: test/temporal/).
+  '<rootDir>/test/responses/engine-replay.test.ts',
   // Offline Temporal checks (bundle, replay, mock activity environment): engine-independent, already in `npm test`.
   '<rootDir>/test/temporal/',
 ];

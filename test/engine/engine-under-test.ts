@@ -11,7 +11,8 @@ export function useEngineUnderTest() {
   const state: { app?: TestApp; key?: string; engine?: Engine } = {};
 
   beforeAll(async () => {
-    state.app = await TestApp.start();
+    // The engine a test starts is embedded, whatever the suite runs on (it stops the app's own).
+    state.app = await TestApp.start({ engine: 'embedded' });
     ({ key: state.key } = await state.app.createAccount());
     await state.app.runtime.deps.engine.stop();
   });

@@ -43,6 +43,8 @@ export interface TestAppOptions {
   logger?: Logger;
   /** `embedded`: this app runs the embedded engine even under `npm run test:temporal` (engine machinery tests). */
   engine?: 'embedded';
+  /** Under Temporal: `false` starts no worker in this app (an API-only replica; another app's worker runs its jobs). */
+  worker?: false;
 }
 
 type TemporalWorker = Awaited<ReturnType<typeof runTemporalWorker>>;
@@ -95,7 +97,7 @@ export class TestApp {
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema }, logger: options.logger });
     let temporalWorker: { worker: TemporalWorker; running: Promise<void> } | undefined;
     try {
-      if (config.engine.temporal) {
+      if (config.engine.temporal && options.worker !== false) {
         const { db, logger, metrics, events, webhooks, catalog, providers, ledger, mcpSessions } = runtime.deps;
         const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
         const worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities, workflowBundlePath, shutdownGraceMs: 0 });
