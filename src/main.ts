@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/server';
-import { createActivities } from '../activities';
-import { runTemporalWorker, TemporalUnreachable } from './engine/temporal-engine';
+import { TemporalUnreachable } from './engine/temporal-engine';
+import { startTemporalWorker, type RunningWorker } from './worker';
 import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';
@@ -23,18 +23,15 @@ async function main(mode: Mode): Promise<void> {
   }
 
   let server: Server | undefined;
-  let worker: Awaited<ReturnType<typeof runTemporalWorker>> | undefined;
-  let workerRunning: Promise<void> | undefined;
+  let worker: RunningWorker | undefined;
   // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
   if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
     if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
     if (mode === 'worker' && !config.database.url) {
       throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
     }
-    const { db, events, webhooks, catalog, providers, ledger, mcpSessions, metrics } = runtime.deps;
-    const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
-    worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities });
-    workerRunning = worker.run().catch((error) => {
+    worker = await startTemporalWorker(runtime);
+    worker.running.catch((error) => {
       logger.fatal({ err: error }, 'temporal worker stopped');
       process.exit(1);
     });
@@ -70,12 +67,8 @@ async function main(mode: Mode): Promise<void> {
       setTimeout(() => server!.closeAllConnections(), 5000).unref();
       await closed;
     }
-    if (worker) {
-      // Stops polling at once; resolves when running activities finished or their grace ran out.
-      worker.shutdown();
-      await workerRunning;
-      await worker.connection.close();
-    }
+    // Stops polling at once; resolves when running activities finished or their grace ran out.
+    if (worker) await worker.stop();
     await runtime.close();
     clearTimeout(force);
     process.exit(0);

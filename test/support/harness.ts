@@ -9,8 +9,7 @@ import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import type { Logger } from '../../src/logger';
-import { createActivities } from '../../activities';
-import { runTemporalWorker } from '../../src/engine/temporal-engine';
+import { startTemporalWorker, type RunningWorker } from '../../src/worker';
 import { workflowIdOf, type JobRef } from '../../src/engine/job-kind';
 import { Client, Connection } from '@temporalio/client';
 
@@ -47,7 +46,6 @@ export interface TestAppOptions {
   worker?: false;
 }
 
-type TemporalWorker = Awaited<ReturnType<typeof runTemporalWorker>>;
 
 export interface ApiReply<T = any> {
   status: number;
@@ -63,7 +61,7 @@ export class TestApp {
     readonly schema: string | undefined,
     private readonly ownsSchema: boolean,
     /** The in-process Temporal worker, when the app runs on Temporal. */
-    private readonly temporalWorker?: { worker: TemporalWorker; running: Promise<void> },
+    private readonly temporalWorker?: RunningWorker,
   ) {}
 
   static async start(options: TestAppOptions = {}): Promise<TestApp> {
@@ -95,13 +93,10 @@ export class TestApp {
       ...options.env,
     });
     const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema }, logger: options.logger });
-    let temporalWorker: { worker: TemporalWorker; running: Promise<void> } | undefined;
+    let temporalWorker: RunningWorker | undefined;
     try {
       if (config.engine.temporal && options.worker !== false) {
-        const { db, logger, metrics, events, webhooks, catalog, providers, ledger, mcpSessions } = runtime.deps;
-        const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
-        const worker = await runTemporalWorker({ ...config.engine.temporal, logger, activities, workflowBundlePath, shutdownGraceMs: 0 });
-        temporalWorker = { worker, running: worker.run() };
+        temporalWorker = await startTemporalWorker(runtime, { workflowBundlePath, shutdownGraceMs: 0 });
       }
       await runtime.startEngine();
     } catch (error) {
@@ -199,11 +194,7 @@ export class TestApp {
   async stop(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    if (this.temporalWorker) {
-      this.temporalWorker.worker.shutdown();
-      await this.temporalWorker.running;
-      await this.temporalWorker.worker.connection.close();
-    }
+    if (this.temporalWorker) await this.temporalWorker.stop();
     if (this.temporalClient) await (await this.temporalClient).connection.close();
     await this.runtime.close();
   }
