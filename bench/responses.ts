@@ -370,7 +370,7 @@ function perResponseDelta(before: Record<string, number>, after: Record<string, 
 }
 
 /** Milliseconds from sending the request to the first text delta on the SSE stream. */
-function firstDelta(url: string, headers: Record<string, string>, body: string): Promise<number> {
+export function firstDelta(url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
@@ -411,7 +411,7 @@ function openStream(url: string, headers: Record<string, string>, body: string, 
   return Promise.resolve({ sawDelta: () => delta, ended: () => ended, failure: () => failure, id: () => id, close: () => request.destroy() });
 }
 
-function distribution(values: number[]) {
+export function distribution(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b);
   return { p50: round(percentile(sorted, 0.5)), p90: round(percentile(sorted, 0.9)), p99: round(percentile(sorted, 0.99)), max: round(sorted.at(-1) ?? NaN) };
 }

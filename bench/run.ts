@@ -4,6 +4,7 @@ import { runChatBench } from './chat';
 import { runMcpBench } from './mcp';
 import { runObservabilityBench } from './observability';
 import { runSoakBench } from './soak';
+import { runTemporalBench } from './temporal';
 import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './responses';
 
 /**
@@ -12,7 +13,7 @@ import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './resp
  * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage = 'usage: node dist/bench/run.js temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -30,6 +31,15 @@ async function main(argv: string[]) {
   // dist/bench/run.js → the project root is two levels up.
   const root = path.resolve(__dirname, '..', '..');
   switch (name) {
+    case 'temporal':
+      await runTemporalBench({
+        postgresUrl,
+        backgroundCount: number('--background', 2000),
+        ttftSamples: number('--samples', 200),
+        rounds: number('--rounds', 3),
+        output: path.resolve(root, value('--out', path.join('bench', 'results', 'temporal.json'))),
+      });
+      return;
     case 'chat':
       await runChatBench({
         pglite: flag('--pglite'),

@@ -381,6 +381,8 @@ export interface BenchStack {
   base: string;
   key: string;
   service: ChildHandle<{ port: number; key: string }>;
+  /** Temporal worker processes (`temporal`): they run the service's workflows. */
+  workers: ChildHandle<{ pid: number }>[];
   backend: 'postgres' | 'pglite';
   /** How the processes were placed on cores, for the report. */
   cpuLayout: string;
@@ -399,6 +401,8 @@ export async function startBenchStack(options: {
   postgresUrl: string;
   extraEnv?: NodeJS.ProcessEnv;
   nodeFlags?: string[];
+  /** On this Temporal server with this many worker processes (bench/worker-process.ts); the service is the API only. */
+  temporal?: { address: string; workers: number };
 }): Promise<BenchStack> {
   const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
   if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
@@ -412,6 +416,8 @@ export async function startBenchStack(options: {
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   let service: ChildHandle<{ port: number; key: string }>;
+  const workers: ChildHandle<{ pid: number }>[] = [];
+  const temporalEnv = options.temporal ? { TEMPORAL_ADDRESS: options.temporal.address, TEMPORAL_TASK_QUEUE: `bench-${schema}` } : {};
   try {
     if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
     // BENCH_SERVICE_DIST runs another build's service (its dist/bench) under this load generator, for
@@ -419,11 +425,23 @@ export async function startBenchStack(options: {
     const serviceDir = process.env.BENCH_SERVICE_DIST ? path.resolve(process.env.BENCH_SERVICE_DIST, 'bench') : __dirname;
     service = await startChild<{ port: number; key: string }>(path.join(serviceDir, 'service-process.js'), {
       args: schema ? ['--schema', schema] : [],
-      env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: options.extraEnv }),
+      env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: { ...options.extraEnv, ...temporalEnv } }),
       cpus: pin ? '1' : undefined,
       nodeFlags: [...SERVICE_NODE_FLAGS, ...(options.nodeFlags ?? [])],
     });
+    for (let index = 0; index < (options.temporal?.workers ?? 0); index++) {
+      if (!schema) throw new Error('Temporal workers need Postgres (processes cannot share PGlite)');
+      workers.push(
+        await startChild<{ pid: number }>(path.join(serviceDir, 'worker-process.js'), {
+          args: ['--schema', schema],
+          env: serviceEnvironment({ dataDir, upstream, postgresUrl: options.postgresUrl, extra: { ...options.extraEnv, ...temporalEnv } }),
+          cpus: pin ? '1' : undefined,
+          nodeFlags: SERVICE_NODE_FLAGS,
+        }),
+      );
+    }
   } catch (error) {
+    for (const worker of workers) await worker.stop();
     await cleanUp();
     throw error;
   }
@@ -432,10 +450,12 @@ export async function startBenchStack(options: {
     base: `http://127.0.0.1:${service.ready.port}`,
     key: service.ready.key,
     service,
+    workers,
     backend: schema ? 'postgres' : 'pglite',
     cpuLayout: pin ? 'service on cpu 1; load generator and fake upstream on cpu 0; database unpinned' : 'unpinned',
     stop: async () => {
       await service.stop();
+      for (const worker of workers) await worker.stop();
       await cleanUp();
     },
   };
@@ -456,7 +476,7 @@ const CLOCK_TICKS_PER_SECOND = (() => {
 })();
 
 /** CPU time (user + system, ms) a process has used so far, from /proc; undefined where there is no /proc. */
-function processCpuMs(pid: number): number | undefined {
+export function processCpuMs(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
@@ -468,7 +488,7 @@ function processCpuMs(pid: number): number | undefined {
 }
 
 /** CPU time so far of every running Postgres process (server and backends) on this machine, by pid. */
-function postgresCpuMs(): Map<number, number> {
+export function postgresCpuMs(): Map<number, number> {
   const times = new Map<number, number>();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -484,7 +504,7 @@ function postgresCpuMs(): Map<number, number> {
 }
 
 /** Postgres CPU spent between two snapshots: processes that exited in between are not counted. */
-function postgresCpuSince(before: Map<number, number>): number {
+export function postgresCpuSince(before: Map<number, number>): number {
   let total = 0;
   for (const [pid, cpu] of postgresCpuMs()) total += cpu - (before.get(pid) ?? 0);
   return total;

@@ -184,8 +184,8 @@ export class TemporalUnreachable extends Error {
 let sdkLogsRouted = false;
 
 /**
- * The SDK's own log (worker state changes, failed tasks) goes to our logger as JSON, warnings and errors only: its
- * default prints every state change to the console. Once per process, before the first worker (the SDK's rule).
+ * The SDK's own log (worker state changes, failed tasks, its core's gRPC retries) goes to our logger as JSON,
+ * warnings and errors only: its default prints every state change, and its core colored text, to the console. Once per process, before the first worker (the SDK's rule).
  */
 async function routeSdkLogs(logger: Logger): Promise<void> {
   if (sdkLogsRouted) return;
@@ -193,6 +193,8 @@ async function routeSdkLogs(logger: Logger): Promise<void> {
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   try {
     Runtime.install({
+      // The SDK core's own log (gRPC retries while the server is away, …) is forwarded too, not printed as text.
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
       logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
         if (level === 'ERROR') logger.error({ temporal: meta }, message);
         else logger.warn({ temporal: meta }, message);
