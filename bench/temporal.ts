@@ -1,7 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
 import { distribution, firstDelta } from './responses';
+import { startTemporalDevServer } from './temporal-dev-server';
 import { balance, environmentFacts, percentile, postgresCpuMs, postgresCpuSince, processCpuMs, round, runLoad, startBenchStack, stealMeter, writeReport, type BenchStack } from './support';
 
 /**
@@ -42,7 +40,7 @@ interface RoundResult {
 
 export async function runTemporalBench(options: TemporalBenchOptions) {
   const steal = stealMeter();
-  const server = process.env.BENCH_TEMPORAL_ADDRESS ? undefined : await startTemporalServer();
+  const server = process.env.BENCH_TEMPORAL_ADDRESS ? undefined : await startTemporalDevServer();
   const address = process.env.BENCH_TEMPORAL_ADDRESS ?? server!.address;
   const results: Record<SetupName, RoundResult[]> = { embedded: [], temporal_1_worker: [], temporal_2_workers: [] };
   try {
@@ -160,62 +158,6 @@ function medianOf(rounds: RoundResult[]): RoundResult {
       total: median((r) => r.cpu_ms_per_response.total),
     },
   };
-}
-
-/** The Temporal CLI's dev server on free ports, in memory, its version check off; built first when missing. */
-async function startTemporalServer(): Promise<{ address: string; child: ChildProcess; stop(): Promise<void> }> {
-  // scripts/temporal.js is plain JavaScript beside the sources: from dist/bench it is two folders up, then scripts/.
-  const { ensureCli, startDevArgs } = require(path.resolve(__dirname, '..', '..', 'scripts', 'temporal.js'));
-  const binary: string = ensureCli();
-  const port = await freePort();
-  const uiPort = await freePort();
-  const child = spawn(binary, startDevArgs({ port, uiPort }), { env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const address = `127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  while (!(await answers(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the Temporal dev server did not start on ${address}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  // The port answers a little before the frontend serves: give the namespace its moment through a real call.
-  const { Connection } = await import('@temporalio/client');
-  for (;;) {
-    const connection = await Connection.connect({ address }).catch(() => undefined);
-    const ok = await connection?.workflowService.describeNamespace({ namespace: 'default' }).then(() => true, () => false);
-    await connection?.close();
-    if (ok) break;
-    if (Date.now() > deadline) throw new Error('the Temporal dev server has no default namespace');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    address,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
-}
-
-function answers(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 const log = (message: string) => process.stdout.write(`[bench temporal] ${message}\n`);

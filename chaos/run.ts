@@ -7,6 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startFakeOpenAI, type FakeVendorServer } from '../test/fakes';
 import type { FakeScript } from '../test/fakes/fake-script';
+import { startTemporalDevServer } from '../bench/temporal-dev-server';
 
 /**
  * `npm run chaos` (not part of `npm test`): the service in processes of its own, on Postgres and on PGlite, under
@@ -14,12 +15,17 @@ import type { FakeScript } from '../test/fakes/fake-script';
  * (429, 5xx, a hang, malformed SSE, a stream dropped midway), an overdraft burst and an idle-socket flood. Every
  * check goes through the API (statuses, balance, available, transactions), so it reads the same on both databases.
  * Prints a table and writes chaos/results/chaos.json. Postgres from CHAOS_DATABASE_URL (default
- * postgres://postgres@127.0.0.1:5432/test).
+ * postgres://postgres@127.0.0.1:5432/test). `--temporal`: the same scenarios, and the kill -9 of a worker, with
+ * the API and two workers in processes of their own on Postgres and a Temporal dev server of the run's own
+ * (chaos/results/chaos-temporal.json).
  */
 
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
 const ROOT = path.resolve(__dirname, '..', '..');
 const SERVICE = path.join(ROOT, 'dist', 'bench', 'service-process.js');
+const WORKER = path.join(ROOT, 'dist', 'bench', 'worker-process.js');
+/** Worker processes beside the API under `--temporal`. */
+const TEMPORAL_WORKERS = 2;
 const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
 /** A Response still not final this long after its service came back counts as stuck. */
 const STUCK_AFTER_MS = 60_000;
@@ -29,10 +35,14 @@ interface Service {
   baseUrl: string;
   key: string;
   accountId: string;
+  /** Under `--temporal`: the worker processes that run the workflows the API starts. */
+  workers: ChildProcess[];
 }
 
 interface Storage {
-  name: 'postgres' | 'pglite';
+  name: 'postgres' | 'pglite' | 'postgres+temporal';
+  /** Under `--temporal`: the server, and the task queue of this storage's service. */
+  temporal?: { address: string; taskQueue: string };
   dataDir: string;
   schema?: string;
   postgresUrl?: string;
@@ -49,23 +59,46 @@ interface Row {
   heldAfter: number;
   ledgerMismatch: number;
   maxRecoveryMs: number | null;
+  /** The longest recovery this scenario may take (kill scenarios). */
+  recoveryBudgetMs?: number;
   notes: string;
 }
 
-async function startService(storage: Storage, env: Record<string, string>): Promise<Service> {
-  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], {
-    env: {
-      ...process.env,
-      NODE_OPTIONS: '',
-      LOG_LEVEL: 'silent',
-      ADMIN_TOKEN,
-      DATA_DIR: storage.dataDir,
-      OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-      ...(storage.postgresUrl ? { DATABASE_URL: storage.postgresUrl } : { DATABASE_URL: '' }),
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+/** The environment of the service's processes on `storage`. */
+function serviceEnv(storage: Storage, env: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_OPTIONS: '',
+    LOG_LEVEL: 'silent',
+    ADMIN_TOKEN,
+    DATA_DIR: storage.dataDir,
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+    ...(storage.postgresUrl ? { DATABASE_URL: storage.postgresUrl } : { DATABASE_URL: '' }),
+    ...(storage.temporal ? { TEMPORAL_ADDRESS: storage.temporal.address, TEMPORAL_TASK_QUEUE: storage.temporal.taskQueue } : {}),
+    ...env,
+  };
+}
+
+/** One Temporal worker process (bench/worker-process.ts) for `storage`; resolves once it polls. */
+function startWorker(storage: Storage, env: Record<string, string>): Promise<ChildProcess> {
+  const child = fork(WORKER, ['--schema', storage.schema!], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve(child));
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${stderr.slice(-2000)}`)));
   });
+}
+
+/** The API (and, under `--temporal`, its workers unless `workers` hands over running ones). */
+async function startService(storage: Storage, env: Record<string, string>, workers?: ChildProcess[]): Promise<Service> {
+  const api = await startApi(storage, env);
+  if (!storage.temporal) return { ...api, workers: [] };
+  return { ...api, workers: workers ?? (await Promise.all(Array.from({ length: TEMPORAL_WORKERS }, () => startWorker(storage, env)))) };
+}
+
+async function startApi(storage: Storage, env: Record<string, string>): Promise<Omit<Service, 'workers'>> {
+  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
@@ -76,19 +109,24 @@ async function startService(storage: Storage, env: Record<string, string>): Prom
   });
 }
 
-function kill(service: Service): Promise<void> {
-  return new Promise((resolve) => {
-    if (service.child.exitCode !== null || service.child.signalCode !== null) return resolve();
-    service.child.once('exit', () => resolve());
-    service.child.kill('SIGKILL');
-  });
-}
+/** kill -9 of the API process (under Temporal its workers go on). */
+const kill = (service: Service) => killProcess(service.child);
 
 async function stop(service: Service): Promise<void> {
-  await new Promise<void>((resolve) => {
-    if (service.child.exitCode !== null || service.child.signalCode !== null) return resolve();
-    service.child.once('exit', () => resolve());
-    service.child.kill('SIGTERM');
+  for (const child of [service.child, ...service.workers]) {
+    await new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGTERM');
+    });
+  }
+}
+
+function killProcess(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
   });
 }
 
@@ -209,7 +247,8 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
     const created = await creating;
     ids.push(...created.ids);
     attempted += created.attempted;
-    service = { ...(await startService(storage, {})), key };
+    // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
+    service = { ...(await startService(storage, {}, service.workers)), key };
     const outcome = await waitFinal(service, ids, key);
     maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
     outcome.stuck.forEach((id) => stuck.add(id));
@@ -232,6 +271,58 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
     notes: `${ids.length} creations answered before the kill`,
   };
 }
+
+/**
+ * Under `--temporal`: kill -9 of a worker process in the middle of bursts, then a new one in its place. Temporal
+ * notices the dead worker's activities when their heartbeats stop (GENERATION_ACTIVITY's heartbeat timeout) and
+ * runs them again on a live worker; a Response that had streamed output when its worker died ends failed
+ * (`response.interrupted`) rather than contradict what its readers saw.
+ */
+async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
+  const service = await startService(storage, {});
+  const ids: string[] = [];
+  let attempted = 0;
+  let maxRecoveryMs = 0;
+  const stuck = new Set<string>();
+  const lost = new Set<string>();
+  for (let round = 0; round < rounds; round++) {
+    const creating = burst(service, 80, '/delay 25 /words 40');
+    await new Promise((resolve) => setTimeout(resolve, 300 + Math.floor(Math.random() * 400)));
+    const victim = round % service.workers.length;
+    await killProcess(service.workers[victim]!);
+    service.workers[victim] = await startWorker(storage, {});
+    const created = await creating;
+    ids.push(...created.ids);
+    attempted += created.attempted;
+    const outcome = await waitFinal(service, ids);
+    maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
+    outcome.stuck.forEach((id) => stuck.add(id));
+    outcome.lost.forEach((id) => lost.add(id));
+  }
+  maxRecoveryMs = Math.max(maxRecoveryMs, await heldDrained(service, service.key));
+  const ledger = await ledgerOf(service, service.key);
+  const statuses = new Map<string, number>();
+  for (const id of ids) {
+    const { body } = await api(service, 'GET', `/v2/responses/${id}`);
+    const label = body.error?.code ? `${body.status} (${body.error.code})` : body.status;
+    statuses.set(label, (statuses.get(label) ?? 0) + 1);
+  }
+  await stop(service);
+  return {
+    database: storage.name,
+    scenario: `kill -9 of a worker during bursts (${rounds} rounds)`,
+    operations: attempted,
+    stuck: stuck.size,
+    lost: lost.size,
+    ...ledgerColumns(ledger),
+    maxRecoveryMs,
+    recoveryBudgetMs: WORKER_RECOVERY_BUDGET_MS,
+    notes: [...statuses].map(([status, count]) => `${count} ${status}`).join(', '),
+  };
+}
+
+/** A dead worker's activities run again after their heartbeat timeout (10 s), then take their own time. */
+const WORKER_RECOVERY_BUDGET_MS = 30_000;
 
 async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<Row> {
   const service = await startService(storage, { OPENAI_API_KEY: 'chaos-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_TIMEOUT_MS: '2000', PROVIDER_MAX_RETRIES: '1' });
@@ -342,15 +433,15 @@ async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
   };
 }
 
-async function newStorage(name: 'postgres' | 'pglite', postgresUrl: string): Promise<Storage> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `chaos-${name}-`));
+async function newStorage(name: Storage['name'], postgresUrl: string, temporalAddress?: string): Promise<Storage> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `chaos-${name.replace('+', '-')}-`));
   if (name === 'pglite') return { name, dataDir };
   const schema = `chaos_${randomBytes(5).toString('hex')}`;
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   await client.query(`create schema ${schema}`);
   await client.end();
-  return { name, dataDir, schema, postgresUrl };
+  return { name, dataDir, schema, postgresUrl, ...(temporalAddress ? { temporal: { address: temporalAddress, taskQueue: `chaos-${schema}` } } : {}) };
 }
 
 async function dropStorage(storage: Storage): Promise<void> {
@@ -372,23 +463,33 @@ function table(rows: Row[]): string {
 
 async function main(argv: string[]) {
   const postgresUrl = process.env.CHAOS_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const databases = argv.includes('--pglite-only') ? ['pglite' as const] : argv.includes('--postgres-only') ? ['postgres' as const] : ['postgres' as const, 'pglite' as const];
+  const onTemporal = argv.includes('--temporal');
+  const databases: Array<Storage['name']> = onTemporal
+    ? ['postgres+temporal']
+    : argv.includes('--pglite-only')
+      ? ['pglite']
+      : argv.includes('--postgres-only')
+        ? ['postgres']
+        : ['postgres', 'pglite'];
   const roundsIndex = argv.indexOf('--rounds');
   const rounds = roundsIndex >= 0 ? Number(argv[roundsIndex + 1]) : 5;
   const socketsIndex = argv.indexOf('--sockets');
   const sockets = socketsIndex >= 0 ? Number(argv[socketsIndex + 1]) : 19_000;
   if (!fs.existsSync(SERVICE)) throw new Error(`${SERVICE} is missing: run npm run build first (npm run chaos does)`);
   const fake = await startFakeOpenAI();
+  // `--temporal`: API and workers in processes of their own on a Temporal server of this run's own.
+  const temporal = onTemporal ? await startTemporalDevServer() : undefined;
   const rows: Row[] = [];
   try {
     for (const name of databases) {
       for (const scenario of [
         (storage: Storage) => killLoop(storage, rounds),
+        ...(onTemporal ? [(storage: Storage) => workerKillLoop(storage, rounds)] : []),
         (storage: Storage) => vendorFaults(storage, fake),
         overdraft,
         (storage: Storage) => idleFlood(storage, sockets),
       ]) {
-        const storage = await newStorage(name, postgresUrl);
+        const storage = await newStorage(name, postgresUrl, temporal?.address);
         try {
           const row = await scenario(storage);
           rows.push(row);
@@ -400,10 +501,15 @@ async function main(argv: string[]) {
     }
   } finally {
     await fake.close();
+    await temporal?.stop();
   }
   process.stdout.write(`\n${table(rows)}\n`);
-  const failures = rows.filter((row) => row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) > 0 || (row.scenario.startsWith('kill') && (row.maxRecoveryMs ?? 0) > 5000));
-  const output = path.join(ROOT, 'chaos', 'results', 'chaos.json');
+  const failures = rows.filter(
+    (row) =>
+      row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) > 0 ||
+      (row.scenario.startsWith('kill') && (row.maxRecoveryMs ?? 0) > (row.recoveryBudgetMs ?? 5000)),
+  );
+  const output = path.join(ROOT, 'chaos', 'results', onTemporal ? 'chaos-temporal.json' : 'chaos.json');
   fs.mkdirSync(path.dirname(output), { recursive: true });
   fs.writeFileSync(output, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, rows, failures: failures.length }, null, 2) + '\n');
   process.stdout.write(`\n${failures.length === 0 ? 'all invariants held' : `${failures.length} scenario(s) broke an invariant`}; written to ${path.relative(ROOT, output)}\n`);

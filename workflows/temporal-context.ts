@@ -10,7 +10,9 @@ import type { FlowContext } from './flow-context';
  */
 export const GENERATION_ACTIVITY: ActivityOptions = {
   startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '20 seconds',
+  // The activities heartbeat every 2 s: a worker that died is noticed after five missed beats, and its call runs
+  // again on another worker.
+  heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
 };

@@ -240,7 +240,7 @@ export async function runTemporalWorker(options: TemporalWorkerOptions) {
       workflowBundle: { codePath },
       activities: options.activities,
       // Cancellation reaches an activity only with a heartbeat response; the default throttle (80 % of the
-      // 20 s heartbeat timeout) would delay a cancel by up to 16 s.
+      // 10 s heartbeat timeout) would delay a cancel by up to 8 s.
       maxHeartbeatThrottleInterval: '2 seconds',
       // SIGTERM: stop polling, let running activities finish for this long, then cancel them (their heartbeats
       // stop; Temporal retries them on another worker after the heartbeat timeout).

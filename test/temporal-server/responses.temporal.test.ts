@@ -151,7 +151,7 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     expect(types.indexOf('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED')).toBeGreaterThan(0);
     expect(acknowledged).toBeGreaterThan(types.indexOf('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED'));
     expect(types.lastIndexOf('EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')).toBeGreaterThan(acknowledged);
-    // Cancellation reaches an activity only through a heartbeat response (throttled to 80 % of the 20 s timeout).
+    // Cancellation reaches an activity only through a heartbeat response (throttled to 2 s by the worker's maxHeartbeatThrottleInterval).
     process.stdout.write(`cancel reply after ${cancelMs} ms\n`);
     expect(cancelMs).toBeLessThan(60_000);
   });

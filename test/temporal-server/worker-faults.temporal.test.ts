@@ -158,7 +158,7 @@ onPostgres('workers in processes of their own', () => {
     await startWorker();
     await killWorker(doomed);
 
-    // The survivor takes over once the dead worker's heartbeats stop (heartbeat timeout 20 s).
+    // The survivor takes over once the dead worker's heartbeats stop (heartbeat timeout 10 s).
     for (const [kind, id] of all) expect([kind, id, await handle(kind, id).result()]).toEqual([kind, id, 'completed']);
     for (const [kind, id] of all) {
       const attempts = await attemptsOf(kind, id);

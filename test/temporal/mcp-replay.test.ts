@@ -87,7 +87,7 @@ describe('responseWorkflow replay: the MCP loop', () => {
     history.activity('finalizeResponse', { status: 'completed', webhook: false }).workflowTask().completed('completed');
     const probe = await replay(history.build());
     for (const activity of probe.activities.filter((entry) => ['listMcpTools', 'callMcpTool'].includes(entry.type))) {
-      expect(activity.options).toMatchObject({ cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, heartbeatTimeout: '20 seconds' });
+      expect(activity.options).toMatchObject({ cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, heartbeatTimeout: '10 seconds' });
     }
   });
 

@@ -76,7 +76,7 @@ describe('responseWorkflow replay: hand-built histories', () => {
     const probe = await replay(completedHistory(messageOutput, { status: 'completed', webhook: true }));
     const byType = Object.fromEntries(probe.activities.map((activity) => [activity.type, activity.options]));
     // Set explicitly: the SDK's effective default is TRY_CANCEL.
-    expect(byType.callProvider).toMatchObject({ cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, heartbeatTimeout: '20 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] } });
+    expect(byType.callProvider).toMatchObject({ cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, heartbeatTimeout: '10 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] } });
     for (const bookkeeping of ['startResponse', 'finalizeResponse', 'sendWebhook']) {
       expect(byType[bookkeeping]).toMatchObject({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 20 } });
       expect(byType[bookkeeping].heartbeatTimeout).toBeUndefined();

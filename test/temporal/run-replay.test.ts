@@ -93,7 +93,7 @@ describe('runWorkflow replay: hand-built histories', () => {
       // Set explicitly: the SDK's effective default is TRY_CANCEL.
       expect(each).toEqual({
         startToCloseTimeout: '30 minutes',
-        heartbeatTimeout: '20 seconds',
+        heartbeatTimeout: '10 seconds',
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
         retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
       });
