@@ -10,6 +10,7 @@ import { createGroupCommit } from '../src/db/group-commit';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import type { EventLog } from '../src/events/event-log';
 import { EventWriter } from '../src/events/event-writer';
+import { readInterruptedTurn, type InterruptedTurn } from '../src/responses/interrupted-turn';
 import type { StreamEvent } from '../src/events/stream-event';
 import type { Logger } from '../src/logger';
 import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
@@ -129,10 +130,15 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     if (isFinalStatus(row.status)) return { kind: 'cancelled' };
     // A turn's own events start after the ones it stores first (the listings, the last turn's call results).
     const turnStart = (round?.nextSequence ?? FIRST_OUTPUT_SEQUENCE) + (round?.pendingEvents.length ?? 0);
+    // A previous attempt died after streaming (part of) this turn: its readers saw that output, so this attempt
+    // goes on from it (interrupted-turn.ts) rather than contradict it with another answer.
+    let interrupted: InterruptedTurn | undefined;
     if (firstSequence > turnStart) {
-      // A previous attempt died after streaming output; clients already saw part of it, so a silent
-      // regeneration would contradict their buffers. End cleanly instead.
-      return failed('response.interrupted', 'The generation was interrupted after output had started; create the Response again.');
+      const stored = (await events.read(responseId, turnStart - 1)).filter((event) => event.sequence_number < firstSequence);
+      interrupted = readInterruptedTurn((round?.output ?? []) as OutputItem[], stored);
+      if (interrupted.unresumable) {
+        return failed('response.interrupted', `The generation was interrupted after output had started and cannot be resumed (${interrupted.unresumable}); create the Response again.`);
+      }
     }
     // A previous attempt that stored (some of) the pending events and died before the model answered: the rest.
     const pendingEvents = round?.pendingEvents.slice(Math.max(0, firstSequence - round.nextSequence)) ?? [];
@@ -147,7 +153,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const writer = new EventWriter(events, responseStream(responseId), firstSequence, { flushFirstDelta: live });
     const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 2000);
     const functions = round && !round.mcpToolsOff ? mcpFunctions(round.mcpServers, clientFunctionNames(request)) : [];
-    const assembler = new OutputAssembler(writer, (round?.output ?? []) as OutputItem[], functions);
+    const assembler = new OutputAssembler(writer, interrupted?.output ?? ((round?.output ?? []) as OutputItem[]), functions);
     try {
       for (const event of pendingEvents) writer.emit(event);
       const prompt = await buildPrompt(db, row, model.contextWindow);
@@ -155,6 +161,17 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       if (!prompt.fits) return failed('response.context_length_exceeded', promptTooLongMessage(prompt, model));
       const languageModel = deps.providers.languageModel(model.vendor);
       const call = toGenerateTextRequest(request, model, withRound(prompt, round), context.signal, round && { functions, firstTurn: round.index === 0 });
+      if (interrupted?.open) {
+        // The vendor continues the message where the dead attempt stopped (its prefix is sent as the reply so far),
+        // or the message is closed `incomplete` and answered anew. The lost attempt's tokens are the operator's.
+        const continued = languageModel.continuesReplies === true;
+        assembler.resume(interrupted.open, continued);
+        if (continued) call.continueFrom = interrupted.open.content[0].text;
+        deps.metrics?.generationsResumed.inc({ vendor: model.vendor, how: continued ? 'continued' : 'regenerated' });
+        deps.metrics?.lostAttemptTokens.inc({ vendor: model.vendor }, estimatedTokens(interrupted.open.content[0].text));
+      } else if (interrupted) {
+        deps.metrics?.generationsResumed.inc({ vendor: model.vendor, how: 'rerun' });
+      }
       const cap = await turnOutputCap(row, model, call, round);
       if (cap === 'unpaid') return failed('organization.payment_required', 'The available balance does not pay for another model turn of this Response; top up the balance and create it again.');
       if (cap !== undefined) call.maxOutputTokens = cap;
@@ -306,6 +323,9 @@ function withRound(prompt: Prompt, round: GenerationRound | undefined): Prompt {
 }
 
 /** A failed generation with no usage to bill. */
+/** Tokens of a text the vendor produced but never reported (a lost attempt): about four characters each. */
+const estimatedTokens = (text: string) => Math.ceil(text.length / 4);
+
 function failed(code: string, message: string): Extract<GenerationOutcome, { kind: 'failed' }> {
   return { kind: 'failed', code, message, inputTokens: 0, outputTokens: 0 };
 }

@@ -110,7 +110,8 @@ async function measure(stack: BenchStack, options: TemporalBenchOptions, tempora
   const sample = await fetch(`${stack.base}/v2/responses`, { method: 'POST', headers, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) });
   const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
   if (sampleBody.status !== 'completed') throw new Error(`sample Response: ${JSON.stringify(sampleBody)}`);
-  const price = sampleBody.usage.cost;
+  // Each debit is the cost rounded up to a whole kopeck.
+  const price = Math.ceil(sampleBody.usage.cost);
   const before = await balance(stack.base, stack.key);
   const pids = { api: stack.service.child.pid!, workers: stack.workers.map((worker) => worker.child.pid!) };
   const cpuBefore = { api: processCpuMs(pids.api)!, workers: pids.workers.map((pid) => processCpuMs(pid)!), temporal: temporalPid ? processCpuMs(temporalPid) : undefined, postgres: postgresCpuMs() };

@@ -47,6 +47,18 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    generationsResumed: new Counter({
+      name: 'switchyard_generations_resumed_total',
+      help: 'Model turns run again after their process died: continued (the vendor went on from the streamed text), regenerated (the streamed message closed incomplete, answered anew), rerun (nothing streamed yet)',
+      labelNames: ['vendor', 'how'] as const,
+      registers,
+    }),
+    lostAttemptTokens: new Counter({
+      name: 'switchyard_lost_attempt_output_tokens_total',
+      help: 'Output tokens (estimated, 4 characters each) a vendor produced in attempts that died before reporting usage: paid to the vendor, not billed',
+      labelNames: ['vendor'] as const,
+      registers,
+    }),
     engineAbandoned: new Counter({
       name: 'switchyard_engine_jobs_abandoned_total',
       help: 'Embedded engine: jobs given up after their last attempt failed (finalised as failed)',

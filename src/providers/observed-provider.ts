@@ -40,6 +40,7 @@ export function observeProvider(provider: VendorProvider, vendor: string, observ
   const { languageModel, embeddingModel, speechModel, transcriptionModel } = provider;
   return {
     languageModel: languageModel && {
+      continuesReplies: languageModel.continuesReplies,
       generateText: timed('language', (request) => languageModel.generateText(request)),
       async *streamText(request): AsyncGenerator<TextStreamPart> {
         const started = process.hrtime.bigint();

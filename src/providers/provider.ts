@@ -34,6 +34,12 @@ export interface GenerateTextRequest {
   responseFormat?: ResponseFormat;
   /** Aborting it cancels the upstream request. */
   signal?: AbortSignal;
+  /**
+   * The assistant's reply so far, which the model is to continue (a generation whose process died after part of it
+   * was streamed): sent as a trailing assistant message, the vendor's "prefill". Only for a model whose
+   * `continuesReplies` is true; the reply streamed is the continuation alone.
+   */
+  continueFrom?: string;
 }
 
 export interface ResponseFormat {
@@ -73,6 +79,11 @@ export type TextStreamPart =
   | { type: 'finish'; finishReason: FinishReason; usage: TokenCounts };
 
 export interface LanguageModel {
+  /**
+   * Whether the vendor continues an assistant reply it is given (`continueFrom`) instead of answering anew:
+   * Anthropic's Messages API (prefill) and the dev vendor do; OpenAI's APIs and Gemini do not promise it.
+   */
+  readonly continuesReplies?: boolean;
   generateText(request: GenerateTextRequest): Promise<GenerateTextResult>;
   /** Parts in order; exactly one `finish` part last. Throws ProviderError on failure. */
   streamText(request: GenerateTextRequest): AsyncIterable<TextStreamPart>;

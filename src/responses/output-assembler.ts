@@ -58,6 +58,17 @@ export class OutputAssembler {
     }
   }
 
+  /**
+   * A turn resumed after its process died: `open` (the last item of `prior`) is the message it was streaming.
+   * `continued`: the vendor continues it, so its deltas go on in the same item; otherwise it is closed
+   * `incomplete` now and the new answer is a message of its own.
+   */
+  resume(open: MessageOutputItem, continued: boolean) {
+    if (this.output.at(-1) !== open) throw new Error('resume: the open message must be the last item of the prior output');
+    this.message = open;
+    if (!continued) this.closeMessage('incomplete');
+  }
+
   /** The token counts the vendor reported, once it finished. */
   get reportedUsage() {
     return this.finishPart?.usage;

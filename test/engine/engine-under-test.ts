@@ -7,12 +7,12 @@ import { TestApp } from '../support/harness';
  * A test app whose own engine is stopped, so that only an engine started by the test runs jobs: with
  * activities wrapped to fail or count, and fast retries and polling. One per describe block.
  */
-export function useEngineUnderTest() {
+export function useEngineUnderTest(options: { env?: () => Record<string, string> } = {}) {
   const state: { app?: TestApp; key?: string; engine?: Engine } = {};
 
   beforeAll(async () => {
     // The engine a test starts is embedded, whatever the suite runs on (it stops the app's own).
-    state.app = await TestApp.start({ engine: 'embedded' });
+    state.app = await TestApp.start({ engine: 'embedded', env: options.env?.() });
     ({ key: state.key } = await state.app.createAccount());
     await state.app.runtime.deps.engine.stop();
   });

@@ -3,8 +3,9 @@ import { ADMIN_TOKEN, dropSchema } from '../support/harness';
 import { SseStream } from '../support/sse';
 
 /**
- * A server killed (SIGKILL) mid-generation and started again on the same storage: every Response ends final
- * or runs again; none stays queued/in_progress; nothing is debited twice.
+ * A server killed (SIGKILL) mid-generation and started again on the same storage: every Response resumes and
+ * completes (one that had streamed part of its text is continued from it, each word once); none stays
+ * queued/in_progress; nothing is debited twice.
  */
 type Server = ServerProcess;
 const call = callServer;
@@ -42,8 +43,9 @@ describe('crash and restart', () => {
 
       const done = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: 'finished before the crash', background: false }, auth);
       expect(done.body.status).toBe('completed');
-      // Streaming output when the process dies: clients saw part of it, so it must end failed, not regenerate.
-      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(100)}` }, auth);
+      // Streaming output when the process dies: clients saw part of it, so the takeover continues it from there.
+      const answer = Array.from({ length: 50 }, (_, index) => `word${index + 1}`).join(' ');
+      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 200 ${answer}` }, auth);
       // No output yet when the process dies: it must run again and complete.
       const waiting = await call(
         first,
@@ -75,10 +77,17 @@ describe('crash and restart', () => {
       await new Promise((resolve) => first.child.once('exit', resolve));
 
       second = await startServer();
-      const streamingEnd = (await readEvents(second, key, streaming.body.id, isFinal)).pop();
+      // The whole stream, read again from its start: one message, each word once, sequence numbers without a gap.
+      const streamingEvents = await readEvents(second, key, streaming.body.id, isFinal);
+      const streamingEnd = streamingEvents.at(-1);
       const waitingEnd = (await readEvents(second, key, waiting.body.id, isFinal)).pop();
-      expect(streamingEnd.type).toBe('response.failed');
-      expect(streamingEnd.response.error.code).toBe('response.interrupted');
+      expect(streamingEvents.map((event) => event.sequence_number)).toEqual(streamingEvents.map((_, index) => index));
+      expect(streamingEnd.type).toBe('response.completed');
+      expect(streamingEnd.response.output).toEqual([expect.objectContaining({ type: 'message', status: 'completed', content: [expect.objectContaining({ text: answer })] })]);
+      const deltas = streamingEvents.filter((event) => event.type === 'response.output_text.delta');
+      expect(deltas.map((event) => event.delta).join('')).toBe(answer);
+      expect(new Set(deltas.map((event) => event.item_id)).size).toBe(1);
+      expect(streamingEvents.filter((event) => event.type === 'response.output_item.added')).toHaveLength(1);
       expect(waitingEnd.type).toBe('response.completed');
       expect(waitingEnd.response.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"q":1}' })]);
       const streamedEvents = await readEvents(second, key, streamedId, isFinal);
@@ -93,7 +102,7 @@ describe('crash and restart', () => {
       const debits = transactions.filter((transaction) => transaction.type === 'debit');
       const billed = debits.map((transaction) => transaction.metadata.response_id);
       expect(new Set(billed).size).toBe(billed.length);
-      expect(billed.sort()).toEqual([done.body.id, waiting.body.id, streamedId].sort());
+      expect(billed.sort()).toEqual([done.body.id, streaming.body.id, waiting.body.id, streamedId].sort());
       const balance = (await call(second, 'GET', '/v2/organization/balance', undefined, auth)).body.balance;
       const credits = transactions.filter((transaction) => transaction.type === 'credit').reduce((sum, t) => sum + t.amount, 0);
       expect(balance).toBe(credits - debits.reduce((sum, t) => sum + t.amount, 0));
@@ -113,7 +122,7 @@ describe('crash and restart', () => {
       const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
       const account = await call(first, 'POST', '/admin/accounts', { name: 'takeover', balance: 100_000 }, admin);
       const key = (await call(first, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
-      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(100)}` }, { 'x-auth-token': key });
+      const streaming = await call(first, 'POST', '/v2/responses', { model: 'dev-echo', input: `/delay 100 ${'word '.repeat(30)}` }, { 'x-auth-token': key });
       await readEvents(first, key, streaming.body.id, (event) => event.type === 'response.output_text.delta');
       first.child.kill('SIGKILL');
       await new Promise((resolve) => first.child.once('exit', resolve));
@@ -121,9 +130,10 @@ describe('crash and restart', () => {
       second = await startServer(lease);
       const restartedAt = Date.now();
       // Postgres: the dead process's liveness lock went with its session; PGlite: a start resets every running job.
+      // The continuation (at most 30 words, 100 ms apart) ends well before the 30 s lease would have.
       const end = (await readEvents(second, key, streaming.body.id, isFinal)).pop();
-      expect(Date.now() - restartedAt).toBeLessThan(5000);
-      expect(end).toMatchObject({ type: 'response.failed', response: { error: { code: 'response.interrupted' } } });
+      expect(Date.now() - restartedAt).toBeLessThan(10_000);
+      expect(end).toMatchObject({ type: 'response.completed', response: { output: [{ content: [{ text: Array(30).fill('word').join(' ') }] }] } });
     } finally {
       first.child.kill('SIGKILL');
       second?.child.kill('SIGTERM');

@@ -127,7 +127,7 @@ onPostgres('workers in processes of their own', () => {
     expect(await app.db.selectFrom('ledger_holds').select('operation_key').where('account_id', '=', accountId).execute()).toEqual([]);
   }
 
-  it('kill -9 of a worker mid-generation: the other worker completes every Run, transcription and Response, billed once', async () => {
+  it('kill -9 of a worker mid-generation: the other worker completes every Run, transcription and Response (continuing streamed text), billed once', async () => {
     const initial = Number((await app.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow()).balance);
     const doomed = await startWorker();
     // Long enough to be cut: Runs answering for 6 s (a Run stores its message when the call ends); transcriptions and tool-calling Responses that think for 8 s
@@ -146,6 +146,10 @@ onPostgres('workers in processes of their own', () => {
       expect(created.status).toBe(200);
       responses.push(created.body.id);
     }
+    // And Responses streaming their text when the worker dies: the survivor continues each from what it had stored.
+    const streaming: string[] = [];
+    for (let i = 0; i < 2; i++) streaming.push((await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 400 /words 20' } })).body.id);
+    responses.push(...streaming);
     const all: Array<[JobKind, string]> = [...runs.map((id) => ['run', id] as [JobKind, string]), ...transcriptions.map((id) => ['transcription', id] as [JobKind, string]), ...responses.map((id) => ['response', id] as [JobKind, string])];
     // Every vendor call has started on the doomed worker (the workflow shows its activity running there).
     for (const [kind, id] of all) {
@@ -169,9 +173,23 @@ onPostgres('workers in processes of their own', () => {
     expect(runRows.map((row) => row.status)).toEqual(['completed', 'completed']);
     const transcriptionRows = await app.db.selectFrom('transcriptions').select('status').where('id', 'in', transcriptions).execute();
     expect(transcriptionRows.map((row) => row.status)).toEqual(['completed', 'completed']);
-    for (const id of responses) {
+    for (const id of responses.filter((id) => !streaming.includes(id))) {
       const reply = await app.request('GET', `/v2/responses/${id}`, { key });
       expect(reply.body).toMatchObject({ status: 'completed', output: [{ type: 'function_call', name: 'get_weather' }] });
+    }
+    const words = Array.from({ length: 20 }, (_, index) => `w${index + 1}`).join(' ');
+    for (const id of streaming) {
+      const reply = await app.request('GET', `/v2/responses/${id}`, { key });
+      expect(reply.body).toMatchObject({ status: 'completed', output: [{ type: 'message', status: 'completed', content: [{ text: words }] }] });
+      // Its stream, as a client reading it from the start sees it: one message, each word once, no gap.
+      const stream = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
+      const events = (await stream.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)));
+      expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+      expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe(words);
+      expect(events.filter((event) => event.type === 'response.output_item.added')).toHaveLength(1);
     }
     await expectLedgerExact(initial);
   });

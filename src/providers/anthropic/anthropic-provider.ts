@@ -16,6 +16,8 @@ export function createAnthropicProvider(options: VendorAdapterOptions): VendorPr
     languageModel: createAiSdkLanguageModel({
       options,
       model: (modelId) => anthropic.messages(modelId),
+      // The Messages API continues a trailing assistant message ("prefill").
+      continuesReplies: true,
       providerOptions: (request) => ({ anthropic: anthropicOptions(request) }),
     }),
   };

@@ -147,18 +147,22 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
       return;
     }
 
+    // Continuing a reply (`continueFrom`): the words after the ones it already has, as a vendor's prefill would.
+    const already = request.continueFrom ? words(request.continueFrom).length : 0;
+    const remaining = plan.words.slice(already);
     const limit = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
-    const produced = plan.words.slice(0, Math.max(0, limit));
+    const produced = remaining.slice(0, Math.max(0, limit));
     for (let index = 0; index < produced.length; index++) {
       if (index > 0 && plan.delayMs > 0) await sleep(plan.delayMs, signal);
       throwIfAborted(signal);
-      yield { type: 'text-delta', text: index === 0 ? produced[index] : ` ${produced[index]}` };
+      yield { type: 'text-delta', text: index === 0 && already === 0 ? produced[index] : ` ${produced[index]}` };
     }
-    const finishReason = produced.length < plan.words.length ? 'length' : 'stop';
+    const finishReason = produced.length < remaining.length ? 'length' : 'stop';
     yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: produced.length } };
   }
 
   const languageModel: LanguageModel = {
+    continuesReplies: true,
     streamText,
     async generateText(request): Promise<GenerateTextResult> {
       // The same script as streaming, so delays, limits and cancellation behave identically.
@@ -253,7 +257,7 @@ export function words(text: string): string[] {
 }
 
 function countInputWords(request: GenerateTextRequest): number {
-  let count = words(request.instructions ?? '').length;
+  let count = words(request.instructions ?? '').length + words(request.continueFrom ?? '').length;
   for (const item of request.items) {
     if (item.type === 'message') count += words(item.text).length;
     else if (item.type === 'function_call') count += words(item.name).length + words(item.arguments).length;

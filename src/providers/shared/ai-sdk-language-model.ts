@@ -28,6 +28,8 @@ export interface AiSdkLanguageModelConfig {
    * a vendor may read its stream more cheaply itself (OpenAI Responses: openai-responses-stream.ts).
    */
   openStream?: (model: LanguageModelV3, call: LanguageModelV3CallOptions) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
+  /** The vendor continues a trailing assistant message (LanguageModel.continuesReplies). */
+  continuesReplies?: boolean;
 }
 
 /**
@@ -55,7 +57,12 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
     return {
       model: config.model(request.model),
       call: {
-        prompt: toPrompt(request.instructions, request.items, options.vendor),
+        // A reply to continue is the trailing assistant message (the vendors that continue reject trailing whitespace).
+        prompt: toPrompt(
+          request.instructions,
+          request.continueFrom ? [...request.items, { type: 'message', role: 'assistant', text: request.continueFrom.trimEnd() }] : request.items,
+          options.vendor,
+        ),
         tools,
         toolChoice: toToolChoice(request.toolChoice, tools !== undefined),
         temperature: request.temperature,
@@ -156,7 +163,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
     }
   }
 
-  return { generateText: generate, streamText: stream };
+  return { continuesReplies: config.continuesReplies ?? false, generateText: generate, streamText: stream };
 }
 
 /** The SDK's own stream of a call: `doStream`'s web stream, read until the consumer stops (which cancels it). */
