@@ -40,6 +40,7 @@ const environmentSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('switchyard'),
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(256),
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
@@ -100,6 +101,8 @@ export interface Config {
   /** GET /metrics accepts this bearer token as well as the admin token. */
   readonly metricsToken?: string;
   readonly catalogPath: string;
+  /** SIGTERM: how long running jobs and open streams go on (readiness draining) before what remains is handed over. */
+  readonly shutdownGraceMs: number;
   readonly outbound: { readonly allowPrivateNetworks: boolean };
   readonly engine: {
     readonly temporal?: {
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: value.LOG_FORMAT,
     metricsToken: value.METRICS_TOKEN,
     catalogPath: path.resolve(value.CATALOG_PATH ?? path.join(projectRoot, 'catalog.yaml')),
+    shutdownGraceMs: value.SHUTDOWN_GRACE_MS,
     outbound: { allowPrivateNetworks: value.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
     engine: {
       temporal: value.TEMPORAL_ADDRESS

@@ -3,7 +3,7 @@ import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/server';
 import { TemporalUnreachable } from './engine/temporal-engine';
-import { startTemporalWorker, type RunningWorker } from './worker';
+import { shutDownGracefully, startTemporalWorker, type RunningWorker } from './worker';
 import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';
@@ -58,19 +58,8 @@ async function main(mode: Mode): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    // A worker's running activities get their grace (WORKER_SHUTDOWN_GRACE_MS), then the rest of the stop its 15 s.
-    const force = setTimeout(() => process.exit(1), 15_000 + (worker ? config.engine.temporal!.shutdownGraceMs : 0)).unref();
-    if (server) {
-      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-      server.closeIdleConnections();
-      setTimeout(() => server!.closeAllConnections(), 5000).unref();
-      await closed;
-    }
-    // Stops polling at once; resolves when running activities finished or their grace ran out.
-    if (worker) await worker.stop();
-    await runtime.close();
-    clearTimeout(force);
+    logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining');
+    await shutDownGracefully({ runtime, server, worker });
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -27,6 +27,7 @@ import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
 import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
 import { createMcpSessionPool, type McpSessionPool } from './mcp/mcp-sessions';
+import { createLifecycle } from './http/lifecycle';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
 export interface RuntimeDeps extends AppDeps {
@@ -61,6 +62,12 @@ export interface Runtime {
   adminTokenFile?: string;
   /** Starts processing jobs (embedded engine) or the launch sweeper (Temporal). */
   startEngine(): Promise<void>;
+  /**
+   * A deploy's way out: readiness turns to draining at once, no job is claimed any more, running jobs go on for
+   * `graceMs`; what still runs then is handed over (open streams end cleanly, the jobs are left to the next
+   * process, which resumes them). Answers how many jobs were handed over. Then `close`.
+   */
+  drain(graceMs: number): Promise<{ handedOver: number }>;
   close(): Promise<void>;
 }
 
@@ -118,7 +125,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const replies = createIdempotentReplies(db);
     const audio = createAudioService({ db, catalog, ledger, engine, providers, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const limits = createAccountLimits({ db, defaults: config.limits });
-    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio };
+    const lifecycle = createLifecycle();
+    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio, lifecycle };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
     return {
@@ -138,6 +146,14 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         await sweep();
         holdSweep = setInterval(() => void sweep(), HOLD_SWEEP_INTERVAL_MS);
         holdSweep.unref();
+      },
+      async drain(graceMs) {
+        lifecycle.beginDrain();
+        const { handedOver } = await engine.stop({ graceMs });
+        lifecycle.handOver();
+        metrics.drains.inc({ outcome: handedOver > 0 ? 'handed_over' : 'drained' });
+        logger.info({ graceMs, handedOver }, handedOver > 0 ? 'drain ended: jobs handed over to the next process' : 'drained: no job left running');
+        return { handedOver };
       },
       async close() {
         clearInterval(holdSweep);

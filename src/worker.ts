@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { createActivities } from '../activities';
 import { runTemporalWorker } from './engine/temporal-engine';
 import type { Runtime } from './runtime';
@@ -27,4 +28,33 @@ export async function startTemporalWorker(runtime: Runtime, options: { workflowB
       await worker.connection.close();
     },
   };
+}
+
+/**
+ * A deploy's SIGTERM, for every kind of process (`all`, `api`, `worker`): readiness turns to draining at once (idle
+ * connections close; requests in flight and open streams go on; the listener closes at hand-over), the engine stops
+ * claiming and a worker stops polling, running work goes on for SHUTDOWN_GRACE_MS (a worker's activities for
+ * WORKER_SHUTDOWN_GRACE_MS); what still runs then is handed over, not failed (open streams end cleanly, their clients
+ * resume elsewhere with `starting_after`; the jobs are resumed by the next process). A stop that hangs past the grace
+ * and 15 s more exits the process anyway.
+ */
+export async function shutDownGracefully({ runtime, server, worker }: { runtime: Runtime; server?: Server; worker?: RunningWorker }): Promise<void> {
+  const { config } = runtime.deps;
+  const grace = Math.max(config.shutdownGraceMs, worker ? config.engine.temporal!.shutdownGraceMs : 0);
+  const force = setTimeout(() => process.exit(1), 15_000 + grace).unref();
+  // Idle keep-alive connections close (their clients reconnect, through the load balancer, elsewhere); the listener
+  // stays open through the grace, so readiness probes read `draining` and late requests are still answered (jobs
+  // they create are left to other processes: this one claims none).
+  server?.closeIdleConnections();
+  const workerStopped = worker?.stop();
+  await runtime.drain(config.shutdownGraceMs);
+  const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
+  server?.closeIdleConnections();
+  await workerStopped;
+  // Streams ended at the hand-over; requests still in flight get a moment, then their sockets are closed.
+  const cut = setTimeout(() => server?.closeAllConnections(), 2000);
+  await closed;
+  clearTimeout(cut);
+  await runtime.close();
+  clearTimeout(force);
 }

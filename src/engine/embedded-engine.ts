@@ -359,8 +359,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       leaseTimer = setInterval(() => void renewLeases().catch((error) => logger.warn({ err: error }, 'lease renewal failed')), Math.max(1000, leaseMs / 3));
       await pump();
     },
-    async stop() {
-      if (!started) return;
+    async stop(stopOptions) {
+      if (!started) return { handedOver: 0 };
+      if (stopping) return { handedOver: running.size }; // a second call (close after a drain): already waited
       stopping = true;
       clearInterval(pollTimer);
       clearInterval(leaseTimer);
@@ -368,12 +369,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // Running jobs are abandoned, not failed: their lease lets the next start resume them.
       if (running.size > 0) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, 2000)))]);
+        await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, stopOptions?.graceMs ?? 2000)))]);
         clearTimeout(timer);
       }
       // Jobs still running here are left to their leases: the session (and the lock) ends with the process, so
       // they are not taken over while they still run.
       if (running.size === 0) await livenessSession?.end().catch(() => undefined);
+      return { handedOver: running.size };
     },
   };
 }

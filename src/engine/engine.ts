@@ -38,5 +38,10 @@ export interface Engine {
    */
   signal(job: JobRef, signal: WakeSignal, options?: { within?: Db }): Promise<void>;
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /**
+   * Stops claiming jobs; waits up to `graceMs` (default 2 s) for the ones running here, then leaves the rest to the
+   * next process, which resumes them (their leases end with this process). Answers how many were left.
+   * Temporal: nothing runs in the API process (a worker's grace is WORKER_SHUTDOWN_GRACE_MS).
+   */
+  stop(options?: { graceMs?: number }): Promise<{ handedOver: number }>;
 }

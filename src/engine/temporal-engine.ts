@@ -108,6 +108,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     async stop() {
       clearInterval(sweeper);
       await connection.close();
+      return { handedOver: 0 };
     },
   };
 }

@@ -16,6 +16,7 @@ import { jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
 import { rejectNulInUrl } from './url-guard';
+import type { Lifecycle } from './lifecycle';
 import { publicRouteModules, type PublicRoutesDeps } from './routes';
 
 /** What the HTTP app needs: the public routes' slices, and what health, auth and admin use. */
@@ -28,6 +29,8 @@ export type AppDeps = PublicRoutesDeps & {
   accounts: AccountsService;
   ledger: Ledger;
   limits: AccountLimitsService;
+  /** Draining and hand-over at shutdown (readiness, open streams). */
+  lifecycle: Lifecycle;
 };
 
 /** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
@@ -35,6 +38,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.context.metrics = deps.metrics;
+  app.context.lifecycle = deps.lifecycle;
   app.use(requestContext(deps.logger, deps.metrics));
   app.use(errorMiddleware(deps.logger));
   app.use(rejectNulInUrl());
@@ -45,6 +49,11 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = { status: 'ok' };
   });
   health.get('/readyz', async (ctx) => {
+    if (deps.lifecycle.draining) {
+      ctx.status = 503;
+      ctx.body = { error: { code: 'request.draining', message: 'This process is shutting down; send requests to another one.' } };
+      return;
+    }
     try {
       await deps.database.ping();
       ctx.body = { status: 'ready' };

@@ -2,11 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../logger';
 import type { Metrics } from '../metrics/metrics';
+import type { Lifecycle } from './lifecycle';
 
 declare module 'koa' {
   interface DefaultContext {
     /** The runtime's metrics (app.context), for what records them deep in a request (SSE streams). */
     metrics?: Metrics;
+    /** The process's drain and hand-over (app.context): SSE streams end at hand-over. */
+    lifecycle?: Lifecycle;
   }
 }
 
@@ -43,6 +46,8 @@ export function requestContext(logger: Logger, metrics: Metrics) {
             ms: Math.round(seconds * 1e6) / 1e3,
             accountId: ctx.state.auth?.accountId,
             responseId: ctx.state.responseId,
+            // A stream that did not end with its source: `client` (the client went away) or `shutdown` (handed over).
+            ...(ctx.state.streamCut ? { streamCut: ctx.state.streamCut } : {}),
           },
           'request',
         );

@@ -35,8 +35,22 @@ async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => Asy
   });
   res.flushHeaders();
   // The response's 'close' marks the client going away (the request's fires once its body is read).
-  const onClose = () => abort.abort();
+  const onClose = () => {
+    ctx.state.streamCut ??= 'client';
+    abort.abort();
+  };
   res.once('close', onClose);
+  // At a shutdown's hand-over the stream ends cleanly (the work goes on in another process): a last comment says
+  // so, and the client resumes with `starting_after` at the last event it read.
+  const handover = ctx.lifecycle?.handover;
+  const onHandover = () => {
+    ctx.state.streamCut = 'shutdown';
+    if (!res.writableEnded) res.write(': this server is shutting down; resume with starting_after=<last sequence_number>\n\n');
+    ctx.metrics?.streamsHandedOver.inc();
+    abort.abort();
+  };
+  if (handover?.aborted) onHandover();
+  else handover?.addEventListener('abort', onHandover, { once: true });
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
   ctx.metrics?.openStreams.inc();
   try {
@@ -54,6 +68,7 @@ async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => Asy
     ctx.metrics?.openStreams.dec();
     clearInterval(keepAlive);
     res.off('close', onClose);
+    handover?.removeEventListener('abort', onHandover);
     if (!res.writableEnded) res.end();
   }
 }

@@ -47,6 +47,17 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    streamsHandedOver: new Counter({
+      name: 'switchyard_streams_handed_over_total',
+      help: 'Event streams ended cleanly by a shutdown (their clients resume them on another process with starting_after)',
+      registers,
+    }),
+    drains: new Counter({
+      name: 'switchyard_drains_total',
+      help: 'Shutdowns by outcome: drained (every running job ended within the grace) or handed_over (some were left to the next process)',
+      labelNames: ['outcome'] as const,
+      registers,
+    }),
     generationsResumed: new Counter({
       name: 'switchyard_generations_resumed_total',
       help: 'Model turns run again after their process died: continued (the vendor went on from the streamed text), regenerated (the streamed message closed incomplete, answered anew), rerun (nothing streamed yet)',

@@ -44,6 +44,8 @@ export function startServerProcess(storage: ServerStorage, env: Record<string, s
       ADMIN_TOKEN,
       KEY_SIGNING_SECRET: SIGNING_SECRET,
       ENGINE_LEASE_MS: '2000',
+      // SIGTERM drains for this long before handing over (tests that drain set their own).
+      SHUTDOWN_GRACE_MS: '5000',
       ...(postgresUrl ? { DATABASE_URL: postgresUrl, TEST_SCHEMA: storage.schema } : {}),
       ...env,
     },

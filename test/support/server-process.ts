@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime } from '../../src/runtime';
+import { shutDownGracefully } from '../../src/worker';
 
 async function main() {
   const config = loadConfig();
@@ -13,6 +14,8 @@ async function main() {
   await runtime.startEngine();
   const server = createHttpServer(runtime.app, config.http).listen(config.http.port, '127.0.0.1');
   server.once('listening', () => process.stdout.write(`READY ${(server.address() as AddressInfo).port}\n`));
+  // SIGTERM as `npm start` handles it (a deploy): drain, hand over, exit.
+  process.once('SIGTERM', () => void shutDownGracefully({ runtime, server }).then(() => process.exit(0)));
 }
 
 main().catch((error) => {

@@ -1,0 +1,116 @@
+import http from 'node:http';
+import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import { ADMIN_TOKEN, dropSchema } from '../support/harness';
+import { SseStream } from '../support/sse';
+
+/**
+ * A deploy's SIGTERM on the embedded engine (test/support/server-process.ts shuts down as `npm start` does):
+ * readiness turns to draining at once while running generations go on; within the grace they finish there; past it
+ * they are handed over: an open stream ends cleanly, and the next process continues each Response from what it had
+ * streamed, so every one completes whole and is billed once.
+ */
+/** A readiness probe as a load balancer sends it: a new connection each time (a pooled one may just have been closed). */
+function probe(url: string): Promise<number | string> {
+  return new Promise((resolve) => {
+    http
+      .get(url, { agent: false }, (reply) => {
+        reply.resume();
+        resolve(reply.statusCode!);
+      })
+      .once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
+
+const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
+
+describe('SIGTERM: drain, then hand over', () => {
+  let storage: ServerStorage;
+  let servers: ServerProcess[] = [];
+  beforeEach(async () => {
+    storage = await newServerStorage('switchyard-drain-');
+  });
+  afterEach(async () => {
+    for (const server of servers) server.child.kill('SIGKILL');
+    servers = [];
+    if (storage?.schema) await dropSchema(storage.schema);
+  });
+
+  async function start(env: Record<string, string>) {
+    const server = await startServerProcess(storage, env);
+    servers.push(server);
+    return server;
+  }
+
+  async function account(server: ServerProcess) {
+    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const created = await callServer(server, 'POST', '/admin/accounts', { name: 'drain', balance: 100_000 }, admin);
+    return { 'x-auth-token': (await callServer(server, 'POST', `/admin/accounts/${created.body.id}/keys`, {}, admin)).body.key as string };
+  }
+
+  const exited = (server: ServerProcess) => new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+
+  it('finishes what runs within the grace, answering readiness 503 meanwhile', async () => {
+    const server = await start({ SHUTDOWN_GRACE_MS: '30000' });
+    const auth = await account(server);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 20' }, auth)).body.id);
+    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, { key: auth['x-auth-token'] });
+    await stream.readUntil((event) => event.data.type === 'response.output_text.delta');
+    const exit = exited(server);
+    server.child.kill('SIGTERM');
+    // Draining: not ready (a load balancer stops sending), still answering.
+    for (;;) {
+      const ready = await probe(`${server.baseUrl}/readyz`);
+      if (ready === 503) break;
+      expect(ready).toBe(200);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    // The stream runs to its final event in this process, then the process exits cleanly.
+    const rest = await stream.readAll();
+    expect(rest.at(-1)?.data.type).toBe('response.completed');
+    expect(await exit).toBe(0);
+    const next = await start({});
+    for (const id of ids) {
+      const reply = await callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
+      expect(reply.body).toMatchObject({ status: 'completed', output: [{ content: [{ text: Array.from({ length: 20 }, (_, i) => `w${i + 1}`).join(' ') }] }] });
+    }
+  }, 60_000);
+
+  it('past the grace hands over: the stream ends cleanly, the next process completes every Response whole, billed once', async () => {
+    const server = await start({ SHUTDOWN_GRACE_MS: '1000' });
+    const auth = await account(server);
+    const words = Array.from({ length: 40 }, (_, i) => `w${i + 1}`).join(' ');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 40' }, auth)).body.id);
+    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, { key: auth['x-auth-token'] });
+    const seen = await stream.readUntil((event) => event.data.type === 'response.output_text.delta');
+    const exit = exited(server);
+    server.child.kill('SIGTERM');
+    // The stream ends without a final event (not reset): the client resumes where it stopped.
+    seen.push(...(await stream.readAll()));
+    expect(seen.some((event) => isFinal(event.data))).toBe(false);
+    expect(await exit).toBe(0);
+    const last = seen.at(-1)!.data.sequence_number as number;
+
+    const next = await start({});
+    const resumed = await SseStream.open(`${next.baseUrl}/v2/responses/${ids[0]}?stream=true&starting_after=${last}`, { key: auth['x-auth-token'] });
+    const after = (await resumed.readAll()).map((event) => event.data);
+    const all = [...seen.map((event) => event.data), ...after];
+    expect(all.map((event) => event.sequence_number)).toEqual(all.map((_, index) => index));
+    expect(all.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe(words);
+    expect(after.at(-1).type).toBe('response.completed');
+    for (const id of ids) {
+      for (;;) {
+        const reply = await callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
+        if (reply.body.status !== 'in_progress' && reply.body.status !== 'queued') {
+          expect(reply.body).toMatchObject({ status: 'completed', output: [{ status: 'completed', content: [{ text: words }] }] });
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    }
+    const transactions = (await callServer(next, 'GET', '/v2/organization/transactions?limit=100', undefined, auth)).body.transactions as any[];
+    const billed = transactions.filter((transaction) => transaction.type === 'debit').map((transaction) => transaction.metadata.response_id);
+    expect(billed.sort()).toEqual([...ids].sort());
+  }, 90_000);
+});
