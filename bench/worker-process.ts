@@ -13,7 +13,9 @@ async function main() {
   const runtime = await createRuntime(loadConfig(), { database: { schema } });
   const worker = await startTemporalWorker(runtime);
   process.send?.({ pid: process.pid });
-  process.on('disconnect', () => void worker.stop().finally(() => runtime.close().finally(() => process.exit(0))));
+  const stop = () => void worker.stop().finally(() => runtime.close().finally(() => process.exit(0)));
+  process.once('disconnect', stop);
+  process.once('SIGTERM', stop);
 }
 
 main().catch((error) => {

@@ -102,10 +102,14 @@ async function startApi(storage: Storage, env: Record<string, string>): Promise<
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number; key: string; accountId: string }) =>
-      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, key: message.key, accountId: message.accountId }),
-    );
-    child.once('exit', (code) => reject(new Error(`service exited (${code}) before it was ready: ${stderr.slice(-2000)}`)));
+    child.once('message', (message: { port: number; key: string; accountId: string }) => {
+      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, key: message.key, accountId: message.accountId });
+      // A service that dies on its own (not killed by a scenario) is a finding: say why.
+      child.once('exit', (code, signal) => {
+        if (signal !== 'SIGKILL' && signal !== 'SIGTERM' && code !== 0) progress(`service ${child.pid} exited by itself (${code ?? signal}): ${stderr.slice(-2000)}`);
+      });
+    });
+    child.once('exit', (code, signal) => reject(new Error(`service exited (${code ?? signal}) before it was ready: ${stderr.slice(-2000)}`)));
   });
 }
 
@@ -121,6 +125,8 @@ async function stop(service: Service): Promise<void> {
     });
   }
 }
+
+const progress = (line: string) => process.stdout.write(`  ${line}\n`);
 
 function killProcess(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
@@ -243,12 +249,15 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
     const creating = burst(service, 80, '/delay 25 /words 40');
     await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 250)));
     await kill(service);
+    progress(`${storage.name}: round ${round + 1}: API killed`);
     // Creations the kill cut off failed at the client: not counted (their ids were never answered).
     const created = await creating;
+    progress(`${storage.name}: round ${round + 1}: ${created.ids.length} of ${created.attempted} creations answered; restarting`);
     ids.push(...created.ids);
     attempted += created.attempted;
     // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
     service = { ...(await startService(storage, {}, service.workers)), key };
+    progress(`${storage.name}: round ${round + 1}: restarted (pid ${service.child.pid}); waiting for every Response to end`);
     const outcome = await waitFinal(service, ids, key);
     maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
     outcome.stuck.forEach((id) => stuck.add(id));
@@ -291,6 +300,7 @@ async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
     const victim = round % service.workers.length;
     await killProcess(service.workers[victim]!);
     service.workers[victim] = await startWorker(storage, {});
+    progress(`${storage.name}: round ${round + 1}: worker ${victim + 1} killed and replaced`);
     const created = await creating;
     ids.push(...created.ids);
     attempted += created.attempted;
@@ -491,6 +501,7 @@ async function main(argv: string[]) {
       ]) {
         const storage = await newStorage(name, postgresUrl, temporal?.address);
         try {
+          progress(`${name}: scenario ${rows.length + 1}`);
           const row = await scenario(storage);
           rows.push(row);
           process.stdout.write(`${row.database}: ${row.scenario}: ${row.notes}\n`);

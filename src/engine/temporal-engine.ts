@@ -194,6 +194,9 @@ async function routeSdkLogs(logger: Logger): Promise<void> {
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   try {
     Runtime.install({
+      // Our processes handle SIGTERM and SIGINT themselves (drain, then hand over: src/worker.ts): the SDK's own
+      // handlers would stop the workers at once and leave the process running.
+      shutdownSignals: [],
       // The SDK core's own log (gRPC retries while the server is away, …) is forwarded too, not printed as text.
       telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
       logger: new DefaultLogger('WARN', ({ level, message, meta }) => {
