@@ -35,6 +35,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     throw error;
   });
   let sweeper: NodeJS.Timeout | undefined;
+  let closed = false;
   const searchable = await registerSearchAttributes(connection, options.namespace, logger);
 
   async function launch(job: JobRef): Promise<void> {
@@ -70,15 +71,16 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     }
   }
 
-  async function sweep() {
+  /**
+   * Launches the rows a crash left unlaunched. A row younger than 5 s is normally being launched by the process that
+   * wrote it, so it waits; at start (`everyAge`), rows of any age go at once: a process that died a moment ago left
+   * young ones, and a launch is idempotent (the workflow id), so racing a live replica's launch costs one call.
+   */
+  async function sweep(everyAge = false) {
     await endFinishedJobs();
-    const stale = await db
-      .selectFrom('jobs')
-      .select(['id', 'kind'])
-      .where('launched_at', 'is', null)
-      .where('created_at', '<', sql<Date>`now() - interval '5 seconds'`)
-      .limit(100)
-      .execute();
+    let unlaunched = db.selectFrom('jobs').select(['id', 'kind']).where('launched_at', 'is', null);
+    if (!everyAge) unlaunched = unlaunched.where('created_at', '<', sql<Date>`now() - interval '5 seconds'`);
+    const stale = await unlaunched.limit(everyAge ? 1000 : 100).execute();
     for (const job of stale) await launch(job).catch((error) => logger.warn({ err: error, jobId: job.id }, 'sweeper launch failed'));
   }
 
@@ -103,11 +105,17 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     cancel: (job) => signal(job, cancelSignal),
     signal,
     async start() {
+      // Not awaited: a backlog a crash left must not hold the API's start.
+      void sweep(true).catch((error) => logger.warn({ err: error }, 'sweep at start failed'));
       sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
     },
     async stop() {
       clearInterval(sweeper);
-      await connection.close();
+      // A second call (close after a drain) has nothing left to close.
+      if (!closed) {
+        closed = true;
+        await connection.close();
+      }
       return { handedOver: 0 };
     },
   };
