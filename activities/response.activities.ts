@@ -322,10 +322,10 @@ function withRound(prompt: Prompt, round: GenerationRound | undefined): Prompt {
   return { ...prompt, items: [...prompt.items, ...(round.output as OutputItem[]).flatMap(outputItemToPrompt)] };
 }
 
-/** A failed generation with no usage to bill. */
 /** Tokens of a text the vendor produced but never reported (a lost attempt): about four characters each. */
 const estimatedTokens = (text: string) => Math.ceil(text.length / 4);
 
+/** A failed generation with no usage to bill. */
 function failed(code: string, message: string): Extract<GenerationOutcome, { kind: 'failed' }> {
   return { kind: 'failed', code, message, inputTokens: 0, outputTokens: 0 };
 }

@@ -1,6 +1,6 @@
 import { loadConfig } from '../src/config';
 import { createRuntime } from '../src/runtime';
-import { startTemporalWorker } from '../src/worker';
+import { startTemporalWorker } from '../src/process-lifecycle';
 
 /**
  * A Temporal worker under benchmark, in its own process, exactly as `npm run worker` runs it (the workflow bundle

@@ -3,7 +3,7 @@ import { bootstrapDefaultAccount } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/server';
 import { TemporalUnreachable } from './engine/temporal-engine';
-import { shutDownGracefully, startTemporalWorker, type RunningWorker } from './worker';
+import { shutDownGracefully, startTemporalWorker, type RunningWorker } from './process-lifecycle';
 import { createRuntime } from './runtime';
 
 type Mode = 'all' | 'api' | 'worker' | 'migrate';

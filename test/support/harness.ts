@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime, type Runtime } from '../../src/runtime';
 import type { Logger } from '../../src/logger';
-import { startTemporalWorker, type RunningWorker } from '../../src/worker';
+import { startTemporalWorker, type RunningWorker } from '../../src/process-lifecycle';
 import { workflowIdOf, type JobRef } from '../../src/engine/job-kind';
 import { Client, Connection } from '@temporalio/client';
 

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config';
 import { createHttpServer } from '../../src/http/server';
 import { createRuntime } from '../../src/runtime';
-import { shutDownGracefully } from '../../src/worker';
+import { shutDownGracefully } from '../../src/process-lifecycle';
 
 async function main() {
   const config = loadConfig();

@@ -6,7 +6,7 @@
  */
 import { loadConfig } from '../../src/config';
 import { createRuntime } from '../../src/runtime';
-import { startTemporalWorker } from '../../src/worker';
+import { startTemporalWorker } from '../../src/process-lifecycle';
 
 async function main() {
   const config = loadConfig();

@@ -3,6 +3,10 @@ import { createActivities } from '../activities';
 import { runTemporalWorker } from './engine/temporal-engine';
 import type { Runtime } from './runtime';
 
+/**
+ * How a process starts its Temporal worker and how any process leaves service (`npm start`, `npm run worker`, the
+ * tests' and benchmarks' processes alike).
+ */
 export interface RunningWorker {
   /** Resolves when the worker has stopped; rejects when it failed. */
   readonly running: Promise<void>;
