@@ -17,7 +17,7 @@ import { Client, Connection } from '@temporalio/client';
  * Starts the real app on a loopback port. The database is PGlite in memory, or, when TEST_DATABASE_URL
  * is set, a fresh Postgres schema dropped at close: runs never see each other's rows. When TEST_TEMPORAL_ADDRESS
  * is set (`npm run test:temporal`), the app runs on that Temporal server: the API starts workflows and a
- * production worker (runTemporalWorker over createActivities) in this process runs them, on a task queue of the
+ * production worker (startTemporalWorker, as `npm run worker` starts it) in this process runs them, on a task queue of the
  * app's own (named after its database, so a restarted app picks up the workflows its predecessor started).
  */
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
@@ -45,7 +45,6 @@ export interface TestAppOptions {
   /** Under Temporal: `false` starts no worker in this app (an API-only replica; another app's worker runs its jobs). */
   worker?: false;
 }
-
 
 export interface ApiReply<T = any> {
   status: number;
@@ -100,6 +99,7 @@ export class TestApp {
       }
       await runtime.startEngine();
     } catch (error) {
+      await temporalWorker?.stop();
       await runtime.close();
       throw error;
     }
