@@ -9,7 +9,7 @@ import type { Engine, JobRef, JobReservation } from './engine';
 import type { JobKind } from './job-kind';
 import { jobKinds } from './job-kinds';
 import type { JobRow } from './jobs.table';
-import { claimJobs, claimPendingJob } from './jobs.repository';
+import { claimJobs, claimPendingJob, releaseClaims } from './jobs.repository';
 import { holdLivenessLock, newOwnerName, type LivenessLock } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
 
@@ -91,6 +91,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         const wanted = Math.min(free, 64);
         backlog = false;
         const jobs = await claim(wanted);
+        // A claim that was in flight when the engine began to stop: none of it runs here (a drain claims nothing new).
+        if (stopping) {
+          await releaseClaims(db, owner, jobs.map((job) => job.id));
+          break;
+        }
         if (jobs.length === wanted) backlog = pumpAgain = true;
         recordClaims(jobs);
         for (const job of jobs) void execute(job);
@@ -329,7 +334,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // Still waiting for a free slot: run its short cancelled path now (start is skipped, finalisation
       // writes `cancelled`) instead of letting the cancel wait until some other job ends.
       const waiting = started && !stopping ? await claimPending(job.id) : undefined;
-      if (waiting) void execute(waiting);
+      if (waiting && stopping) await releaseClaims(db, owner, [waiting.id]);
+      else if (waiting) void execute(waiting);
       else await bus.publish({ topic: CANCEL_TOPIC, id: job.id });
     },
     async signal(job, _name, signalOptions) {

@@ -50,3 +50,17 @@ export async function claimJobs(db: Db, by: ClaimBy & { limit: number; takeOverD
 export async function claimPendingJob(db: Db, by: ClaimBy & { id: string }): Promise<JobRow | undefined> {
   return db.updateTable('jobs').set(claimed(by)).where('id', '=', by.id).where('status', '=', 'pending').where('kind', 'in', by.kinds).returningAll().executeTakeFirst();
 }
+
+/**
+ * Gives back jobs a stopping process claimed but will not run (its claim was in flight when it began to stop): claimable
+ * again at once, and the claim does not count as an attempt.
+ */
+export async function releaseClaims(db: Db, owner: string, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db
+    .updateTable('jobs')
+    .set({ status: 'pending', lease_owner: null, lease_expires_at: null, attempts: sql<number>`attempts - 1`, updated_at: sql<Date>`now()` })
+    .where('id', 'in', ids)
+    .where('lease_owner', '=', owner)
+    .execute();
+}
