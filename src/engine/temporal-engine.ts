@@ -109,9 +109,11 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
       void sweep(true).catch((error) => logger.warn({ err: error }, 'sweep at start failed'));
       sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
     },
-    async stop() {
+    async stop(stopOptions) {
       clearInterval(sweeper);
-      // A second call (close after a drain) has nothing left to close.
+      // A drain (with a grace) keeps the connection: requests still answered meanwhile may start workflows. The
+      // final stop (the runtime's close) closes it; a second one has nothing left to close.
+      if (stopOptions?.graceMs !== undefined) return { handedOver: 0 };
       if (!closed) {
         closed = true;
         await connection.close();
