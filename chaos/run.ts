@@ -236,7 +236,12 @@ async function burst(service: Service, count: number, input: string): Promise<{ 
   return { ids: replies.flatMap((reply) => (reply?.status === 200 ? [reply.body.id as string] : [])), attempted: count };
 }
 
-async function killLoop(storage: Storage, rounds: number): Promise<Row> {
+/**
+ * Rounds of a burst of 80 Responses (a quarter synchronous) cut `pauseMs` into it by `cut`, which kills a process
+ * and answers the service as it stands after (the process restarted or replaced); after each round every Response
+ * answered so far must end. Answers the service and the round totals, once every hold is settled.
+ */
+async function burstsCutBy(storage: Storage, rounds: number, pauseMs: { min: number; spread: number }, cut: (service: Service, round: number) => Promise<Service>) {
   let service = await startService(storage, {});
   const { key } = service;
   const ids: string[] = [];
@@ -247,34 +252,39 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
   for (let round = 0; round < rounds; round++) {
     // Creations in flight and generations running when the process dies.
     const creating = burst(service, 80, '/delay 25 /words 40');
-    await new Promise((resolve) => setTimeout(resolve, 150 + Math.floor(Math.random() * 250)));
-    await kill(service);
-    progress(`${storage.name}: round ${round + 1}: API killed`);
-    // Creations the kill cut off failed at the client: not counted (their ids were never answered).
+    await new Promise((resolve) => setTimeout(resolve, pauseMs.min + Math.floor(Math.random() * pauseMs.spread)));
+    service = { ...(await cut(service, round)), key };
+    // Creations a kill cut off failed at the client: not counted (their ids were never answered).
     const created = await creating;
-    progress(`${storage.name}: round ${round + 1}: ${created.ids.length} of ${created.attempted} creations answered; restarting`);
+    progress(`${storage.name}: round ${round + 1}: ${created.ids.length} of ${created.attempted} creations answered; waiting for every Response to end`);
     ids.push(...created.ids);
     attempted += created.attempted;
-    // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
-    service = { ...(await startService(storage, {}, service.workers)), key };
-    progress(`${storage.name}: round ${round + 1}: restarted (pid ${service.child.pid}); waiting for every Response to end`);
     const outcome = await waitFinal(service, ids, key);
     maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
     outcome.stuck.forEach((id) => stuck.add(id));
     outcome.lost.forEach((id) => lost.add(id));
   }
-  // Creations the kill cut off after they were written (their ids never answered) run to the end too: every hold
-  // is settled once they have.
-  const drained = await heldDrained(service, key);
-  maxRecoveryMs = Math.max(maxRecoveryMs, drained);
-  const ledger = await ledgerOf(service, key);
+  // Creations a kill cut off after they were written (their ids never answered) run to the end too: every hold is
+  // settled once they have.
+  maxRecoveryMs = Math.max(maxRecoveryMs, await heldDrained(service, key));
+  return { service, ids, attempted, maxRecoveryMs, stuck: stuck.size, lost: lost.size };
+}
+
+async function killLoop(storage: Storage, rounds: number): Promise<Row> {
+  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(storage, rounds, { min: 150, spread: 250 }, async (running, round) => {
+    await kill(running);
+    progress(`${storage.name}: round ${round + 1}: API killed; restarting`);
+    // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
+    return startService(storage, {}, running.workers);
+  });
+  const ledger = await ledgerOf(service, service.key);
   await stop(service);
   return {
     database: storage.name,
     scenario: `kill -9 during bursts (${rounds} rounds)`,
     operations: attempted,
-    stuck: stuck.size,
-    lost: lost.size,
+    stuck,
+    lost,
     ...ledgerColumns(ledger),
     maxRecoveryMs,
     notes: `${ids.length} creations answered before the kill`,
@@ -284,32 +294,16 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
 /**
  * Under `--temporal`: kill -9 of a worker process in the middle of bursts, then a new one in its place. Temporal
  * notices the dead worker's activities when their heartbeats stop (GENERATION_ACTIVITY's heartbeat timeout) and
- * runs them again on a live worker; a Response that had streamed output when its worker died ends failed
- * (`response.interrupted`) rather than contradict what its readers saw.
+ * runs them again on a live worker, which continues a Response from the text it had streamed.
  */
 async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
-  const service = await startService(storage, {});
-  const ids: string[] = [];
-  let attempted = 0;
-  let maxRecoveryMs = 0;
-  const stuck = new Set<string>();
-  const lost = new Set<string>();
-  for (let round = 0; round < rounds; round++) {
-    const creating = burst(service, 80, '/delay 25 /words 40');
-    await new Promise((resolve) => setTimeout(resolve, 300 + Math.floor(Math.random() * 400)));
-    const victim = round % service.workers.length;
-    await killProcess(service.workers[victim]!);
-    service.workers[victim] = await startWorker(storage, {});
+  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(storage, rounds, { min: 300, spread: 400 }, async (running, round) => {
+    const victim = round % running.workers.length;
+    await killProcess(running.workers[victim]!);
+    running.workers[victim] = await startWorker(storage, {});
     progress(`${storage.name}: round ${round + 1}: worker ${victim + 1} killed and replaced`);
-    const created = await creating;
-    ids.push(...created.ids);
-    attempted += created.attempted;
-    const outcome = await waitFinal(service, ids);
-    maxRecoveryMs = Math.max(maxRecoveryMs, outcome.ms);
-    outcome.stuck.forEach((id) => stuck.add(id));
-    outcome.lost.forEach((id) => lost.add(id));
-  }
-  maxRecoveryMs = Math.max(maxRecoveryMs, await heldDrained(service, service.key));
+    return running;
+  });
   const ledger = await ledgerOf(service, service.key);
   const statuses = new Map<string, number>();
   for (const id of ids) {
@@ -322,8 +316,8 @@ async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
     database: storage.name,
     scenario: `kill -9 of a worker during bursts (${rounds} rounds)`,
     operations: attempted,
-    stuck: stuck.size,
-    lost: lost.size,
+    stuck,
+    lost,
     ...ledgerColumns(ledger),
     maxRecoveryMs,
     recoveryBudgetMs: WORKER_RECOVERY_BUDGET_MS,
