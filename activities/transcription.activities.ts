@@ -4,7 +4,7 @@ import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import { MEDIA_TYPES } from '../src/audio/audio-format';
-import { billedSeconds, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge, transcriptionOperationKey } from '../src/audio/transcription-result';
+import { billedSeconds, heldSecondsOf, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge, transcriptionOperationKey } from '../src/audio/transcription-result';
 import { loadTranscription, markFinal, markProcessing, readChunks } from '../src/audio/transcriptions.repository';
 import type { TranscriptionRow } from '../src/audio/transcriptions.table';
 import type { Logger } from '../src/logger';
@@ -57,7 +57,7 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
         beamSize: row.options.beam_size ?? undefined,
         signal: context.signal,
       });
-      return { kind: 'completed', result: transcriptionBody(result), seconds: billedSeconds(result.durationSeconds) };
+      return { kind: 'completed', result: transcriptionBody(result), seconds: billedSeconds(result.durationSeconds, heldSecondsOf(row)) };
     } catch (error) {
       // Stopped by its engine (a shutdown, a Temporal cancellation): not the transcription's failure; it runs again.
       if (context.signal.aborted) throw abortError();

@@ -1,6 +1,12 @@
 import type { FlowContext } from './flow-context';
 import type { TranscriptionBody } from '../src/audio/transcriptions.table';
 
+/**
+ * Attempts of a transcription's vendor call, on either engine: an attempt that ended without an outcome (its process
+ * or worker died mid-call) is tried once more; a second one ends the transcription failed, billed nothing.
+ */
+export const TRANSCRIPTION_ATTEMPTS = 2;
+
 /** Shapes exchanged between the transcription flow and its activities (plain JSON: they enter Temporal history). */
 export interface TranscriptionJobInput {
   transcriptionId: string;

@@ -15,6 +15,16 @@ export const parseSpeechBody = (body: unknown): SpeechBody => parseInput(speechB
 
 const MAX_META_BYTES = 16 * 1024;
 
+/** A NUL, or a UTF-16 surrogate without its pair (JSON can escape either): Postgres stores neither, in text or jsonb. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `value` holds a string (a key or a value, at any depth) that the database cannot store. */
+function holdsUnstorable(value: unknown): boolean {
+  if (typeof value === 'string') return UNSTORABLE.test(value);
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.entries(value).some(([key, inner]) => UNSTORABLE.test(key) || holdsUnstorable(inner));
+}
+
 /** The text fields of POST /v2/audio/transcription (multipart values are strings; numbers and `meta` are parsed). */
 export const transcriptionFieldsSchema = z.strictObject({
   model: z.string().min(1, 'model is required'),
@@ -37,7 +47,11 @@ export const transcriptionFieldsSchema = z.strictObject({
     .transform((text, ctx) => {
       try {
         const value: unknown = JSON.parse(text);
-        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+          if (!holdsUnstorable(value)) return value as Record<string, unknown>;
+          ctx.addIssue({ code: 'custom', message: 'meta must not contain NUL characters or unpaired surrogates' });
+          return z.NEVER;
+        }
       } catch {
         // reported below
       }
@@ -49,7 +63,13 @@ export const transcriptionFieldsSchema = z.strictObject({
 
 export type TranscriptionFields = z.output<typeof transcriptionFieldsSchema>;
 
+/**
+ * The form's fields, checked before anything is written: one the database would refuse (NUL) is a 400 here, not a
+ * failed write after the billing hold is placed.
+ */
 export function parseTranscriptionFields(fields: Record<string, string>): TranscriptionFields {
+  const unstorable = Object.keys(fields).filter((name) => UNSTORABLE.test(fields[name]!) || UNSTORABLE.test(name));
+  if (unstorable.length > 0) throw invalidRequest('transcription', `${unstorable.join(', ')} must not contain NUL characters.`);
   const result = transcriptionFieldsSchema.safeParse(fields);
   if (!result.success) throw invalidRequest('transcription', describeIssues(result.error));
   return result.data;

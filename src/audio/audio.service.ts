@@ -3,7 +3,7 @@ import { createReadStream } from 'node:fs';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
 import type { Catalog } from '../catalog/catalog.service';
-import type { Db } from '../db/database';
+import { inTransaction, type Db } from '../db/database';
 import type { Engine } from '../engine/engine';
 import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
@@ -82,12 +82,13 @@ export function createAudioService(deps: AudioServiceDeps) {
       }
     }
     if (fields.callback_url !== undefined) validateOutboundUrl(fields.callback_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'transcription');
-    // The duration is known after the call: held for the longest the upload can last (heldSeconds).
-    const maxCost = priceCall(model.price, { input: heldSeconds(upload.file.size), output: 0 }).amount;
+    // The duration is known after the call: held for the longest the upload can play, which its header bounds.
+    const held = heldSeconds(upload.file.maxSeconds);
+    const maxCost = priceCall(model.price, { input: held, output: 0 }).amount;
     if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost);
 
     const requestId = newId('req');
-    const charge = await ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
+    return ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
       let transcribed;
       try {
         transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
@@ -100,12 +101,12 @@ export function createAudioService(deps: AudioServiceDeps) {
       } catch (error) {
         throw vendorErrorToApiError(error, 'transcription');
       }
-      const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(transcribed.durationSeconds), requestId });
+      const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(transcribed.durationSeconds, held), requestId });
+      // The reply is made before the debit: nothing that can still fail comes after the charge.
+      const reply = { ...transcriptionBody(transcribed), usage: { cost } };
       await ledger.debit(debit);
-      return { result: transcribed, cost };
+      return reply;
     });
-    const { result, cost } = charge;
-    return { ...transcriptionBody(result), usage: { cost } };
   }
 
   /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
@@ -113,21 +114,30 @@ export function createAudioService(deps: AudioServiceDeps) {
     // Uploads a crashed process left half-stored are removed by whoever stores the next one.
     await transcriptions.sweepAbandonedUploads(db);
     const id = newId('stt');
-    // Settled by the job's debit; released here if the upload is not stored (the sweep, if this process dies first).
-    await ledger.hold({ accountId, operationKey: transcriptionOperationKey(id), amount: maxCost, jobId: id });
-    await transcriptions.insertUploading(db, {
-      id,
-      account_id: accountId,
-      model,
-      status: 'uploading',
-      file_name: upload.file.filename,
-      file_format: upload.file.format,
-      file_bytes: upload.file.size,
-      options: JSON.stringify({ language: fields.language ?? null, prompt: fields.prompt ?? null, beam_size: fields.beam_size ?? null, source: fields.source ?? null }),
-      callback_url: fields.callback_url ?? null,
-      meta: JSON.stringify(fields.meta ?? null),
-      result: JSON.stringify(null),
-      error: JSON.stringify(null),
+    // The hold and the row are written together: a row that cannot be written (or a hold refused) leaves neither.
+    // Settled by the job's debit; released below if the upload is not stored (by the sweep if this process dies first).
+    await inTransaction(db, async (trx) => {
+      await ledger.hold({ accountId, operationKey: transcriptionOperationKey(id), amount: maxCost, jobId: id }, trx);
+      await transcriptions.insertUploading(trx, {
+        id,
+        account_id: accountId,
+        model,
+        status: 'uploading',
+        file_name: upload.file.filename,
+        file_format: upload.file.format,
+        file_bytes: upload.file.size,
+        options: JSON.stringify({
+          language: fields.language ?? null,
+          prompt: fields.prompt ?? null,
+          beam_size: fields.beam_size ?? null,
+          source: fields.source ?? null,
+          max_seconds: upload.file.maxSeconds,
+        }),
+        callback_url: fields.callback_url ?? null,
+        meta: JSON.stringify(fields.meta ?? null),
+        result: JSON.stringify(null),
+        error: JSON.stringify(null),
+      });
     });
     try {
       let seq = 0;

@@ -8,17 +8,20 @@ import type { Context } from 'koa';
 import { ApiError, invalidRequest } from '../errors';
 import type { AudioFormat, AudioInput } from '../providers/provider';
 import { checkAudioFile, MEDIA_TYPES, SNIFF_BYTES } from './audio-format';
+import { isInvalidAudio, maxAudioSeconds, readAudioHeader, type AudioHeader } from './audio-header';
 
 /**
  * Reads a transcription upload (multipart/form-data) with busboy as it arrives: the file goes to a temporary
  * file through a stream (memory does not grow with its size), the other parts are small text fields. Over the
  * limit is a 413 the moment the limit is crossed, while the rest is still arriving: the reply goes out and the
- * connection closes instead of reading a body the service will not use. A malformed or unexpected part is a 400;
+ * connection closes instead of reading a body the service will not use. So is a file whose header is refused
+ * (audio-header.ts): the 400 goes out when its first bytes arrive. A malformed or unexpected part is a 400;
  * nothing is left on disk after an error.
  */
 export interface SpooledAudio {
   fields: Record<string, string>;
-  file: { filename: string; format: AudioFormat; size: number; path: string };
+  /** `maxSeconds`: the longest the file can play by its header and size (audio-header.ts), fractional. */
+  file: { filename: string; format: AudioFormat; size: number; path: string; maxSeconds: number };
   /** The spooled file as the provider port reads it. */
   input(): AudioInput;
   /** Removes the temporary file (safe to call twice). */
@@ -71,25 +74,47 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
       }
       fileStream = stream;
       const filename = info.filename || 'upload';
+      // Stored with an asynchronous job: the database refuses text with NUL.
+      if (filename.includes('\u0000')) return fail(invalidRequest('transcription', 'The file name must not contain NUL characters.'));
       let size = 0;
+      // The first bytes, until the format and its header are known (at most MAX_HEADER_BYTES and a chunk).
       let head = Buffer.alloc(0);
-      let checked = false;
+      let format: AudioFormat | undefined;
+      let header: AudioHeader | undefined;
+      let inspected = false;
       stream.on('limit', () => fail(tooLarge(limitBytes)));
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (checked) return;
+        if (inspected) return;
         head = Buffer.concat([head, chunk]);
-        if (head.length >= SNIFF_BYTES) check();
+        try {
+          inspect(false);
+        } catch (error) {
+          fail(error as ApiError);
+        }
       });
-      const check = () => {
-        checked = true;
-        const verdict = checkAudioFile(filename, head);
-        if (!verdict.ok) return fail(invalidRequest('audio', verdict.message, 'unsupported_format'));
-        file = { filename, format: verdict.format, size: 0, path: target };
+      /** Sniffs the format, then reads its header; a refusal is answered while the rest is still arriving. */
+      const inspect = (complete: boolean) => {
+        if (!format) {
+          if (head.length < SNIFF_BYTES && !complete) return;
+          const verdict = checkAudioFile(filename, head);
+          if (!verdict.ok) {
+            inspected = true;
+            throw invalidRequest('audio', verdict.message, 'unsupported_format');
+          }
+          format = verdict.format;
+        }
+        header = audioHeaderOrRefusal(() => readAudioHeader(format!, head, complete));
+        if (header) {
+          inspected = true;
+          head = Buffer.alloc(0);
+        }
       };
       writing = pipeline(stream, fs.createWriteStream(target)).then(() => {
-        if (!checked) check();
-        if (file) file.size = size;
+        if (size === 0) throw invalidRequest('audio', `The file "${filename}" is empty.`, 'unsupported_format');
+        if (!inspected) inspect(true);
+        const known = header!;
+        file = { filename, format: known.format, size, path: target, maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size)) };
       });
       writing.catch(() => undefined);
     });
@@ -118,10 +143,6 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
     await discard();
     throw invalidRequest('transcription', 'The form has no "file" part with the audio.');
   }
-  if (file.size === 0) {
-    await discard();
-    throw invalidRequest('audio', `The file "${file.filename}" is empty.`, 'unsupported_format');
-  }
   const spooled = file;
   return {
     fields,
@@ -141,6 +162,16 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
 function refuseRest(ctx: Context, error: ApiError): never {
   ctx.set('Connection', 'close');
   throw error;
+}
+
+/** A header out of bounds is the client's to fix: 400 `audio.invalid_file`. */
+function audioHeaderOrRefusal<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (isInvalidAudio(error)) throw invalidRequest('audio', error.message, 'invalid_file');
+    throw error;
+  }
 }
 
 const tooLarge = (limit: number) => new ApiError(413, 'request.too_large', `The audio file exceeds the limit of ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB).`);

@@ -15,14 +15,20 @@ export function transcriptionBody(result: TranscriptionResult): TranscriptionBod
   };
 }
 
-/** Audio is billed by the started second (DECISIONS.md 10: price unit `seconds`). */
-export const billedSeconds = (durationSeconds: number) => Math.ceil(Math.max(0, durationSeconds));
+/**
+ * Audio is billed by the started second (DECISIONS.md 10: price unit `seconds`), and never beyond the seconds its
+ * hold was placed for: whatever a vendor or decoder reports, the charge is at most what was held.
+ */
+export const billedSeconds = (durationSeconds: number, heldFor: number) => Math.min(heldFor, Math.ceil(Math.max(0, durationSeconds)));
 
 /**
- * The longest an upload of `bytes` can play, for a transcription's billing hold (its duration is known only once
- * transcribed): at 8 kbit/s, below the speech codecs in use (a lower bitrate is billed no more than this).
+ * The seconds a transcription's billing hold pays for (its duration is known only once transcribed): the longest
+ * its file can play by its header and size (audio-header.ts, maxAudioSeconds).
  */
-export const heldSeconds = (bytes: number) => Math.ceil((bytes * 8) / 8000);
+export const heldSeconds = (maxSeconds: number) => Math.ceil(maxSeconds);
+
+/** Of a stored transcription; one stored before its header was read has its size only, bounded at 8 kbit/s. */
+export const heldSecondsOf = (row: Pick<TranscriptionRow, 'options' | 'file_bytes'>) => heldSeconds(row.options.max_seconds ?? row.file_bytes / 1000);
 
 export const transcriptionOperationKey = (requestId: string) => `transcription:${requestId}`;
 

@@ -1,6 +1,7 @@
 import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
+import { TRANSCRIPTION_ATTEMPTS } from '../../workflows/transcription.flow';
 import { endTranscriptionFailed, transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
 
 /** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
@@ -18,7 +19,10 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
     // At most once through its delivery row.
     sendTranscriptionCallback: 'rerun',
   },
-  retry: DEFAULT_JOB_RETRY,
+  // A transcription's attempts end in a classified outcome (a refused file fails at once, billed nothing), so what
+  // repeats is an attempt that ended with its process: twice is the same failure, not bad luck. Temporal gives the
+  // vendor call as many attempts (transcription.workflow.ts).
+  retry: { ...DEFAULT_JOB_RETRY, maxAttempts: TRANSCRIPTION_ATTEMPTS },
   resource: { table: 'transcriptions', finalStatuses: ['completed', 'failed'] },
   labels: (db, transcriptionId) =>
     db

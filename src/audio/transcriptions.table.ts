@@ -12,6 +12,8 @@ export interface TranscriptionOptions {
   prompt: string | null;
   beam_size: number | null;
   source: string | null;
+  /** The longest the file can play by its header (seconds): what the hold was placed for, the most it is billed. */
+  max_seconds?: number;
 }
 
 /** The reply of a transcription (spec "Audio"), without its `usage`, as stored and as recorded in job history. */

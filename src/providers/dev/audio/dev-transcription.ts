@@ -1,8 +1,10 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { AUDIO_BOUNDS, id3TagSize, InvalidAudioError, isInvalidAudio } from '../../../audio/audio-header';
 import type { AudioInput, TranscribeRequest, TranscriptionModel, TranscriptionResult } from '../../provider';
 import { mpg123Decoder } from './bundled-codecs';
-import { id3TagSize, readUslt } from './id3';
+import { readUslt } from './id3';
 import { mixDown, SpeechActivity } from './speech-activity';
-import { InvalidAudioError, WavReader } from './wav-reader';
+import { WavReader } from './wav-reader';
 
 /**
  * dev-stt and dev-stt-async (DECISIONS.md 24): they really decode the upload (WAV and MP3), report its true
@@ -10,6 +12,11 @@ import { InvalidAudioError, WavReader } from './wav-reader';
  * ID3 `USLT` frame (what dev-tts writes) when it has one. No open-vocabulary recogniser can be installed here,
  * so without that frame the reply has no words and says so in `notice`. The file is read as a stream: memory
  * does not grow with its length. (The dev provider adds the `/delay MS` prompt directive in front of it.)
+ *
+ * Decoding runs on the event loop, like dev-tts's encoding: in slices of at most PIECE_BYTES, giving the loop back
+ * whenever SLICE_MS have passed, so other requests never wait on it longer than that; the audio it will decode is
+ * bounded by AUDIO_BOUNDS (the header's rate and channels, the duration). A file the decoder refuses is refused
+ * the same way every time: the failure is the request's (bad_request), not one to retry.
  */
 export const NO_WORDS_NOTICE =
   'dev-stt does not recognise words: it decodes the audio and finds its speech segments, and takes the text only from an ID3 USLT frame (dev-tts writes one). Use a real transcription model for words.';
@@ -18,6 +25,10 @@ export const NO_WORDS_NOTICE =
 const ISO_639_1: Readonly<Record<string, string>> = { eng: 'en', deu: 'de', ger: 'de', fra: 'fr', fre: 'fr', spa: 'es', ita: 'it', rus: 'ru', por: 'pt', nld: 'nl', dut: 'nl' };
 
 const MAX_TAG_BYTES = 1 << 20;
+/** The input decoded between two looks at the clock: well under a millisecond of work at any rate. */
+const PIECE_BYTES = 16 * 1024;
+/** The longest the decoder keeps the event loop before giving it back. */
+const SLICE_MS = 10;
 
 export function createDevTranscriptionModel(fail: (message: string) => Error): TranscriptionModel {
   return {
@@ -30,7 +41,7 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       try {
         decoded = audio.format === 'wav' ? await decodeWav(audio, request.signal) : await decodeMp3(audio, request.signal);
       } catch (error) {
-        if (error instanceof InvalidAudioError) throw fail(error.message);
+        if (isInvalidAudio(error)) throw fail(error.message);
         throw error;
       }
       const segments = decoded.activity.segments();
@@ -54,14 +65,49 @@ interface Decoded {
   transcript?: { text: string; language: string };
 }
 
+/** Gives the event loop back once SLICE_MS of work have passed since it last did. */
+function timeSlicer(): () => Promise<void> {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await yieldToEventLoop();
+    since = performance.now();
+  };
+}
+
+/**
+ * The upload in pieces of at most PIECE_BYTES, each handed to `decode` between slices of the event loop. What the
+ * decoder throws is the file's fault (InvalidAudioError); what reading throws (a database read) is not, and passes.
+ */
+async function decodePieces(audio: AudioInput, activity: SpeechActivity, decode: (piece: Uint8Array) => void, signal?: AbortSignal): Promise<void> {
+  const pause = timeSlicer();
+  for await (const read of audio.read()) {
+    for (let at = 0; at < read.length; at += PIECE_BYTES) {
+      signal?.throwIfAborted();
+      try {
+        decode(read.subarray(at, at + PIECE_BYTES));
+      } catch (error) {
+        if (isInvalidAudio(error)) throw error;
+        throw new InvalidAudioError(`The file could not be decoded: ${(error as Error)?.message ?? String(error)}`);
+      }
+      if (activity.durationSeconds > AUDIO_BOUNDS.maxSeconds) throw new InvalidAudioError(`The audio lasts more than ${AUDIO_BOUNDS.maxSeconds / 3600} hours.`);
+      await pause();
+    }
+  }
+}
+
 async function decodeWav(audio: AudioInput, signal?: AbortSignal): Promise<Decoded> {
   const reader = new WavReader();
   const activity = new SpeechActivity();
-  for await (const piece of audio.read()) {
-    signal?.throwIfAborted();
-    const { samples, sampleRate } = reader.push(piece);
-    if (samples.length > 0) activity.push(samples, sampleRate);
-  }
+  await decodePieces(
+    audio,
+    activity,
+    (piece) => {
+      const { samples, sampleRate } = reader.push(piece);
+      if (samples.length > 0) activity.push(samples, sampleRate);
+    },
+    signal,
+  );
   reader.finish();
   return { activity };
 }
@@ -74,26 +120,28 @@ async function decodeMp3(audio: AudioInput, signal?: AbortSignal): Promise<Decod
   let transcript: Decoded['transcript'];
   let frames = 0;
   try {
-    for await (const piece of audio.read()) {
-      signal?.throwIfAborted();
-      if (head) {
-        // The ID3 tag is at the start; it is read whole (up to 1 MiB) for its USLT frame.
-        head = Buffer.concat([head, piece]);
-        const size = id3TagSize(head);
-        if (head.length >= 10 && (size === 0 || head.length >= size || head.length >= MAX_TAG_BYTES)) {
-          if (size > 0) transcript = readUslt(head.subarray(0, Math.min(size, head.length)));
-          head = undefined;
+    await decodePieces(
+      audio,
+      activity,
+      (piece) => {
+        if (head) {
+          // The ID3 tag is at the start; it is read whole (up to 1 MiB) for its USLT frame.
+          head = Buffer.concat([head, piece]);
+          const size = id3TagSize(head);
+          if (head.length >= 10 && (size === 0 || head.length >= size || head.length >= MAX_TAG_BYTES)) {
+            if (size > 0) transcript = readUslt(head.subarray(0, Math.min(size, head.length)));
+            head = undefined;
+          }
         }
-      }
-      // mpg123 skips ID3 tags itself, and keeps what it could not decode yet for the next piece.
-      for (let at = 0; at < piece.length; at += 1 << 16) {
-        const result = decoder.decode(piece.subarray(at, at + (1 << 16)));
+        // mpg123 skips ID3 tags itself, and keeps what it could not decode yet for the next piece.
+        const result = decoder.decode(piece);
         if (result.samplesDecoded > 0) {
           frames += 1;
           activity.push(mixDown(result.channelData, result.samplesDecoded), result.sampleRate);
         }
-      }
-    }
+      },
+      signal,
+    );
   } finally {
     decoder.free();
   }

@@ -3,6 +3,7 @@
  * dev-stt reads it back. Writing makes an ID3v2.4 tag with one UTF-8 frame; reading accepts ID3v2.3 and 2.4
  * tags as other tools write them (all four text encodings).
  */
+import { id3TagSize } from '../../../audio/audio-header';
 
 const HEADER_BYTES = 10;
 
@@ -14,13 +15,6 @@ export function usltTag(text: string, language: string): Buffer {
   const content = Buffer.concat([Buffer.from([3]), Buffer.from(language.padEnd(3, ' ').slice(0, 3), 'latin1'), Buffer.from([0]), Buffer.from(text, 'utf8')]);
   const frame = Buffer.concat([Buffer.from('USLT', 'latin1'), syncsafe(content.length), Buffer.from([0, 0]), content]);
   return Buffer.concat([Buffer.from('ID3', 'latin1'), Buffer.from([4, 0, 0]), syncsafe(frame.length), frame]);
-}
-
-/** The total size of the ID3v2 tag at the start of `head` (header, frames, footer), or 0 when there is none. */
-export function id3TagSize(head: Uint8Array): number {
-  if (head.length < HEADER_BYTES || head[0] !== 0x49 || head[1] !== 0x44 || head[2] !== 0x33) return 0;
-  const footer = (head[5]! & 0x10) !== 0 ? HEADER_BYTES : 0;
-  return HEADER_BYTES + readSyncsafe(head, 6) + footer;
 }
 
 /** The first USLT frame of a complete ID3v2.3/2.4 tag (`tag` from the file's start), if any. */

@@ -1,23 +1,13 @@
+import { InvalidAudioError, isPcm, readWavHeader, type WavFormat } from '../../../audio/audio-header';
+
 /**
  * A streaming reader of RIFF/WAVE files: integer PCM of 8, 16, 24 or 32 bits and 32/64-bit float, any number
- * of channels, plain or WAVE_FORMAT_EXTENSIBLE. It turns each piece of the file into mono samples as it
- * arrives, holding at most one partial sample frame and the header.
+ * of channels within the header bounds (audio-header.ts), plain or WAVE_FORMAT_EXTENSIBLE. It turns each piece
+ * of the file into mono samples as it arrives, holding at most one partial sample frame and the header.
  */
-export class InvalidAudioError extends Error {}
-
-const MAX_HEADER_BYTES = 1 << 20;
-
-interface Format {
-  float: boolean;
-  channels: number;
-  sampleRate: number;
-  bytesPerSample: number;
-  blockAlign: number;
-}
-
 export class WavReader {
   private header: Buffer = Buffer.alloc(0);
-  private format?: Format;
+  private format?: WavFormat;
   private dataLeft = Infinity;
   private carry: Buffer = Buffer.alloc(0);
 
@@ -26,15 +16,15 @@ export class WavReader {
     let bytes = Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
     if (!this.format) {
       this.header = Buffer.concat([this.header, bytes]);
-      const data = this.parseHeader();
-      if (data === undefined) {
-        if (this.header.length > MAX_HEADER_BYTES) throw new InvalidAudioError('The WAV file has no data chunk in its first MiB.');
-        return { samples: new Float32Array(0), sampleRate: 0 };
-      }
-      bytes = this.header.subarray(data);
+      const wav = readWavHeader(this.header);
+      if (!wav) return { samples: new Float32Array(0), sampleRate: 0 };
+      if (!isPcm(wav.format)) throw new InvalidAudioError(`The WAV file is encoded with format ${wav.format.tag}; dev-stt reads PCM and IEEE float WAV only.`);
+      this.format = wav.format;
+      this.dataLeft = wav.dataBytes ?? Infinity;
+      bytes = this.header.subarray(wav.dataOffset);
       this.header = Buffer.alloc(0);
     }
-    const format = this.format!;
+    const format = this.format;
     if (bytes.length > this.dataLeft) bytes = bytes.subarray(0, this.dataLeft);
     this.dataLeft -= bytes.length;
     const all = this.carry.length > 0 ? Buffer.concat([this.carry, bytes]) : bytes;
@@ -51,12 +41,12 @@ export class WavReader {
 
   /** Ends the file: a file whose header never completed is not a WAV file. */
   finish(): void {
-    if (!this.format) throw new InvalidAudioError('The WAV file ends before its data chunk.');
+    if (!this.format) readWavHeader(this.header, true);
   }
 
   private sample(bytes: Buffer, at: number): number {
-    const { float, bytesPerSample } = this.format!;
-    if (float) return bytesPerSample === 4 ? bytes.readFloatLE(at) : bytes.readDoubleLE(at);
+    const { tag, bytesPerSample } = this.format!;
+    if (tag === 3) return bytesPerSample === 4 ? bytes.readFloatLE(at) : bytes.readDoubleLE(at);
     switch (bytesPerSample) {
       case 1:
         return (bytes[at]! - 128) / 128;
@@ -68,46 +58,6 @@ export class WavReader {
         return bytes.readInt32LE(at) / 2147483648;
     }
   }
-
-  /** The offset of the data chunk's first byte once the header up to it has arrived. */
-  private parseHeader(): number | undefined {
-    const header = this.header;
-    if (header.length < 12) return undefined;
-    if (header.toString('latin1', 0, 4) !== 'RIFF' || header.toString('latin1', 8, 12) !== 'WAVE') throw new InvalidAudioError('The file is not a RIFF/WAVE file.');
-    let at = 12;
-    while (at + 8 <= header.length) {
-      const id = header.toString('latin1', at, at + 4);
-      const size = header.readUInt32LE(at + 4);
-      if (id === 'data') {
-        if (!this.format) throw new InvalidAudioError('The WAV file has its data chunk before its fmt chunk.');
-        // 0 and 0xFFFFFFFF: written by a streaming encoder that did not know the length; read to the end.
-        this.dataLeft = size === 0 || size === 0xffffffff ? Infinity : size;
-        return at + 8;
-      }
-      if (at + 8 + size > header.length) return undefined;
-      if (id === 'fmt ') this.format = readFormat(header.subarray(at + 8, at + 8 + size));
-      at += 8 + size + (size % 2);
-    }
-    return undefined;
-  }
-}
-
-function readFormat(chunk: Buffer): Format {
-  if (chunk.length < 16) throw new InvalidAudioError('The WAV fmt chunk is too short.');
-  let tag = chunk.readUInt16LE(0);
-  if (tag === 0xfffe && chunk.length >= 26) tag = chunk.readUInt16LE(24); // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID's first two bytes
-  const channels = chunk.readUInt16LE(2);
-  const sampleRate = chunk.readUInt32LE(4);
-  const blockAlign = chunk.readUInt16LE(12);
-  const bits = chunk.readUInt16LE(14);
-  const float = tag === 3;
-  if (tag !== 1 && tag !== 3) throw new InvalidAudioError(`The WAV file is encoded with format ${tag}; dev-stt reads PCM and IEEE float WAV only.`);
-  const bytesPerSample = Math.ceil(bits / 8);
-  const valid = float ? bytesPerSample === 4 || bytesPerSample === 8 : bytesPerSample >= 1 && bytesPerSample <= 4;
-  if (!valid || channels < 1 || sampleRate < 1 || blockAlign < channels * bytesPerSample) {
-    throw new InvalidAudioError(`The WAV format is not readable (${channels} channels, ${sampleRate} Hz, ${bits} bits).`);
-  }
-  return { float, channels, sampleRate, bytesPerSample, blockAlign };
 }
 
 /** A WAV file (16-bit PCM, mono) of `samples` in [-1, 1]: the dev-tts pipeline and the tests build them. */
