@@ -47,6 +47,12 @@ const environmentSchema = z.object({
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(24 * 3_600_000).default(600_000),
   MCP_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  MCP_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
+  MCP_MAX_LISTING_BYTES: z.coerce.number().int().min(256).max(64 * 1024 * 1024).default(1024 * 1024),
+  PROVIDER_MAX_STREAM_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
+  WEBHOOK_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(4),
   // Per-account limits for accounts without their own (DECISIONS.md 26); 0: no limit.
   LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(0),
   LIMIT_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).max(2_000_000_000).default(0),
@@ -118,13 +124,23 @@ export interface Config {
   };
   /** Legacy Runs: how long one waits in requires_action for its tool outputs before it expires. */
   readonly runs: { readonly requiresActionTimeoutMs: number };
-  /** Remote MCP tools: the time a listing or one tool call may take (connecting included). */
-  readonly mcp: { readonly toolTimeoutMs: number };
+  /**
+   * Remote MCP tools: the time a listing or one tool call may take (connecting included); the bytes one reply of a
+   * server may have (read as it comes, cut beyond); the bytes a listing's tools may have in all (they go into prompts).
+   */
+  readonly mcp: { readonly toolTimeoutMs: number; readonly maxResponseBytes: number; readonly maxListingBytes: number };
+  /**
+   * Webhooks and callbacks: one attempt, bounded by `timeoutMs`, sent by a dispatcher of their own (not in a job's
+   * slot), at most `concurrency` at once and `perAccountConcurrency` of one account.
+   */
+  readonly webhooks: { readonly timeoutMs: number; readonly concurrency: number; readonly perAccountConcurrency: number };
   /** Default per-account limits (0: none); an account's own, set by an operator, replace them. */
   readonly limits: AccountLimits;
   readonly providers: {
     readonly timeoutMs: number;
     readonly maxRetries: number;
+    /** Bytes one vendor reply (a whole event stream included) may have; read as it comes, cut beyond. */
+    readonly maxStreamBytes: number;
     /** Vendor credentials and endpoints: every *_API_KEY and *_BASE_URL variable. Never logged. */
     readonly settings: Readonly<Record<string, string>>;
   };
@@ -181,11 +197,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       leaseMs: value.ENGINE_LEASE_MS,
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
-    mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS },
+    mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS, maxResponseBytes: value.MCP_MAX_RESPONSE_BYTES, maxListingBytes: value.MCP_MAX_LISTING_BYTES },
+    webhooks: { timeoutMs: value.WEBHOOK_TIMEOUT_MS, concurrency: value.WEBHOOK_CONCURRENCY, perAccountConcurrency: value.WEBHOOK_CONCURRENCY_PER_ACCOUNT },
     limits: { requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE, tokensPerMinute: value.LIMIT_TOKENS_PER_MINUTE, concurrentJobs: value.LIMIT_CONCURRENT_JOBS },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       maxRetries: value.PROVIDER_MAX_RETRIES,
+      maxStreamBytes: value.PROVIDER_MAX_STREAM_BYTES,
       settings: Object.freeze(settings),
     },
   };

@@ -102,7 +102,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer), bus, cacheMs: config.auth.cacheMs });
     const events = createEventLog({ db, bus, metrics });
     const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics });
-    const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, toolTimeoutMs: config.mcp.toolTimeoutMs });
+    const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, ...config.mcp });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
     const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });

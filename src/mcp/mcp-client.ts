@@ -4,6 +4,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { createGuardedFetch, OutboundAddressRefusedError } from '../webhooks/ssrf-guard';
+import { budgetedFetch } from './mcp-budget';
+import { mcpHeadersProblem } from './mcp-headers';
 import type { McpServerSpec, McpToolDescription } from './mcp-types';
 
 /** What one MCP tool call gave: its text (`output`) or why it failed (`error`). */
@@ -25,14 +27,20 @@ export class McpSessionLost extends Error {
 
 export interface McpConnectOptions {
   allowPrivateNetworks: boolean;
-  /** Bounds connecting and each request of the session. */
+  /** Bounds connecting, each request of the session, and a whole listing (all its pages). */
   timeoutMs: number;
+  /** Bytes one reply of the server (an answer, an event stream) may have; more breaks the session. Default 4 MiB. */
+  maxResponseBytes?: number;
+  /** Bytes a listing's tools may have in all (names, descriptions, schemas as JSON): they go into every prompt. Default 1 MiB. */
+  maxListingBytes?: number;
   signal: AbortSignal;
 }
 
 /** A tool's text beyond this many characters is cut (with a note): it enters the workflow history and the prompt. */
 export const MAX_TOOL_OUTPUT_CHARS = 32 * 1024;
 const MAX_LISTED_TOOLS = 128;
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+const DEFAULT_MAX_LISTING_BYTES = 1024 * 1024;
 
 const CLIENT_INFO = { name: 'switchyard', version: '1.0.0' };
 
@@ -45,12 +53,23 @@ const CLIENT_INFO = { name: 'switchyard', version: '1.0.0' };
  */
 export async function connectMcpServer(server: McpServerSpec, options: McpConnectOptions): Promise<McpSession> {
   const url = new URL(server.server_url);
+  // Checked when the Response was created; a request stored before the check existed is refused here.
+  const headersProblem = mcpHeadersProblem(server.headers, 'headers');
+  if (headersProblem) throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${headersProblem}`);
+  const maxListingBytes = options.maxListingBytes ?? DEFAULT_MAX_LISTING_BYTES;
   const headers: Record<string, string> = { ...(server.headers ?? {}) };
   if (server.authorization) headers.Authorization = `Bearer ${server.authorization}`;
   const guardedFetch = createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, connectTimeoutMs: options.timeoutMs });
+  // A reply over the budget breaks the session and fails what waits on it at once.
+  const overBudget = new AbortController();
+  const fetch = budgetedFetch(guardedFetch, options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, (error) => {
+    broken = true;
+    overBudget.abort(error);
+  });
   const requestInit: RequestInit = { headers };
   const scrub = (error: unknown) => scrubbedMessage(error, server);
 
+  let broken = false;
   const attempt = async (transport: Transport): Promise<Client> => {
     const client = new Client(CLIENT_INFO);
     try {
@@ -65,17 +84,16 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
   let client: Client;
   try {
     try {
-      client = await attempt(new StreamableHTTPClientTransport(url, { fetch: guardedFetch, requestInit }));
+      client = await attempt(new StreamableHTTPClientTransport(url, { fetch, requestInit }));
     } catch (error) {
       if (options.signal.aborted || !speaksOnlySse(error)) throw error;
-      client = await attempt(new SSEClientTransport(url, { fetch: guardedFetch, requestInit, eventSourceInit: { fetch: guardedFetch } as never }));
+      client = await attempt(new SSEClientTransport(url, { fetch, requestInit, eventSourceInit: { fetch } as never }));
     }
   } catch (error) {
     await guardedFetch.close().catch(() => undefined);
     throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${scrub(error)}`);
   }
 
-  let broken = false;
   /** A failure below the protocol breaks the session; a 404 to it means the server forgot it. */
   const transportFailure = (error: unknown) => {
     if (error instanceof McpError) return;
@@ -90,14 +108,22 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
 
     async listTools(signal) {
       const tools: McpToolDescription[] = [];
+      const failed = (reason: string) => new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${reason}`);
+      // The pages of a listing share one deadline: a server cannot stretch it by paginating.
+      const listing = AbortSignal.any([signal, overBudget.signal, AbortSignal.timeout(options.timeoutMs)]);
+      let bytes = 0;
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { signal, timeout: options.timeoutMs }).catch((error: unknown) => {
+        const page = await client.listTools(cursor ? { cursor } : undefined, { signal: listing, timeout: options.timeoutMs }).catch((error: unknown) => {
+          if (signal.aborted) throw error;
           transportFailure(error);
-          throw new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${scrub(error)}`);
+          throw failed(overBudget.signal.aborted ? scrub(overBudget.signal.reason) : scrub(error));
         });
         for (const tool of page.tools) {
-          tools.push({ name: tool.name, description: tool.description ?? null, input_schema: tool.inputSchema as Record<string, unknown> });
+          const description = { name: tool.name, description: tool.description ?? null, input_schema: tool.inputSchema as Record<string, unknown> };
+          bytes += Buffer.byteLength(JSON.stringify(description));
+          if (bytes > maxListingBytes) throw failed(`its tools are larger than ${maxListingBytes} bytes in all`);
+          tools.push(description);
         }
         cursor = page.nextCursor;
       } while (cursor && tools.length < MAX_LISTED_TOOLS);
@@ -106,7 +132,7 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
 
     async callTool(name, args, signal) {
       try {
-        const result = await client.callTool({ name, arguments: args }, undefined, { signal, timeout: options.timeoutMs });
+        const result = await client.callTool({ name, arguments: args }, undefined, { signal: AbortSignal.any([signal, overBudget.signal]), timeout: options.timeoutMs });
         const text = resultText(result);
         return result.isError ? { output: null, error: text || 'The tool reported an error.' } : { output: text, error: null };
       } catch (error) {
@@ -117,7 +143,7 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
           throw error;
         }
         transportFailure(error);
-        return { output: null, error: scrub(error) };
+        return { output: null, error: scrub(overBudget.signal.aborted ? overBudget.signal.reason : error) };
       }
     },
 

@@ -6,6 +6,9 @@ export interface McpSessionPoolOptions {
   allowPrivateNetworks: boolean;
   /** Connecting, listing and each tool call. */
   toolTimeoutMs: number;
+  /** Bytes of one reply of a server, and of one listing's tools (mcp-client.ts). */
+  maxResponseBytes?: number;
+  maxListingBytes?: number;
   /** A session unused this long is closed (default 10 s: a Response's next turn comes sooner). */
   idleMs?: number;
   /** Open sessions at most; the longest idle is closed to make room (default 256). */
@@ -61,7 +64,13 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
       if (idle) drop(idle[0], idle[1]);
     }
     // The first caller's signal bounds only the connect; the session then serves whoever comes.
-    const entry: Entry = { scope, session: connectMcpServer(server, { allowPrivateNetworks: options.allowPrivateNetworks, timeoutMs: options.toolTimeoutMs, signal }), inFlight: 0, lastUsed: Date.now() };
+    const entry: Entry = { scope, session: connectMcpServer(server, {
+        allowPrivateNetworks: options.allowPrivateNetworks,
+        timeoutMs: options.toolTimeoutMs,
+        maxResponseBytes: options.maxResponseBytes,
+        maxListingBytes: options.maxListingBytes,
+        signal,
+      }), inFlight: 0, lastUsed: Date.now() };
     entries.set(key, entry);
     entry.session.catch(() => {
       if (entries.get(key) === entry) entries.delete(key);

@@ -6,6 +6,7 @@ import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
 import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
+import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
 import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
@@ -45,6 +46,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
 
   router.post('/', async (ctx) => {
     const body = canonicalResponseBody(parseInput(bodySchema, ctx.request.body, 'response'));
+    refuseUnsendableMcpHeaders(body.tools);
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;

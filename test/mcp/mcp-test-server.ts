@@ -19,12 +19,13 @@ export interface SeenCall {
 }
 
 export interface McpTestServer {
-  /** `http://127.0.0.1:PORT`. Paths: `/mcp` (Streamable HTTP), `/secure/mcp` (Bearer TOKEN required), `/sse` (only the older HTTP+SSE transport). */
+  /** `http://127.0.0.1:PORT`. Paths: `/mcp` (Streamable HTTP), `/secure/mcp` (Bearer TOKEN required), `/sse` (only the older HTTP+SSE transport), `/huge/mcp` (a hostile listing: 128 tools of 1 MiB each). */
   readonly url: string;
   readonly token: string;
   readonly calls: SeenCall[];
   /** Requests that listed tools, by path. */
   readonly listings: string[];
+
   /** Resolves once `count` calls of `tool` have started. */
   waitForCalls(tool: string, count: number): Promise<void>;
   /** Resolves once a call of `tool` was aborted. */
@@ -41,6 +42,7 @@ export interface McpTestServer {
  */
 export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): Promise<McpTestServer> {
   const calls: SeenCall[] = [];
+
   const listings: string[] = [];
   const listeners = new Set<() => void>();
   const notify = () => {
@@ -59,6 +61,12 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
 
   function buildServer(path: string, req: IncomingMessage): McpServer {
     const server = new McpServer({ name: 'switchyard-test', version: '1.0.0' });
+    if (path === '/huge/mcp') {
+      // A hostile listing: 128 tools with descriptions of HUGE_DESCRIPTION_CHARS each.
+      const description = 'x'.repeat(HUGE_DESCRIPTION_CHARS);
+      for (let index = 0; index < 128; index++) server.registerTool(`tool_${index}`, { description }, async () => ({ content: [] }));
+      return server;
+    }
     const seen = (tool: string, args: Record<string, unknown>): SeenCall => {
       const call: SeenCall = { path, tool, args, authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant'), aborted: false, finished: false };
       calls.push(call);
@@ -116,7 +124,7 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
       listings.push(url.pathname);
       notify();
     }
-    if (url.pathname === '/mcp' || url.pathname === '/secure/mcp') {
+    if (url.pathname === '/mcp' || url.pathname === '/secure/mcp' || url.pathname === '/huge/mcp') {
       if (url.pathname === '/secure/mcp' && header(req, 'authorization') !== `Bearer ${token}`) {
         res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' });
         res.end(JSON.stringify({ error: 'unauthorized' }));
@@ -182,6 +190,9 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
     },
   };
 }
+
+/** Each tool's description at `/huge/mcp`: 128 of them make a 128 MiB listing (more than loopback's socket buffers hold). */
+export const HUGE_DESCRIPTION_CHARS = 1024 * 1024;
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
