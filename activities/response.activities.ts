@@ -17,6 +17,7 @@ import type { GenerateTextRequest, LanguageModel } from '../src/providers/provid
 import { vendorFailureOf } from '../src/providers/provider-errors';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
+import { capOutput } from '../src/responses/output-cap';
 import { mcpFunctions } from '../src/mcp/mcp-tools';
 import { buildPrompt, outputItemToPrompt, promptTokenBound, promptTooLongMessage, type Prompt } from '../src/responses/prompt';
 import { clientFunctionNames, partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
@@ -175,7 +176,9 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       const cap = await turnOutputCap(row, model, call, round);
       if (cap === 'unpaid') return failed('organization.payment_required', 'The available balance does not pay for another model turn of this Response; top up the balance and create it again.');
       if (cap !== undefined) call.maxOutputTokens = cap;
-      const parts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
+      const vendorParts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
+      // The cap holds even against a vendor that streams past it (or never stops): cut there, billed at the cap.
+      const parts = capOutput(vendorParts, call.maxOutputTokens, () => Math.ceil(promptTokenBound(call) / 4));
       for await (const part of parts) {
         if (context.signal.aborted) break;
         assembler.accept(part, request.parallel_tool_calls);

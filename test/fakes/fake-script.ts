@@ -42,6 +42,8 @@ export interface FakeFault {
   hang?: boolean;
   /** Streams: stop sending (connection left open) after this many text deltas. */
   hangAfterDeltas?: number;
+  /** Streams: repeat the first text delta for ever (never finishing), as fast as the client reads, until it goes away. */
+  endless?: boolean;
   /** Streams: destroy the socket after this many text deltas. */
   dropAfterDeltas?: number;
   /** Streams: after the opening event(s), send an event whose data is not JSON, then end the stream. */

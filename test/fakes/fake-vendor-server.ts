@@ -209,6 +209,7 @@ export async function startFakeVendorServer(
       if (step.chunkDelayMs && index > 0) await delay(step.chunkDelayMs);
       if (res.destroyed) return;
       res.write(serialiseEvent(event, lineEnd));
+      if (event.textDelta && step.endless) return streamForever(res, serialiseEvent(event, lineEnd));
       if (event.textDelta) {
         deltas += 1;
         if (step.dropAfterDeltas !== undefined && deltas >= step.dropAfterDeltas) {
@@ -221,6 +222,17 @@ export async function startFakeVendorServer(
       }
     }
     res.end();
+  }
+
+  /** A vendor that never stops: `chunk` again and again, with backpressure, until the client closes the connection. */
+  async function streamForever(res: ServerResponse, chunk: string): Promise<void> {
+    while (!res.destroyed) {
+      if (!res.write(chunk)) await new Promise<void>((resolve) => {
+        res.once('drain', resolve);
+        res.once('close', resolve);
+      });
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   function answerZeroLatency(req: IncomingMessage, res: ServerResponse, rawBody: Buffer): void {
