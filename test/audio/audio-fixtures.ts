@@ -1,4 +1,6 @@
+import http from 'node:http';
 import { wavFile } from '../../src/providers/dev/audio/wav-reader';
+import type { TestApp } from '../support/harness';
 import type { AudioInput } from '../../src/providers/provider';
 
 /** A mono WAV of `seconds` with a 440 Hz tone over each of `spans` (seconds) and silence elsewhere. */
@@ -8,6 +10,85 @@ export function toneWav(seconds: number, spans: Array<[number, number]>, sampleR
     for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++) samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
   }
   return wavFile(samples, sampleRate);
+}
+
+/**
+ * A WAV header (44 bytes) as an attacker or an odd encoder writes it: any format tag, rate, channels, bits and
+ * block alignment, and a data chunk declaring `dataBytes` (default: what `totalBytes` leaves after the header).
+ */
+export function wavHeader(options: { sampleRate: number; channels?: number; bits?: number; tag?: number; blockAlign?: number; dataBytes?: number; totalBytes?: number }): Buffer {
+  const { sampleRate, channels = 1, bits = 8, tag = 1 } = options;
+  const blockAlign = options.blockAlign ?? channels * Math.ceil(bits / 8);
+  const dataBytes = options.dataBytes ?? Math.max(0, (options.totalBytes ?? 44) - 44);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(Math.min(0xffffffff, 36 + dataBytes), 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(tag, 20);
+  header.writeUInt16LE(channels, 22);
+  header.writeUInt32LE(sampleRate, 24);
+  header.writeUInt32LE(Math.min(0xffffffff, sampleRate * blockAlign), 28);
+  header.writeUInt16LE(blockAlign, 32);
+  header.writeUInt16LE(bits, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(dataBytes, 40);
+  return header;
+}
+
+export interface StreamedReply {
+  status: number;
+  body: any;
+  /** Milliseconds from the first byte sent to the reply's headers. */
+  answeredAfterMs: number;
+  /** File bytes written when the reply came (a reply before the end means the rest was refused unread). */
+  sentWhenAnswered: number;
+}
+
+/**
+ * Posts a transcription form whose file is `head` then `fillBytes` bytes of `fill`, written in 1 MiB pieces as the
+ * server takes them (node:http, so that a reply that comes before the end of the body is seen, and when).
+ */
+export function streamTranscription(
+  baseUrl: string,
+  key: string,
+  fields: Record<string, string>,
+  file: { name: string; head: Buffer; fillBytes: number; fill?: number; /** RFC 5987 `filename*`, percent-encoded UTF-8 */ encodedName?: string },
+): Promise<StreamedReply> {
+  const url = new URL(baseUrl);
+  const boundary = 'switchyardboundary';
+  let sent = 0;
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const request = http.request({ host: url.hostname, port: url.port, path: '/v2/audio/transcription', method: 'POST', headers: { 'x-auth-token': key, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    request.on('response', (response) => {
+      const answeredAfterMs = performance.now() - started;
+      const sentWhenAnswered = sent;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: response.statusCode ?? 0, body: (response.headers['content-type'] ?? '').includes('json') ? JSON.parse(text) : text, answeredAfterMs, sentWhenAnswered });
+      });
+    });
+    // Writing on after the reply (the server closes the connection) fails; only a failure before it is the test's.
+    request.on('error', (error) => (sent > 0 ? undefined : reject(error)));
+    for (const [name, value] of Object.entries(fields)) request.write(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+    request.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${file.name}"${file.encodedName ? `; filename*=utf-8''${file.encodedName}` : ''}\r\ncontent-type: application/octet-stream\r\n\r\n`);
+    request.write(file.head);
+    sent = file.head.length;
+    const piece = Buffer.alloc(1 << 20, file.fill ?? 0x80);
+    const total = file.head.length + file.fillBytes;
+    const pump = () => {
+      while (sent < total && !request.destroyed) {
+        const next = piece.subarray(0, Math.min(piece.length, total - sent));
+        sent += next.length;
+        if (!request.write(next)) return void request.once('drain', pump);
+      }
+      if (!request.destroyed) request.end(`\r\n--${boundary}--\r\n`);
+    };
+    pump();
+  });
 }
 
 /** Posts a multipart transcription form (`fields` as text parts, the file as `file`) and reads the JSON reply. */
@@ -44,3 +125,20 @@ export async function collectAudio(audio: AsyncIterable<Uint8Array>): Promise<Bu
   for await (const piece of audio) pieces.push(Buffer.from(piece));
   return Buffer.concat(pieces);
 }
+
+/** The account's debits of `service` (speech, transcription), newest first. */
+export async function debits(suite: { app: TestApp; key: string }, service: string) {
+  const reply = await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key });
+  return reply.body.transactions.filter((row: any) => row.metadata.service === service);
+}
+
+/** Polls check until the job leaves queued/processing (the engine runs it in this process). */
+export async function settle(suite: { app: TestApp; key: string }, id: string): Promise<string> {
+  for (;;) {
+    const check = await suite.app.request('GET', `/v2/audio/transcription/check/${id}`, { key: suite.key });
+    expect(check.status).toBe(200);
+    if (!['queued', 'processing'].includes(check.body.status)) return check.body.status;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+

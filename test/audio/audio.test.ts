@@ -1,8 +1,7 @@
-import http from 'node:http';
 import { mpg123Decoder } from '../../src/providers/dev/audio/bundled-codecs';
 import { useTestApp } from '../support/harness';
 import { startReceiver } from '../webhooks/receiver';
-import { postTranscription, toneWav } from './audio-fixtures';
+import { debits, postTranscription, settle, streamTranscription, toneWav } from './audio-fixtures';
 
 /** The decoded duration (seconds) of an MP3. */
 async function mp3Duration(mp3: Buffer): Promise<number> {
@@ -22,21 +21,6 @@ async function speech(baseUrl: string, key: string, body: unknown): Promise<{ st
   const bytes = Buffer.from(await reply.arrayBuffer());
   const json = (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(bytes.toString('utf8')) : undefined;
   return { status: reply.status, bytes, json, headers: reply.headers };
-}
-
-async function debits(suite: { app: any; key: string }, service: string) {
-  const reply = await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key });
-  return reply.body.transactions.filter((row: any) => row.metadata.service === service);
-}
-
-/** Polls check until the job leaves queued/processing (the engine runs it in this process). */
-async function settle(suite: { app: any; key: string }, id: string): Promise<string> {
-  for (;;) {
-    const check = await suite.app.request('GET', `/v2/audio/transcription/check/${id}`, { key: suite.key });
-    expect(check.status).toBe(200);
-    if (!['queued', 'processing'].includes(check.body.status)) return check.body.status;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('audio: speech', () => {
@@ -150,34 +134,10 @@ describe('audio: synchronous transcription', () => {
 
   it('413 with the envelope while an upload over 25 MiB is still arriving', async () => {
     const billed = (await debits(suite, 'transcription')).length;
-    const url = new URL(suite.app.baseUrl);
-    const boundary = 'switchyardboundary';
-    let sent = 0;
-    const reply = await new Promise<{ status: number; body: string; sentWhenAnswered: number }>((resolve, reject) => {
-      const request = http.request({ host: url.hostname, port: url.port, path: '/v2/audio/transcription', method: 'POST', headers: { 'x-auth-token': suite.key, 'content-type': `multipart/form-data; boundary=${boundary}` } });
-      request.on('response', (response) => {
-        const sentWhenAnswered = sent;
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), sentWhenAnswered }));
-      });
-      request.on('error', (error) => (sent > 0 ? undefined : reject(error)));
-      request.write(`--${boundary}\r\ncontent-disposition: form-data; name="model"\r\n\r\ndev-stt\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.wav"\r\ncontent-type: audio/wav\r\n\r\n`);
-      const head = toneWav(1, [[0, 1]]);
-      request.write(head);
-      const piece = Buffer.alloc(1 << 20, 1);
-      // 40 MiB offered, in pieces, each after the previous was taken: the reply must come before the end.
-      const pump = () => {
-        while (sent < 40 * (1 << 20)) {
-          sent += piece.length;
-          if (!request.write(piece)) return void request.once('drain', pump);
-        }
-        request.end(`\r\n--${boundary}--\r\n`);
-      };
-      pump();
-    });
+    // 40 MiB offered, in pieces, each after the previous was taken: the reply must come before the end.
+    const reply = await streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: 'big.wav', head: toneWav(1, [[0, 1]]), fillBytes: 40 * (1 << 20), fill: 1 });
     expect(reply.status).toBe(413);
-    expect(JSON.parse(reply.body).error.code).toBe('request.too_large');
+    expect(reply.body.error.code).toBe('request.too_large');
     expect(reply.sentWhenAnswered).toBeLessThan(40 * (1 << 20));
     expect(await debits(suite, 'transcription')).toHaveLength(billed);
 
