@@ -25,7 +25,8 @@ import { RowHandoff } from './responses/row-handoff';
 import { createIdempotentReplies } from './idempotency/idempotent-replies';
 import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
-import { createWebhookSender, type WebhookSender } from './webhooks/webhook-sender';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/webhook-dispatcher';
+import { createWebhookSender } from './webhooks/webhook-sender';
 import { createMcpSessionPool, type McpSessionPool } from './mcp/mcp-sessions';
 import { createLifecycle } from './http/lifecycle';
 
@@ -40,7 +41,7 @@ export interface RuntimeDeps extends AppDeps {
   bus: EventBus;
   /** Stored, resumable event streams (of Responses today), keyed by stream id. */
   events: EventLog;
-  webhooks: WebhookSender;
+  webhooks: WebhookDispatcher;
   /** Open sessions with remote MCP servers, reused by the MCP calls of this process. */
   mcpSessions: McpSessionPool;
   /** Runs one durable workflow per job (a Response): embedded, or Temporal when TEMPORAL_ADDRESS is set. */
@@ -73,6 +74,8 @@ export interface Runtime {
 
 /** The hold of a request whose owner cannot be known dead (under Temporal) is released after this. */
 const ABANDONED_HOLD_AGE_MS = 60 * 60_000;
+/** Postgres: webhooks another process claimed this long ago and never attempted are sent by a starting one. */
+const LEFT_OVER_WEBHOOK_AGE_MS = 60_000;
 const HOLD_SWEEP_INTERVAL_MS = 30_000;
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -101,7 +104,13 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         : createInProcessBus();
     const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer), bus, cacheMs: config.auth.cacheMs });
     const events = createEventLog({ db, bus, metrics });
-    const webhooks = createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics });
+    const webhooks = createWebhookDispatcher({
+      db,
+      logger,
+      deliverer: createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics, timeoutMs: config.webhooks.timeoutMs }),
+      concurrency: config.webhooks.concurrency,
+      perAccountConcurrency: config.webhooks.perAccountConcurrency,
+    });
     const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, ...config.mcp });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
@@ -135,6 +144,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       adminTokenFile,
       async startEngine() {
         await engine.start();
+        // Single-process storage: every webhook claimed and not attempted was left by a dead process.
+        await webhooks.sendLeftOver(database.kind === 'pglite' ? 0 : LEFT_OVER_WEBHOOK_AGE_MS).catch((error) => logger.warn({ err: error }, 'sending left-over webhooks failed'));
         // Holds a dead process left (one of a request it was serving; one whose job was never written) are
         // released now and every half minute. Single-process storage: every other owner is dead. Postgres with
         // the embedded engine: an owner whose liveness lock is free. Under Temporal: after an hour.
@@ -158,6 +169,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       async close() {
         clearInterval(holdSweep);
         await engine.stop();
+        await webhooks.stop();
         await mcpSessions.close();
         await bus.close();
         await database.close();

@@ -19,7 +19,8 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
     callMcpTool: 'self-recorded',
     // Guarded by the stored status and the debit's operation key.
     finalizeResponse: 'rerun',
-    // At most once: the delivery is recorded before it is sent (webhooks/webhook-sender.ts).
+    // At most once: the delivery is claimed (recorded) here and sent by the webhook dispatcher, outside the job's
+    // slot (webhooks/webhook-dispatcher.ts); a re-run finds the claim and sends nothing.
     sendWebhook: 'rerun',
   },
   retry: DEFAULT_JOB_RETRY,

@@ -37,7 +37,8 @@ export interface WebhookDelivery {
 }
 
 export interface WebhookOutcome {
-  status: Exclude<WebhookDeliveryStatus, 'pending'> | 'skipped';
+  /** `queued`: claimed, to be sent by the dispatcher (webhook-dispatcher.ts). */
+  status: Exclude<WebhookDeliveryStatus, 'pending'> | 'skipped' | 'queued';
   responseStatus?: number;
   error?: string;
 }
@@ -49,12 +50,34 @@ export interface WebhookSender {
   send(delivery: WebhookDelivery): Promise<WebhookOutcome>;
 }
 
-export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
+/** A claimed delivery about to be sent: its row, and what goes into the POST. */
+export interface ClaimedDelivery {
+  id: string;
+  resourceId: string;
+  accountId: string;
+  url: string;
+  /** The payload as JSON text. */
+  body: string;
+  attemptedAt: Date;
+}
+
+/**
+ * The steps of a delivery: `claim` writes the row (one per resource: a second claim finds it and answers
+ * undefined), `post` sends the one attempt and records its outcome. `send` does both at once; the dispatcher
+ * (webhook-dispatcher.ts) claims at once and posts later, outside the job that asked.
+ */
+export interface WebhookDeliverer extends WebhookSender {
+  /** The row, written `pending`; `attempted` marks it taken for its one attempt at once (else the dispatcher takes it). */
+  claim(delivery: WebhookDelivery, options: { attempted: boolean }): Promise<{ id: string } | undefined>;
+  post(claimed: ClaimedDelivery): Promise<WebhookOutcome>;
+  readonly timeoutMs: number;
+}
+
+export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliverer {
   const { db, allowPrivateNetworks, logger, resolveHost } = options;
   const timeoutMs = options.timeoutMs ?? 10_000;
 
-  async function send(delivery: WebhookDelivery): Promise<WebhookOutcome> {
-    const body = JSON.stringify(delivery.payload);
+  async function claim(delivery: WebhookDelivery, claimOptions: { attempted: boolean }) {
     const claimed = await db
       .insertInto('webhook_deliveries')
       .values({
@@ -62,21 +85,28 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
         resource_id: delivery.resourceId,
         account_id: delivery.accountId,
         url: delivery.url,
-        payload: body,
+        payload: JSON.stringify(delivery.payload),
         status: 'pending',
+        attempted_at: claimOptions.attempted ? new Date() : null,
       })
       .onConflict((conflict) => conflict.column('resource_id').doNothing())
       .returning('id')
       .executeTakeFirst();
-    const logFields = { resourceId: delivery.resourceId, accountId: delivery.accountId, target: safeTarget(delivery.url) };
-    if (!claimed) {
-      logger.info(logFields, 'webhook already attempted for this resource; not sent again');
-      return { status: 'skipped' };
-    }
+    if (!claimed) logger.info(logFieldsOf(delivery), 'webhook already attempted for this resource; not sent again');
+    return claimed;
+  }
 
-    const attemptedAt = new Date();
+  async function send(delivery: WebhookDelivery): Promise<WebhookOutcome> {
+    const claimed = await claim(delivery, { attempted: true });
+    if (!claimed) return { status: 'skipped' };
+    return post({ id: claimed.id, resourceId: delivery.resourceId, accountId: delivery.accountId, url: delivery.url, body: JSON.stringify(delivery.payload), attemptedAt: new Date() });
+  }
+
+  async function post(claimed: ClaimedDelivery): Promise<WebhookOutcome> {
+    const logFields = logFieldsOf(claimed);
+    const attemptedAt = claimed.attemptedAt;
     const started = performance.now();
-    const outcome = await attempt(delivery.url, body);
+    const outcome = await attempt(claimed.url, claimed.body);
     const durationMs = Math.round(performance.now() - started);
     await db
       .updateTable('webhook_deliveries')
@@ -133,8 +163,10 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookSende
     }
   }
 
-  return { send };
+  return { send, claim, post, timeoutMs };
 }
+
+const logFieldsOf = (delivery: { resourceId: string; accountId: string; url: string }) => ({ resourceId: delivery.resourceId, accountId: delivery.accountId, target: safeTarget(delivery.url) });
 
 /** Scheme, host and port only: a webhook URL's path or query often carries the receiver's secret token. */
 function safeTarget(raw: string): string {

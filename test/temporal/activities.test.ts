@@ -297,6 +297,8 @@ describe('response activities under MockActivityEnvironment', () => {
       await environment().run(activities.finalizeResponse, { responseId: id, outcome });
       await environment().run(activities.sendWebhook, { responseId: id });
       await environment().run(activities.sendWebhook, { responseId: id });
+      // The activity claims the webhook; the process's webhook dispatcher sends it.
+      await app.runtime.deps.webhooks.idle();
       const posts = receiver.requests.filter((request) => request.path === '/hook' && JSON.parse(request.body).response_id === id);
       expect(posts).toHaveLength(1);
       expect(JSON.parse(posts[0].body)).toMatchObject({ response_id: id, status: 'completed' });

@@ -53,6 +53,8 @@ describe('transcription activities under MockActivityEnvironment', () => {
 
       await environment('sendTranscriptionCallback').run(activities.sendTranscriptionCallback, input);
       await environment('sendTranscriptionCallback').run(activities.sendTranscriptionCallback, input);
+      // The activity claims the callback; the process's webhook dispatcher sends it.
+      await suite.app.runtime.deps.webhooks.idle();
       expect(receiver.requests).toHaveLength(1);
       expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ request_id: input.transcriptionId, status: 'completed' });
     } finally {
