@@ -25,12 +25,19 @@ export const NO_WORDS_NOTICE =
 const ISO_639_1: Readonly<Record<string, string>> = { eng: 'en', deu: 'de', ger: 'de', fra: 'fr', fre: 'fr', spa: 'es', ita: 'it', rus: 'ru', por: 'pt', nld: 'nl', dut: 'nl' };
 
 const MAX_TAG_BYTES = 1 << 20;
-/** The input decoded between two looks at the clock: well under a millisecond of work at any rate. */
-const PIECE_BYTES = 16 * 1024;
+/** The input decoded between two looks at the clock: a few milliseconds of work at most (8 kbit/s MP3: 8 s of audio). */
+const PIECE_BYTES = 8 * 1024;
 /** The longest the decoder keeps the event loop before giving it back. */
 const SLICE_MS = 10;
+/**
+ * Files decoded at once by one process; the others wait their turn. Each decode gives the loop back every SLICE_MS,
+ * but every one running takes its slice of each turn of the loop: without a cap, twenty uploads would make every
+ * other request wait twenty slices.
+ */
+const CONCURRENT_DECODES = 2;
 
 export function createDevTranscriptionModel(fail: (message: string) => Error): TranscriptionModel {
+  const decodeSlot = slots(CONCURRENT_DECODES);
   return {
     async transcribe(request: TranscribeRequest): Promise<TranscriptionResult> {
       const { audio } = request;
@@ -39,7 +46,7 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       }
       let decoded: Decoded;
       try {
-        decoded = audio.format === 'wav' ? await decodeWav(audio, request.signal) : await decodeMp3(audio, request.signal);
+        decoded = await decodeSlot(() => (audio.format === 'wav' ? decodeWav(audio, request.signal) : decodeMp3(audio, request.signal)));
       } catch (error) {
         if (isInvalidAudio(error)) throw fail(error.message);
         throw error;
@@ -63,6 +70,24 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
 interface Decoded {
   activity: SpeechActivity;
   transcript?: { text: string; language: string };
+}
+
+/** Runs at most `count` of the works given to it at once, the others in the order they came. */
+function slots(count: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let free = count;
+  const waiting: Array<() => void> = [];
+  return async (work) => {
+    if (free > 0) free -= 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      // The slot passes to the next in line, or becomes free.
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+    }
+  };
 }
 
 /** Gives the event loop back once SLICE_MS of work have passed since it last did. */
