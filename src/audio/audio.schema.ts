@@ -20,9 +20,18 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 
 /** Whether `value` holds a string (a key or a value, at any depth) that the database cannot store. */
 function holdsUnstorable(value: unknown): boolean {
-  if (typeof value === 'string') return UNSTORABLE.test(value);
-  if (typeof value !== 'object' || value === null) return false;
-  return Object.entries(value).some(([key, inner]) => UNSTORABLE.test(key) || holdsUnstorable(inner));
+  // Iterative: 16 KiB of JSON can nest thousands deep, more than a recursion's stack would take.
+  const pending = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string' && UNSTORABLE.test(next)) return true;
+    if (typeof next !== 'object' || next === null) continue;
+    for (const [key, inner] of Object.entries(next)) {
+      if (UNSTORABLE.test(key)) return true;
+      pending.push(inner);
+    }
+  }
+  return false;
 }
 
 /** The text fields of POST /v2/audio/transcription (multipart values are strings; numbers and `meta` are parsed). */

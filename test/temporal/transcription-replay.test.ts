@@ -37,7 +37,7 @@ describe('transcriptionWorkflow replay: hand-built histories', () => {
     expect(probe.results).toEqual(['completed']);
     const options = Object.fromEntries(probe.activities.map((activity) => [activity.type, activity.options]));
     // The vendor call heartbeats and is retried a little; bookkeeping is short and retried long.
-    expect(options.transcribeAudio).toMatchObject({ heartbeatTimeout: '10 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] } });
+    expect(options.transcribeAudio).toMatchObject({ heartbeatTimeout: '10 seconds', retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['ProviderError'] } });
     expect(options.finalizeTranscription).toMatchObject({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 20 } });
   });
 
