@@ -19,6 +19,10 @@ const environmentSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
   HTTP_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(15_000),
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  HTTP_BODY_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  HTTP_BODY_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000_000).default(8_192),
+  HTTP_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
+  HTTP_MAX_UNSENT_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z
     .string()
@@ -82,6 +86,13 @@ export interface Config {
     readonly idleTimeoutMs: number;
     /** Open connections at most; beyond, the longest-idle one is closed for the new one. */
     readonly maxConnections: number;
+    /** A request body must arrive at bodyMinBytesPerSecond once bodyGraceMs has passed (src/http/server.ts). */
+    readonly bodyGraceMs: number;
+    readonly bodyMinBytesPerSecond: number;
+    /** A reply the client does not read for this long is given up, and its connection closed. */
+    readonly sendTimeoutMs: number;
+    /** Replies waiting for clients that do not read, in all: beyond, the largest stalled ones are given up. */
+    readonly maxUnsentBytes: number;
   };
   readonly dataDir: string;
   readonly database: {
@@ -177,6 +188,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       keepAliveTimeoutMs: value.HTTP_KEEP_ALIVE_TIMEOUT_MS,
       idleTimeoutMs: value.HTTP_IDLE_TIMEOUT_MS,
       maxConnections: value.HTTP_MAX_CONNECTIONS,
+      bodyGraceMs: value.HTTP_BODY_GRACE_MS,
+      bodyMinBytesPerSecond: value.HTTP_BODY_MIN_BYTES_PER_SECOND,
+      sendTimeoutMs: value.HTTP_SEND_TIMEOUT_MS,
+      maxUnsentBytes: value.HTTP_MAX_UNSENT_BYTES,
     },
     dataDir,
     database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },

@@ -36,9 +36,11 @@ export const DEFAULT_PAGE_SIZE = 20;
 
 /**
  * A page of rows stops early (with has_more) once it holds this many bytes: one row may be megabytes (a whole
- * 10 MiB request body), and a page of a hundred such is more than a reply can hold.
+ * 10 MiB request body), and a page of a hundred such is more than a reply should hold. Each reply in the making
+ * costs the process a few times its size (rows, wire objects, the JSON text), so this bounds what a crowd of
+ * readers can make it hold at once; the HTTP server bounds what waits for clients that do not read.
  */
-export const MAX_PAGE_BYTES = 16 * 1024 * 1024;
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Lists default to newest first (as the real service); `order=asc` gives a history oldest first. A cursor must

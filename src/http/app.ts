@@ -10,9 +10,9 @@ import type { Metrics } from '../metrics/metrics';
 import { metricsRoutes } from '../metrics/metrics.routes';
 import { consoleRoutes } from '../console/console.routes';
 import { docsRoutes } from '../openapi/docs.routes';
-import { requireApiKey } from './auth';
+import { requireAdminToken, requireApiKey } from './auth';
 import type { AccountLimitsService } from '../limits/account-limits';
-import { jsonBody } from './body';
+import { closeIfBodyUnread, jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
 import { rejectNulInUrl } from './url-guard';
@@ -33,16 +33,42 @@ export type AppDeps = PublicRoutesDeps & {
   lifecycle: Lifecycle;
 };
 
-/** The Koa app: request ids, the error envelope, body parsing, then health, admin and the public API. */
+/** The public API's paths (behind an API key) and the operators' (behind the admin token). */
+const API_PATH = /^\/(v[12]|openai\/v1)(\/|$)/;
+const ADMIN_PATH = /^\/admin(\/|$)/;
+
+/**
+ * The Koa app: request ids, the error envelope, then who is asking (from the headers alone), per-account limits,
+ * the body, and the routes: health, docs, console, metrics, admin and the public API.
+ */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
   app.context.metrics = deps.metrics;
   app.context.lifecycle = deps.lifecycle;
   app.use(requestContext(deps.logger, deps.metrics));
+  app.use(closeIfBodyUnread);
   app.use(errorMiddleware(deps.logger));
   app.use(rejectNulInUrl());
-  app.use(jsonBody(deps.config.http.bodyLimitBytes));
+
+  // Who is asking is settled from the headers before a byte of the body is read: a request without a valid key
+  // gets its 401 (or 429 when its account is over a limit) without the service reading, parsing or waiting for
+  // its body. Only these two areas take bodies; anywhere else one is never read (closeIfBodyUnread).
+  const authenticate = requireApiKey(deps.accounts, deps.adminToken);
+  const authenticateAdmin = requireAdminToken(deps.adminToken);
+  const readBody = jsonBody(deps.config.http.bodyLimitBytes);
+  app.use(async (ctx, next) => {
+    if (API_PATH.test(ctx.path)) {
+      await authenticate(ctx, async () => {
+        // Per-account limits, after authentication (an unauthenticated request never reaches them).
+        await deps.limits.enforce(ctx, () => readBody(ctx, next));
+      });
+    } else if (ADMIN_PATH.test(ctx.path)) {
+      await authenticateAdmin(ctx, () => readBody(ctx, next));
+    } else {
+      await next();
+    }
+  });
 
   const health = new Router();
   health.get('/healthz', (ctx) => {
@@ -70,10 +96,6 @@ export function createApp(deps: AppDeps): Koa {
   const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
 
-  const authenticate = requireApiKey(deps.accounts, deps.adminToken);
-  app.use((ctx, next) => (/^\/(v[12]|openai\/v1)(\/|$)/.test(ctx.path) ? authenticate(ctx, next) : next()));
-  // Per-account limits, after authentication (an unauthenticated request never reaches them).
-  app.use(deps.limits.enforce);
   const api = new Router();
   for (const module of publicRouteModules) {
     const router = module(deps);

@@ -45,6 +45,19 @@ export function jsonBody(limitBytes: number) {
   };
 }
 
+/**
+ * A reply sent before its request's body has all arrived (a 401 answered from the headers, a 404, a 413) closes
+ * the connection: kept alive, Node would go on reading, and discarding, the rest of a body nobody will use, for
+ * as long as the client cares to trickle it.
+ */
+export async function closeIfBodyUnread(ctx: Context, next: Next) {
+  try {
+    await next();
+  } finally {
+    if (!ctx.req.complete && !ctx.headerSent) ctx.set('Connection', 'close');
+  }
+}
+
 const tooLarge = (limit: number) =>
   new ApiError(413, 'request.too_large', `The request body exceeds the limit of ${limit} bytes.`);
 

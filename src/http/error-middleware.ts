@@ -23,7 +23,10 @@ export function errorMiddleware(logger: Logger) {
       }
     } catch (error) {
       if (ctx.headerSent || !ctx.writable) {
-        logger.error({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
+        // A body cut off by its client, or by the server for arriving too slowly (http/server.ts), is the peer's
+        // doing: logged at debug, or a trickling crowd would fill the error log.
+        const cutOff = ctx.req.destroyed && !ctx.req.complete;
+        logger[cutOff ? 'debug' : 'error']({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
         return;
       }
       const apiError = toApiError(error);

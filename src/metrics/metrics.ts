@@ -120,6 +120,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       registers,
     }),
     openStreams: new Gauge({ name: 'switchyard_sse_open_streams', help: 'Server-Sent Event streams open now', registers }),
+    connectionsClosed: new Counter({
+      name: 'switchyard_http_connections_closed_total',
+      help: 'Connections the server closed itself, by reason (idle, evicted, slow_body, stalled_reply, unsent_budget)',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     webhookDeliveries: new Counter({
       name: 'switchyard_webhook_deliveries_total',
       help: 'Webhook attempts by outcome (delivered, failed)',

@@ -1,10 +1,10 @@
 import { useTestApp } from '../support/harness';
 
-/** A page of conversation items stops at 16 MiB of item text (has_more), however large `limit` is. */
+/** A page of conversation items stops at 4 MiB of item text (has_more), however large `limit` is. */
 describe('conversation item pages bounded by size', () => {
   const suite = useTestApp();
   let id: string;
-  const text = (label: string) => `${label} ${'x'.repeat(6 * 1024 * 1024)}`; // about 6 MiB each
+  const text = (label: string) => `${label} ${'x'.repeat(1.5 * 1024 * 1024)}`; // 1.5 MiB each: three make a page over 4 MiB
   beforeAll(async () => {
     const created = await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: { items: [{ type: 'message', role: 'user', content: 'small first' }] } });
     id = created.body.id;

@@ -84,7 +84,8 @@ describe('per-account limits', () => {
 
     // LIMIT_CONCURRENT_JOBS=50 for an account without its own: 50 running, the 51st refused.
     const plain = await app.createAccount();
-    const burst = await Promise.all(Array.from({ length: 50 }, () => app.request('POST', '/v2/responses', { key: plain.key, body: { model: 'dev-echo', input: '/delay 3000 /words 2' } })));
+    // Long enough that none ends while a loaded machine is still creating the burst; all are cancelled below.
+    const burst = await Promise.all(Array.from({ length: 50 }, () => app.request('POST', '/v2/responses', { key: plain.key, body: { model: 'dev-echo', input: '/delay 60000 /words 2' } })));
     expect(burst.every((reply) => reply.status === 200)).toBe(true);
     expect((await app.request('POST', '/v2/responses', { key: plain.key, body: { model: 'dev-echo', input: 'hi' } })).status).toBe(429);
     // Nothing left running for the tests after this one.
