@@ -1,4 +1,5 @@
 import type { Db } from '../db/database';
+import { MAX_ASSISTANT_ID } from './assistants.schema';
 import type { AssistantRow } from './assistants.table';
 import { toUnixSeconds } from '../time';
 
@@ -24,8 +25,12 @@ export async function insertAssistant(executor: Db, accountId: string, values: A
     .executeTakeFirstOrThrow();
 }
 
-/** Also what the Responses engine and Runs use to load the Assistant a request names. */
+/**
+ * Also what the Responses engine and Runs use to load the Assistant a request names. An id that is not a
+ * positive `integer` (a body may name 2147483648) names none: Postgres would refuse the comparison itself.
+ */
 export async function findAssistant(executor: Db, accountId: string, id: number): Promise<AssistantRow | undefined> {
+  if (!Number.isInteger(id) || id < 1 || id > MAX_ASSISTANT_ID) return undefined;
   return executor.selectFrom('assistants').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }
 

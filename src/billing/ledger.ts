@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { retryingConflicts } from '../db/conflict-retry';
 import { inTransaction, type Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import { recordBilled, type Metrics } from '../metrics/metrics';
@@ -83,7 +84,7 @@ export function debitsFrom(billable: string) {
       where ledger_holds.account_id = ${sql.ref(`${billable}.account_id`)} and ledger_holds.operation_key = ${sql.ref(`${billable}.operation_key`)}
       returning ledger_holds.account_id, ledger_holds.operation_key, ledger_holds.amount),
     locked as (
-      select id, balance, held from accounts where id in (select account_id from ${table}) order by id for update),
+      select id, balance, held from accounts where id in (select account_id from ${table}) order by id for no key update),
     covered as (
       select b.*, least(b.amount, coalesce(r.amount, 0)) as covered
       from ${table} as b left join released as r on r.account_id = b.account_id and r.operation_key = b.operation_key),
@@ -226,7 +227,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   // 9 parameters per row; a few hundred rows stay far below Postgres' 65,535.
   const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({
     maxBatch: 500,
-    write: (inputs) => writeDebits(db, inputs),
+    write: (inputs) => retryingConflicts(() => writeDebits(db, inputs)),
     onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_debits' }, size),
   });
 
@@ -270,15 +271,17 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
   const groupedHold = createGroupCommit<HoldPlacement, number>({
     maxBatch: 500,
-    write: (placements) => placeHolds(db, placements),
+    write: (placements) => retryingConflicts(() => placeHolds(db, placements)),
     onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_holds' }, size),
   });
 
   /** Releases an operation's hold without a debit (it failed before anything was billable); a no-op without one. */
   async function release(accountId: string, operationKey: string, executor: Db = db): Promise<void> {
-    await sql`
+    const statement = () => sql`
       with released as (delete from ledger_holds where account_id = ${accountId} and operation_key = ${operationKey} returning account_id, amount)
       update accounts set held = accounts.held - released.amount from released where accounts.id = released.account_id`.execute(executor);
+    // Inside a caller's transaction a conflict is the caller's to retry (it rolled back all of it).
+    await (executor.isTransaction ? statement() : retryingConflicts(statement));
   }
 
   /**
@@ -296,18 +299,18 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   }
 
   /**
-   * Releases the holds nobody will settle: those a dead process placed (`ownerDied`, an SQL condition on the
-   * `owner` column; or older than `maxAgeMs`) for a request it was serving or for a job it never wrote (it died
-   * between the hold and the insert), and those of a finished job. A written job's hold waits for its takeover,
-   * whose finalisation settles it. Answers how many holds were released.
+   * Releases the holds nobody will settle: those placed for a request being served or for a job never written
+   * (its creation died or failed between the hold and the insert) by a dead process (`ownerDied`, an SQL
+   * condition on the `owner` column), or by any process, this one included, longer than `maxAgeMs` ago (no
+   * request lasts that long: its error path failed to release it); and those of a finished job. A written job's
+   * hold waits for its takeover, whose finalisation settles it. Answers how many holds were released.
    */
   async function releaseAbandoned(options: { ownerDied: RawBuilder<boolean>; maxAgeMs: number }): Promise<number> {
     const released = await sql<{ id: string }>`
       with released as (
         delete from ledger_holds as h
-        where (h.owner <> ${owner}
-                and (h.job_id is null or not exists (select 1 from jobs where jobs.id = h.job_id))
-                and (${options.ownerDied} or h.created_at < now() - ${options.maxAgeMs} * interval '1 millisecond'))
+        where ((h.job_id is null or not exists (select 1 from jobs where jobs.id = h.job_id))
+                and ((h.owner <> ${owner} and ${options.ownerDied}) or h.created_at < now() - ${options.maxAgeMs} * interval '1 millisecond'))
           or (h.job_id is not null and exists (select 1 from jobs where jobs.id = h.job_id and jobs.status in ('completed', 'failed')))
         returning h.account_id, h.amount),
       totals as (select account_id, sum(amount) as amount from released group by account_id)

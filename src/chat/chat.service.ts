@@ -142,9 +142,11 @@ export function createChatService(deps: ChatDeps) {
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
     const languageModel = deps.providers.languageModel(model.vendor);
     const held = await deps.ledger.hold(hold);
-    const upstream = languageModel.streamText(call(held))[Symbol.asyncIterator]();
+    let upstream: AsyncIterator<TextStreamPart> | undefined;
     const next = async () => {
       try {
+        // Opened here, under the release below: an adapter that throws as the call starts holds nothing after.
+        upstream ??= languageModel.streamText(call(held))[Symbol.asyncIterator]();
         return await upstream.next();
       } catch (error) {
         await deps.ledger.release(accountId, hold.operationKey).catch(() => undefined);

@@ -4,8 +4,8 @@ import { findAssistant } from '../assistants/assistants.repository';
 import { holdPlacement, holdRefused, type Ledger } from '../billing/ledger';
 import type { Catalog } from '../catalog/catalog.service';
 import { findConversation } from '../conversations/conversations.repository';
+import { retryingConflicts, transactionRetryingConflicts } from '../db/conflict-retry';
 import type { Db } from '../db/database';
-import { inTransaction } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import type { Engine } from '../engine/engine';
@@ -64,7 +64,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
   const insertQueued = createGroupCommit<QueuedInsert, QueuedResult>({
     maxBatch: 100,
-    write: (items) => insertQueuedResponses(db, items, ledger.placeHoldsQuery),
+    write: (items) => retryingConflicts(() => insertQueuedResponses(db, items, ledger.placeHoldsQuery)),
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'responses' }, size),
   });
 
@@ -185,34 +185,31 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     });
     // Without an Idempotency-Key, the hold is placed by the creation's own statement (one round trip and commit
     // less before the first token), which writes the Response only if the hold comes out whole; a hold the
-    // balance can pay only in part is kept and the Response written again for it. With a key, the hold goes
-    // first and the key is claimed in the creation's transaction.
+    // balance can pay only in part is kept and the Response written again for it. With a key, the key is
+    // claimed, the hold placed and the Response written in one transaction: whatever fails, nothing stays held.
     let row: ResponseRow | null;
-    let refused = false; // no hold was placed (refused with 402, or the hold's own statement failed): none to release
+    let partlyHeld = false; // a hold the first statement placed for a Response it did not write: ours to release
     try {
       if (!idempotencyKey) {
         const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
-        refused = !created.row && holdRefused(placement, created.holdInEffect);
-        if (refused) throw paymentRequired();
+        if (!created.row && holdRefused(placement, created.holdInEffect)) throw paymentRequired();
+        partlyHeld = !created.row;
         row = created.row ?? (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
       } else {
-        const held = await ledger.hold(hold).catch((error: unknown) => {
-          refused = true;
-          throw error;
-        });
-        row = await inTransaction(db, async (trx) => {
+        row = await transactionRetryingConflicts(db, async (trx) => {
           const claimed = await claimIdempotencyKey(trx, { accountId, key: idempotencyKey, requestHash, responseId: id });
-          return claimed ? (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!.row! : null; // null: a concurrent request with the key won
+          if (!claimed) return null; // a concurrent request with the key won
+          const held = await ledger.hold(hold, trx);
+          return (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!.row!;
         });
       }
     } catch (error) {
       reservation?.release();
-      if (!refused) await releaseHold();
+      if (partlyHeld) await releaseHold();
       throw error;
     }
     if (!row) {
       reservation?.release();
-      await releaseHold();
       const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
       if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
       return { response: replay, replayed: true };

@@ -6,6 +6,7 @@ import type { Ledger } from '../billing/ledger';
 import type { CatalogModel } from '../catalog/catalog-types';
 import { promptTokenBound } from '../responses/prompt';
 import type { Catalog } from '../catalog/catalog.service';
+import { transactionRetryingConflicts } from '../db/conflict-retry';
 import { inTransaction, type Db } from '../db/database';
 import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
 import type { Engine } from '../engine/engine';
@@ -39,7 +40,7 @@ export function createRunsService(deps: RunsServiceDeps) {
   async function create(accountId: string, threadId: string, body: CreateRunBody): Promise<RunRow> {
     await requireThread(accountId, threadId);
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await inTransaction(db, async (trx) => {
+    const run = await transactionRetryingConflicts(db, async (trx) => {
       if (body.additional_messages?.length) await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
       const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
       // Throwing rolls the additional messages back with it.
@@ -55,7 +56,7 @@ export function createRunsService(deps: RunsServiceDeps) {
   /** A thread of `thread.messages` and a Run of it, atomically (POST /v2/threads/runs). */
   async function createThreadAndRun(accountId: string, body: CreateThreadAndRunBody): Promise<RunRow> {
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await inTransaction(db, async (trx) => {
+    const run = await transactionRetryingConflicts(db, async (trx) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
       const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map((message: MessageInput) => messageInputToNew(message));
       if (messages.length > 0) await insertMessages(trx, { threadId: thread.id, accountId, messages });

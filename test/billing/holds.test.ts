@@ -238,6 +238,22 @@ describe('billing holds', () => {
     expect(state.balance).toBe(0);
   });
 
+  it("the sweep releases this process's own holds once older than any request lasts: an error path whose release failed leaks nothing for long", async () => {
+    const { accountId } = await app.createAccount({ balance: 500 });
+    const { ledger, db } = app.runtime.deps;
+    await ledger.hold({ accountId, operationKey: 'chat:req_release_failed', amount: 100 });
+    await ledger.hold({ accountId, operationKey: 'response:resp_unwritten', amount: 50, jobId: 'resp_unwritten' });
+    await ledger.hold({ accountId, operationKey: 'chat:req_in_flight', amount: 10 });
+    const sweep = () => ledger.releaseAbandoned({ ownerDied: sql<boolean>`false`, maxAgeMs: 60_000 });
+    await sweep();
+    expect((await ledgerState(accountId)).held).toBe(160);
+    await sql`update ledger_holds set created_at = now() - interval '2 minutes' where account_id = ${accountId} and operation_key <> 'chat:req_in_flight'`.execute(db);
+    await sweep();
+    expect(await db.selectFrom('ledger_holds').select('operation_key').where('account_id', '=', accountId).execute()).toEqual([{ operation_key: 'chat:req_in_flight' }]);
+    expect(await ledgerState(accountId)).toMatchObject({ balance: 500, held: 10, openHolds: 10 });
+    await ledger.release(accountId, 'chat:req_in_flight');
+  });
+
   // Embedded engine: a dead process's liveness lock tells its holds are orphaned. Under Temporal an API process holds
   // no such lock and a job's hold belongs to a workflow that outlives the process that placed it: they wait an hour.
   itOnEmbeddedEngine('holds a dead process left are released by the next start', async () => {
