@@ -230,6 +230,8 @@ export interface VendorAdapterOptions {
   timeoutMs: number;
   /** Retries on 429/5xx/network errors before any output was produced. */
   maxRetries: number;
+  /** Bytes one reply (a whole event stream included) may have, counted as it is read; default 64 MiB. */
+  maxStreamBytes?: number;
   /** By default the shared keep-alive vendor fetch (shared/vendor-fetch.ts, vendorFetchFor). */
   fetch?: typeof globalThis.fetch;
 }

@@ -69,6 +69,7 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
       baseURL: connection.baseURL,
       timeoutMs: settings.timeoutMs,
       maxRetries: settings.maxRetries,
+      maxStreamBytes: settings.maxStreamBytes,
       fetch: options.fetch,
     });
     const observed = options.observer ? observeProvider(created, vendor.code, options.observer) : created;

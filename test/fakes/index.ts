@@ -2,7 +2,7 @@ export { startFakeAnthropic } from './fake-anthropic';
 export { startFakeGemini } from './fake-gemini';
 export { startFakeDeepgram } from './fake-deepgram';
 export { startFakeOpenAI } from './fake-openai';
-export { startVendorFakes, type VendorFakes } from './vendor-fakes';
+export { LANGUAGE_VENDORS, startVendorFakes, type VendorFakes } from './vendor-fakes';
 export {
   DEFAULT_EMBEDDING,
   DEFAULT_REPLY_TEXT,

@@ -46,3 +46,11 @@ export async function startVendorFakes(): Promise<VendorFakes> {
     },
   };
 }
+
+/** One model of each language-model vendor, and which fake serves it: `it.each(LANGUAGE_VENDORS)` before the fakes start. */
+export const LANGUAGE_VENDORS: ReadonlyArray<{ vendor: string; model: string; fake: (fakes: VendorFakes) => FakeVendorServer }> = [
+  { vendor: 'openai', model: 'gpt-4.1-mini', fake: (fakes) => fakes.openai },
+  { vendor: 'anthropic', model: 'claude-sonnet-4-5', fake: (fakes) => fakes.anthropic },
+  { vendor: 'google', model: 'gemini-2.5-flash', fake: (fakes) => fakes.gemini },
+  { vendor: 'openai-compatible (mistral)', model: 'mistral-small-latest', fake: (fakes) => fakes.compatible },
+];

@@ -1,4 +1,4 @@
-import { startVendorFakes, type FakeVendorServer, type VendorFakes } from '../fakes';
+import { LANGUAGE_VENDORS, startVendorFakes, type VendorFakes } from '../fakes';
 import { TestApp } from '../support/harness';
 import { MAX_CHARS_PER_TOKEN } from '../../src/responses/output-cap';
 import { createResponse, openCreateStream, waitForFinal } from './helpers';
@@ -8,12 +8,6 @@ import { createResponse, openCreateStream, waitForFinal } from './helpers';
  * request aborted), and the Response ends incomplete, billed for the cap. Before, only the 10-minute provider
  * timeout ended it (~350 MB of deltas per Response).
  */
-const VENDORS: Array<{ vendor: string; model: string; fake: () => FakeVendorServer }> = [
-  { vendor: 'openai', model: 'gpt-4.1-mini', fake: () => fakes.openai },
-  { vendor: 'anthropic', model: 'claude-sonnet-4-5', fake: () => fakes.anthropic },
-  { vendor: 'google', model: 'gemini-2.5-flash', fake: () => fakes.gemini },
-  { vendor: 'openai-compatible (mistral)', model: 'mistral-small-latest', fake: () => fakes.compatible },
-];
 let fakes: VendorFakes;
 
 describe('max_output_tokens against a vendor stream that never stops', () => {
@@ -31,7 +25,8 @@ describe('max_output_tokens against a vendor stream that never stops', () => {
     await fakes?.close();
   });
 
-  it.each(VENDORS)('$vendor: a background Response ends incomplete (max_output_tokens) at the cap, the vendor request aborted, billed at the cap', async ({ model, fake }) => {
+  it.each(LANGUAGE_VENDORS)('$vendor: a background Response ends incomplete (max_output_tokens) at the cap, the vendor request aborted, billed at the cap', async ({ model, fake: fakeOf }) => {
+    const fake = () => fakeOf(fakes);
     fake().reset();
     fake().script({ textChunks: ['word '], endless: true });
     const cap = 64;

@@ -32,7 +32,7 @@ export function asSdkResponsesModel(model: LanguageModelV3): SdkResponsesModel {
   return candidate as SdkResponsesModel;
 }
 
-export async function openResponsesStream(model: SdkResponsesModel, call: LanguageModelV3CallOptions): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
+export async function openResponsesStream(model: SdkResponsesModel, call: LanguageModelV3CallOptions, maxBytes?: number): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
   const { args } = await model.getArgs(call);
   const url = model.config.url({ path: '/responses', modelId: model.modelId });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -40,7 +40,7 @@ export async function openResponsesStream(model: SdkResponsesModel, call: Langua
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
   const body = { ...args, stream: true };
-  const reply = await vendorRequest(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.abortSignal });
+  const reply = await vendorRequest(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.abortSignal, maxBytes });
   const contentType = reply.headers['content-type'] ?? '';
   if (reply.status < 200 || reply.status >= 300 || !contentType.includes('text/event-stream')) {
     const text = await reply.text();

@@ -1,5 +1,6 @@
 import { APICallError } from '@ai-sdk/provider';
 import { ProviderError, type ProviderErrorKind } from '../provider';
+import { findReplyTooLarge } from './vendor-fetch';
 
 export interface ClassifyContext {
   vendor: string;
@@ -24,6 +25,9 @@ export function classifyProviderError(error: unknown, context: ClassifyContext):
   if (context.stopReason === 'timeout') {
     return new ProviderError({ vendor, kind: 'timeout', message: `The call to ${vendor} timed out.` });
   }
+  // Past the reply budget (vendor-fetch.ts): another attempt would be as large.
+  const tooLarge = findReplyTooLarge(error);
+  if (tooLarge) return new ProviderError({ vendor, kind: 'malformed', message: `${vendor} sent a reply that could not be read: ${tooLarge.message}.` });
   if (APICallError.isInstance(error)) return fromApiCallError(error, context);
 
   const name = errorName(error);

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import { pipeline, Readable, Transform } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { VendorAdapterOptions } from '../provider';
 
@@ -18,8 +18,9 @@ import type { VendorAdapterOptions } from '../provider';
  * Redirects are not followed: vendor APIs do not redirect, and a 3xx reaches the SDK as a failed call.
  * A request this cannot express (a streamed or multipart body) goes to global fetch unchanged.
  */
-export function createVendorFetch(options: { dispatcher?: Dispatcher } = {}): typeof globalThis.fetch {
+export function createVendorFetch(options: { dispatcher?: Dispatcher; maxBytes?: number } = {}): typeof globalThis.fetch {
   const dispatcher = options.dispatcher ?? new Agent(AGENT_OPTIONS);
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
 
   async function vendorFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
     const body = init.body;
@@ -41,8 +42,13 @@ export function createVendorFetch(options: { dispatcher?: Dispatcher } = {}): ty
     }
     const contentType = headers.get('content-type') ?? '';
     const length = Number(headers.get('content-length') ?? NaN);
+    if (Number.isFinite(length) && length > maxBytes) {
+      reply.body.on('error', () => undefined); // the abort destroy() reports: nobody reads this body
+      reply.body.destroy();
+      throw tooLarge(maxBytes);
+    }
     if (contentType.includes('text/event-stream') || !Number.isFinite(length) || length > MAX_BUFFERED_BYTES) {
-      return new Response(Readable.toWeb(reply.body) as ReadableStream<Uint8Array>, { status, headers });
+      return new Response(Readable.toWeb(counted(reply.body, maxBytes, signal)) as ReadableStream<Uint8Array>, { status, headers });
     }
     try {
       return new Response(new Uint8Array(await reply.body.arrayBuffer()), { status, headers });
@@ -89,7 +95,8 @@ export interface VendorReply {
  * reads the reply itself. Failures are those of the vendor fetch (see above); a body that breaks off while
  * being read rejects as `TypeError('terminated')`, as a fetch body does.
  */
-export async function vendorRequest(url: string, init: SendInit): Promise<VendorReply> {
+export async function vendorRequest(url: string, init: SendInit & { maxBytes?: number }): Promise<VendorReply> {
+  const maxBytes = init.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
   const reply = await send(sharedPool(), url, init);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(reply.headers)) {
@@ -101,9 +108,16 @@ export async function vendorRequest(url: string, init: SendInit): Promise<Vendor
   };
   async function* body(): AsyncGenerator<string> {
     reply.body.setEncoding('utf8');
+    // Counted in characters (cheaper than bytes, and never more than them): the budget bounds what is held.
+    let seen = 0;
     try {
-      for await (const chunk of reply.body) yield chunk as string;
+      for await (const chunk of reply.body) {
+        seen += (chunk as string).length;
+        if (seen > maxBytes) throw tooLarge(maxBytes);
+        yield chunk as string;
+      }
     } catch (error) {
+      if (isTooLarge(error)) throw error;
       throw terminated(error);
     } finally {
       if (!reply.body.destroyed) reply.body.destroy();
@@ -113,7 +127,16 @@ export async function vendorRequest(url: string, init: SendInit): Promise<Vendor
     status: reply.statusCode,
     headers,
     body: body(),
-    text: () => reply.body.text().catch((error: unknown) => Promise.reject(terminated(error))),
+    text: async () => {
+      // An error reply is read whole: only up to the budget.
+      let text = '';
+      try {
+        for await (const chunk of body()) text += chunk;
+      } catch (error) {
+        throw isTooLarge(error) ? error : terminated(error);
+      }
+      return text;
+    },
   };
 }
 
@@ -123,6 +146,47 @@ let sharedDispatcher: Dispatcher | undefined;
 const sharedPool = (): Dispatcher => (sharedDispatcher ??= new Agent(AGENT_OPTIONS));
 
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
+/** A vendor reply (a whole event stream included) past this many bytes is cut, unless the adapter is given its own budget. */
+const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
+const tooLargeMarker = Symbol.for('switchyard.VendorReplyTooLarge');
+
+/** A vendor reply past the budget: its connection is closed; classified as a malformed reply (not retried). */
+export class VendorReplyTooLarge extends Error {
+  override readonly name = 'VendorReplyTooLarge';
+  readonly [tooLargeMarker] = true;
+}
+
+const tooLarge = (maxBytes: number) => new VendorReplyTooLarge(`the reply is larger than ${maxBytes} bytes`);
+
+/** The budget's error behind another (fetch and the AI SDK wrap body errors), if any. */
+export function findReplyTooLarge(error: unknown): VendorReplyTooLarge | undefined {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 8; depth++) {
+    if ((current as Record<symbol, unknown>)[tooLargeMarker] === true) return current as VendorReplyTooLarge;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const isTooLarge = (error: unknown) => findReplyTooLarge(error) !== undefined;
+
+/**
+ * The body with its bytes counted as they pass: past `maxBytes` it errors, and the pipeline destroys the vendor's
+ * socket (nothing more is read). An abort of the call errors it with the signal's reason, as fetch does.
+ */
+function counted(body: Readable, maxBytes: number, signal: AbortSignal | undefined): Readable {
+  let seen = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      callback(seen > maxBytes ? new TypeError('terminated', { cause: tooLarge(maxBytes) }) : null, chunk);
+    },
+  });
+  pipeline(body, counter, (error) => {
+    if (error && signal?.aborted) counter.destroy(signal.reason as Error);
+  });
+  return counter;
+}
 /** Replies up to this size (and of known length) are read whole before the SDK sees them. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -140,13 +204,15 @@ function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
   return result;
 }
 
-let shared: typeof globalThis.fetch | undefined;
+const shared = new Map<number, typeof globalThis.fetch>();
 
-/** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor). */
-export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch'>): typeof globalThis.fetch {
+/** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor), with the reply budget. */
+export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch' | 'maxStreamBytes'>): typeof globalThis.fetch {
   if (options.fetch) return options.fetch;
-  shared ??= createVendorFetch({ dispatcher: sharedPool() });
-  return shared;
+  const maxBytes = options.maxStreamBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  let fetch = shared.get(maxBytes);
+  if (!fetch) shared.set(maxBytes, (fetch = createVendorFetch({ dispatcher: sharedPool(), maxBytes })));
+  return fetch;
 }
 
 /**
