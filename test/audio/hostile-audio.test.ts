@@ -1,4 +1,5 @@
 import { billedSeconds } from '../../src/audio/transcription-result';
+import { useEngineUnderTest } from '../engine/engine-under-test';
 import { itOnEmbeddedEngine, useTestApp, type TestSuite } from '../support/harness';
 import { debits, postTranscription, settle, streamTranscription, toneWav, wavHeader } from './audio-fixtures';
 
@@ -184,6 +185,32 @@ describe('hostile audio: failures bill nothing and are not retried', () => {
     expect(job).toEqual({ attempts: 1, status: expect.stringMatching(/completed|failed/) });
     expect(await money(suite)).toEqual(before);
     expect(await transcriptionDebits(suite)).toEqual([]);
+  });
+});
+
+describe('hostile audio: a transcription that ended with its process twice', () => {
+  const under = useEngineUnderTest();
+
+  it('is not run a third time: failed, nothing billed, its hold released', async () => {
+    const submitted = await postTranscription(under.app.baseUrl, under.key, { bytes: toneWav(1, [[0, 1]]), name: 'tones.wav' }, { model: 'dev-stt-async' });
+    const id = submitted.body.request_id as string;
+    const { account_id: accountId } = await under.app.db.selectFrom('transcriptions').select('account_id').where('id', '=', id).executeTakeFirstOrThrow();
+    // As a restart finds it after two attempts that each took the process down (as the crafted WAV did): running,
+    // attempts 2, its lease expired.
+    await under.app.db.updateTable('transcriptions').set({ status: 'processing' }).where('id', '=', id).execute();
+    await under.app.db.updateTable('jobs').set({ status: 'running', attempts: 2, lease_owner: 'a-dead-process', lease_expires_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+    let transcribed = 0;
+    await under.start((real) => ({
+      ...real,
+      transcribeAudio: async (...args: Parameters<typeof real.transcribeAudio>) => {
+        transcribed += 1;
+        return real.transcribeAudio(...args);
+      },
+    }));
+    expect(await settle({ app: under.app, key: under.key }, id)).toBe('failed');
+    expect(transcribed).toBe(0);
+    const account = await under.app.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    expect({ balance: Number(account.balance), held: Number(account.held) }).toEqual({ balance: 1_000_000, held: 0 });
   });
 });
 
