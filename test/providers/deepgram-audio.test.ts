@@ -117,7 +117,8 @@ describe('deepgram through the service (catalog aura-2, nova-3, nova-3-async; DE
 
   it('an asynchronous nova-3 job ends completed with the utterance segments and speakers, billed per started second', async () => {
     fake.script({ text: 'Good morning. Good evening.' });
-    const submitted = await postTranscription(app.baseUrl, key, { bytes: toneWav(1, [[0, 1]]), name: 'call.wav' }, { model: 'nova-3-async', language: 'en' });
+    // A 6-second file: the charge is at most what its header says it can last, and the fake reports 5.5 s.
+    const submitted = await postTranscription(app.baseUrl, key, { bytes: toneWav(6, [[0, 1]]), name: 'call.wav' }, { model: 'nova-3-async', language: 'en' });
     expect(submitted.status).toBe(200);
     const id = submitted.body.request_id;
     let status = 'queued';
