@@ -52,6 +52,13 @@ describe('MCP budgets and caller headers', () => {
     }
   });
 
+  it('a tool result past the reply budget is the call\'s error; the model is told and the Response goes on', async () => {
+    const reply = await createResponse(app, key, { background: false, input: '/call flood {"mb": 8}', tools: [server()] });
+    expect(reply.body.status).toBe('completed');
+    const call = reply.body.output.find((item: any) => item.type === 'mcp_call');
+    expect(call).toMatchObject({ name: 'flood', output: null, status: 'failed', error: expect.stringContaining(`larger than ${budget} bytes`) });
+  });
+
   it.each<[string, Record<string, string>, RegExp]>([
     ['Host', { Host: 'internal.example' }, /must not set Host/],
     ['Content-Length', { 'Content-Length': '1' }, /must not set Content-Length/],

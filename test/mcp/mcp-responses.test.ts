@@ -33,7 +33,7 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
     expect(response.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'message']);
     const [listing, call, message] = response.output;
     expect(listing).toEqual({ id: expect.stringMatching(/^mcpl_/), type: 'mcp_list_tools', server_label: 'calc', tools: expect.any(Array), error: null });
-    expect(listing.tools.map((tool: any) => tool.name).sort()).toEqual(['add', 'explode', 'fail', 'shout', 'slow', 'whoami']);
+    expect(listing.tools.map((tool: any) => tool.name).sort()).toEqual(['add', 'explode', 'fail', 'flood', 'shout', 'slow', 'whoami']);
     expect(listing.tools.find((tool: any) => tool.name === 'add')).toEqual({ name: 'add', description: 'Adds two numbers.', input_schema: expect.objectContaining({ type: 'object', properties: expect.objectContaining({ a: expect.anything() }) }) });
     expect(call).toEqual({ id: expect.stringMatching(/^mcp_/), type: 'mcp_call', server_label: 'calc', name: 'add', arguments: '{"a": 2, "b": 40}', output: '42', error: null, status: 'completed' });
     expect(message.content[0].text).toBe('Tool add returned: 42');

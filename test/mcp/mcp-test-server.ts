@@ -37,7 +37,7 @@ export interface McpTestServer {
 /**
  * A real MCP server built with the official SDK, on loopback: tools `add` {a, b} → the sum, `whoami` → the
  * Authorization and X-Tenant headers it received, `slow` {ms} → waits (abortable), `fail` → an `isError`
- * result, `explode` → throws, `shout` {text} → upper case. Stateless Streamable HTTP at `/mcp` and
+ * result, `flood` {mb} → that many MiB of text, `explode` → throws, `shout` {text} → upper case. Stateless Streamable HTTP at `/mcp` and
  * `/secure/mcp` (401 without `Bearer <token>`), and the older HTTP+SSE transport alone at `/sse`.
  */
 export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): Promise<McpTestServer> {
@@ -102,6 +102,10 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
       });
       call.finished = true;
       return text(`waited ${args.ms} ms`);
+    });
+    server.registerTool('flood', { description: 'Answers mb MiB of text.', inputSchema: { mb: z.number() } }, async (args) => {
+      seen('flood', args);
+      return text('x'.repeat(args.mb * 1024 * 1024));
     });
     server.registerTool('fail', { description: 'Always reports an error.' }, async () => {
       seen('fail', {});
