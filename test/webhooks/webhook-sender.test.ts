@@ -125,6 +125,27 @@ describe('webhook sender (one-shot, recorded)', () => {
     expect(logs[0]).toMatchObject({ level: 40, msg: 'webhook failed', responseStatus: 500 });
   });
 
+  it("never reads the receiver's body: an endless one does not hold the delivery (its size budget is nothing)", async () => {
+    let markClosed: () => void = () => undefined;
+    const closed = new Promise<void>((resolve) => (markClosed = resolve));
+    const target = await receiver((_request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = 'x'.repeat(64 * 1024);
+      const pump = () => {
+        while (!response.destroyed) if (!response.write(chunk)) return void response.once('drain', pump);
+      };
+      response.once('close', () => markClosed());
+      pump();
+    });
+    const { send } = sender({ timeoutMs: 5_000 });
+    const resourceId = newId('resp');
+    const started = performance.now();
+    expect(await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) })).toEqual({ status: 'delivered', responseStatus: 200 });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    // The connection is closed with the attempt, not drained (else this waits until the test's timeout).
+    await closed;
+  });
+
   it('gives up on a receiver that never answers after the configured timeout', async () => {
     const target = await receiver(hang);
     const { send } = sender({ timeoutMs: 300 });
