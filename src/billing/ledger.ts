@@ -242,7 +242,9 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with the holds
    * of concurrent requests, in the order they were asked for: each used to lock its account's row through its own
    * statement and commit, so the holds of one busy account queued on that lock; a batch takes it once. Both run
-   * the database function `place_holds` (migration 20261130000000), which places each hold as if alone.
+   * the database function `place_holds` (migrations 20261130000000 and 20261201000000), which places each hold as
+   * if alone. Its account lock is `for no key update`, like the debit's: a caller's transaction that first wrote
+   * rows referring to the account (holding the foreign key's key-share lock) does not deadlock with another.
    */
   async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
     const placement = holdPlacement(request);

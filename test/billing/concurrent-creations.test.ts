@@ -66,6 +66,15 @@ describe(`billing: ${CONCURRENCY} concurrent creations of each billable kind on 
     await expectSettled();
   });
 
+  it('Runs on one thread: one at a time is active, the others refused with 400, none a 500', async () => {
+    const thread = (await post('/v2/threads', {})).body.id as string;
+    const replies = await burst(() => post(`/v2/threads/${thread}/runs`, { assistant_id: assistantId, additional_messages: [{ role: 'user', content: '/words 3' }] }));
+    const outcomes = new Set(replies.map((reply) => (reply.status === 200 ? 'created' : `${reply.status} ${reply.body?.error?.code}`)));
+    expect([...outcomes].filter((outcome) => outcome !== 'created' && outcome !== '400 run.active_run_exists')).toEqual([]);
+    expect(outcomes.has('created')).toBe(true);
+    await expectSettled();
+  });
+
   it('Responses: background, synchronous, and with an Idempotency-Key', async () => {
     const replies = await burst((index) => {
       const body = { model: 'dev-echo', input: '/words 3', max_output_tokens: 10, background: index % 3 !== 1 };

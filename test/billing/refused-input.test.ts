@@ -69,6 +69,14 @@ describe('billing: input the database cannot store is refused before any write',
     });
   }
 
+  it('a NUL in the path of a billable route is refused, not looked up', async () => {
+    const before = await written();
+    const reply = await suite.app.request('POST', `/v2/threads/${threadId}%00/runs`, { key: suite.key, body: { assistant_id: assistantId } });
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.code).toMatch(/\.invalid_request$/);
+    expect(await written()).toEqual(before);
+  });
+
   it('a NUL in any field of a transcription form is a 400 and writes nothing, synchronous or not', async () => {
     const wav = toneWav(0.5, [[0, 0.25]]);
     const before = await written();
