@@ -1,240 +1,46 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { startFakeOpenAI, type FakeVendorServer } from '../test/fakes';
 import type { FakeScript } from '../test/fakes/fake-script';
 import { startTemporalDevServer } from '../bench/temporal-dev-server';
+import { hostileInput } from './hostile-input';
+import {
+  api,
+  burst,
+  dropStorage,
+  heldDrained,
+  kill,
+  killProcess,
+  ledgerColumns,
+  ledgerOf,
+  newAccount,
+  newStorage,
+  progress,
+  ROOT,
+  SERVICE,
+  startService,
+  startWorker,
+  stop,
+  waitFinal,
+  type Row,
+  type Service,
+  type Storage,
+} from './service';
 
 /**
  * `npm run chaos` (not part of `npm test`): the service in processes of its own, on Postgres and on PGlite, under
  * what production does to it: kill -9 during creation bursts and generation, vendor faults from a fake OpenAI
- * (429, 5xx, a hang, malformed SSE, a stream dropped midway), an overdraft burst and an idle-socket flood. Every
+ * (429, 5xx, a hang, malformed SSE, a stream dropped midway), an overdraft burst, an idle-socket flood and hostile
+ * input (chaos/hostile-input.ts: crafted uploads, trickled bodies, clients that never read, hanging webhook receivers,
+ * oversized MCP listings, with /healthz latency and memory measured throughout). Every
  * check goes through the API (statuses, balance, available, transactions), so it reads the same on both databases.
  * Prints a table and writes chaos/results/chaos.json. Postgres from CHAOS_DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test). `--temporal`: the same scenarios, and the kill -9 of a worker, with
  * the API and two workers in processes of their own on Postgres and a Temporal dev server of the run's own
  * (chaos/results/chaos-temporal.json).
  */
-
-const ADMIN_TOKEN = 'chaos-admin-token-0123456789abcdef';
-const ROOT = path.resolve(__dirname, '..', '..');
-const SERVICE = path.join(ROOT, 'dist', 'bench', 'service-process.js');
-const WORKER = path.join(ROOT, 'dist', 'bench', 'worker-process.js');
-/** Worker processes beside the API under `--temporal`. */
-const TEMPORAL_WORKERS = 2;
-const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
-/** A Response still not final this long after its service came back counts as stuck. */
-const STUCK_AFTER_MS = 60_000;
-
-interface Service {
-  child: ChildProcess;
-  baseUrl: string;
-  key: string;
-  accountId: string;
-  /** Under `--temporal`: the worker processes that run the workflows the API starts. */
-  workers: ChildProcess[];
-}
-
-interface Storage {
-  name: 'postgres' | 'pglite' | 'postgres+temporal';
-  /** Under `--temporal`: the server, and the task queue of this storage's service. */
-  temporal?: { address: string; taskQueue: string };
-  dataDir: string;
-  schema?: string;
-  postgresUrl?: string;
-}
-
-interface Row {
-  database: string;
-  scenario: string;
-  operations: number;
-  stuck: number;
-  lost: number;
-  doubleDebits: number;
-  negativeBalances: number;
-  heldAfter: number;
-  ledgerMismatch: number;
-  maxRecoveryMs: number | null;
-  /** The longest recovery this scenario may take (kill scenarios). */
-  recoveryBudgetMs?: number;
-  notes: string;
-}
-
-/** The environment of the service's processes on `storage`. */
-function serviceEnv(storage: Storage, env: Record<string, string>): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    NODE_OPTIONS: '',
-    LOG_LEVEL: 'silent',
-    ADMIN_TOKEN,
-    DATA_DIR: storage.dataDir,
-    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-    ...(storage.postgresUrl ? { DATABASE_URL: storage.postgresUrl } : { DATABASE_URL: '' }),
-    ...(storage.temporal ? { TEMPORAL_ADDRESS: storage.temporal.address, TEMPORAL_TASK_QUEUE: storage.temporal.taskQueue } : {}),
-    ...env,
-  };
-}
-
-/** One Temporal worker process (bench/worker-process.ts) for `storage`; resolves once it polls. */
-function startWorker(storage: Storage, env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(WORKER, ['--schema', storage.schema!], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${stderr.slice(-2000)}`)));
-  });
-}
-
-/** The API (and, under `--temporal`, its workers unless `workers` hands over running ones). */
-async function startService(storage: Storage, env: Record<string, string>, workers?: ChildProcess[]): Promise<Service> {
-  const api = await startApi(storage, env);
-  if (!storage.temporal) return { ...api, workers: [] };
-  return { ...api, workers: workers ?? (await Promise.all(Array.from({ length: TEMPORAL_WORKERS }, () => startWorker(storage, env)))) };
-}
-
-async function startApi(storage: Storage, env: Record<string, string>): Promise<Omit<Service, 'workers'>> {
-  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number; key: string; accountId: string }) => {
-      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, key: message.key, accountId: message.accountId });
-      // A service that dies on its own (not killed by a scenario) is a finding: say why.
-      child.once('exit', (code, signal) => {
-        if (signal !== 'SIGKILL' && signal !== 'SIGTERM' && code !== 0) progress(`service ${child.pid} exited by itself (${code ?? signal}): ${stderr.slice(-2000)}`);
-      });
-    });
-    child.once('exit', (code, signal) => reject(new Error(`service exited (${code ?? signal}) before it was ready: ${stderr.slice(-2000)}`)));
-  });
-}
-
-/** kill -9 of the API process (under Temporal its workers go on). */
-const kill = (service: Service) => killProcess(service.child);
-
-async function stop(service: Service): Promise<void> {
-  for (const child of [service.child, ...service.workers]) {
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  }
-}
-
-const progress = (line: string) => process.stdout.write(`  ${line}\n`);
-
-function killProcess(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
-
-async function api(service: Service, method: string, urlPath: string, body?: unknown, key = service.key): Promise<{ status: number; body: any }> {
-  const reply = await fetch(service.baseUrl + urlPath, {
-    method,
-    headers: { 'x-auth-token': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await reply.text();
-  return { status: reply.status, body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
-}
-
-async function admin(service: Service, method: string, urlPath: string, body?: unknown) {
-  const reply = await fetch(service.baseUrl + urlPath, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return { status: reply.status, body: (await reply.json()) as any };
-}
-
-async function newAccount(service: Service, balance: number): Promise<{ key: string; accountId: string }> {
-  const account = await admin(service, 'POST', '/admin/accounts', { name: 'chaos', balance });
-  const key = await admin(service, 'POST', `/admin/accounts/${account.body.id}/keys`, {});
-  return { key: key.body.key, accountId: account.body.id };
-}
-
-/** The ledger as the account sees it: balance, available, and its transactions, all pages. */
-async function ledgerOf(service: Service, key: string) {
-  const balance = (await api(service, 'GET', '/v2/organization/balance', undefined, key)).body;
-  const transactions: Array<{ id: string; type: string; amount: number; metadata: Record<string, unknown> }> = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await api(service, 'GET', `/v2/organization/transactions?limit=100${after ? `&after_id=${after}` : ''}`, undefined, key);
-    const data = page.body.data ?? page.body.transactions ?? page.body;
-    if (!Array.isArray(data) || data.length === 0) break;
-    transactions.push(...data);
-    if (data.length < 100) break;
-    after = data.at(-1).id;
-  }
-  const credits = transactions.filter((t) => t.type === 'credit').reduce((sum, t) => sum + t.amount, 0);
-  const debits = transactions.filter((t) => t.type === 'debit');
-  const perOperation = new Map<string, number>();
-  for (const debit of debits) {
-    const operation = String(debit.metadata.response_id ?? debit.metadata.request_id ?? debit.id);
-    perOperation.set(operation, (perOperation.get(operation) ?? 0) + 1);
-  }
-  return {
-    balance: balance.balance as number,
-    held: (balance.balance - balance.available) as number,
-    mismatch: balance.balance - (credits - debits.reduce((sum, t) => sum + t.amount, 0)),
-    doubleDebits: [...perOperation.values()].filter((count) => count > 1).length,
-  };
-}
-
-/** The ledger's invariants as table columns: each should be 0. */
-function ledgerColumns(ledger: Awaited<ReturnType<typeof ledgerOf>>) {
-  return { doubleDebits: ledger.doubleDebits, negativeBalances: ledger.balance < 0 ? 1 : 0, heldAfter: ledger.held, ledgerMismatch: ledger.mismatch };
-}
-
-/** Polls the Responses until every one is final; answers the ms it took, the ones still not final and the ones gone. */
-async function waitFinal(service: Service, ids: string[], key = service.key): Promise<{ ms: number; stuck: string[]; lost: string[] }> {
-  const started = Date.now();
-  const pending = new Set(ids);
-  const lost: string[] = [];
-  while (pending.size > 0 && Date.now() - started < STUCK_AFTER_MS) {
-    await Promise.all(
-      [...pending].map(async (id) => {
-        const reply = await api(service, 'GET', `/v2/responses/${id}`, undefined, key).catch(() => undefined);
-        if (!reply) return;
-        if (reply.status === 404) {
-          lost.push(id);
-          pending.delete(id);
-        } else if (FINAL.has(reply.body.status)) pending.delete(id);
-      }),
-    );
-    if (pending.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { ms: Date.now() - started, stuck: [...pending], lost };
-}
-
-/** Polls until the account holds nothing (every operation in flight settled), up to STUCK_AFTER_MS; answers the ms it took. */
-async function heldDrained(service: Service, key: string): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < STUCK_AFTER_MS) {
-    const { body } = await api(service, 'GET', '/v2/organization/balance', undefined, key);
-    if (body.available === body.balance) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return Date.now() - started;
-}
-
-/** Background and synchronous Responses created at once; the ids of those whose creation was answered. */
-async function burst(service: Service, count: number, input: string): Promise<{ ids: string[]; attempted: number }> {
-  const replies = await Promise.all(
-    Array.from({ length: count }, (_, index) =>
-      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input, background: index % 4 !== 0 }).catch(() => undefined),
-    ),
-  );
-  return { ids: replies.flatMap((reply) => (reply?.status === 200 ? [reply.body.id as string] : [])), attempted: count };
-}
 
 /**
  * Rounds of a burst of 80 Responses (a quarter synchronous) cut `pauseMs` into it by `cut`, which kills a process
@@ -437,29 +243,11 @@ async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
   };
 }
 
-async function newStorage(name: Storage['name'], postgresUrl: string, temporalAddress?: string): Promise<Storage> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `chaos-${name.replace('+', '-')}-`));
-  if (name === 'pglite') return { name, dataDir };
-  const schema = `chaos_${randomBytes(5).toString('hex')}`;
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  await client.query(`create schema ${schema}`);
-  await client.end();
-  return { name, dataDir, schema, postgresUrl, ...(temporalAddress ? { temporal: { address: temporalAddress, taskQueue: `chaos-${schema}` } } : {}) };
-}
-
-async function dropStorage(storage: Storage): Promise<void> {
-  fs.rmSync(storage.dataDir, { recursive: true, force: true });
-  if (!storage.schema) return;
-  const client = new pg.Client({ connectionString: storage.postgresUrl });
-  await client.connect();
-  await client.query(`drop schema ${storage.schema} cascade`);
-  await client.end();
-}
-
 function table(rows: Row[]): string {
-  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'max recovery ms'];
-  const lines = rows.map((row) => [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.maxRecoveryMs ?? '-'].map(String));
+  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'failures billed', 'max recovery ms', 'max health ms'];
+  const lines = rows.map((row) =>
+    [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.billedFailures ?? '-', row.maxRecoveryMs ?? '-', row.maxHealthMs ?? '-'].map(String),
+  );
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
   return [format(header), widths.map((width) => '-'.repeat(width)).join('-|-'), ...lines.map(format)].join('\n');
@@ -477,6 +265,9 @@ async function main(argv: string[]) {
         : ['postgres', 'pglite'];
   const roundsIndex = argv.indexOf('--rounds');
   const rounds = roundsIndex >= 0 ? Number(argv[roundsIndex + 1]) : 5;
+  // `--only kill,hostile`: just these scenarios (names: kill, worker-kill, vendor-faults, overdraft, idle-flood, hostile).
+  const onlyIndex = argv.indexOf('--only');
+  const only = onlyIndex >= 0 ? argv[onlyIndex + 1]!.split(',') : [];
   const socketsIndex = argv.indexOf('--sockets');
   const sockets = socketsIndex >= 0 ? Number(argv[socketsIndex + 1]) : 19_000;
   if (!fs.existsSync(SERVICE)) throw new Error(`${SERVICE} is missing: run npm run build first (npm run chaos does)`);
@@ -486,13 +277,16 @@ async function main(argv: string[]) {
   const rows: Row[] = [];
   try {
     for (const name of databases) {
-      for (const scenario of [
-        (storage: Storage) => killLoop(storage, rounds),
-        ...(onTemporal ? [(storage: Storage) => workerKillLoop(storage, rounds)] : []),
-        (storage: Storage) => vendorFaults(storage, fake),
-        overdraft,
-        (storage: Storage) => idleFlood(storage, sockets),
-      ]) {
+      const scenarios: Array<[string, (storage: Storage) => Promise<Row>]> = [
+        ['kill', (storage) => killLoop(storage, rounds)],
+        ...(onTemporal ? [['worker-kill', (storage: Storage) => workerKillLoop(storage, rounds)] as [string, (storage: Storage) => Promise<Row>]] : []),
+        ['vendor-faults', (storage) => vendorFaults(storage, fake)],
+        ['overdraft', overdraft],
+        ['idle-flood', (storage) => idleFlood(storage, sockets)],
+        ['hostile', hostileInput],
+      ];
+      for (const [scenarioName, scenario] of scenarios) {
+        if (only.length > 0 && !only.includes(scenarioName)) continue;
         const storage = await newStorage(name, postgresUrl, temporal?.address);
         try {
           progress(`${name}: scenario ${rows.length + 1}`);
@@ -511,10 +305,12 @@ async function main(argv: string[]) {
   process.stdout.write(`\n${table(rows)}\n`);
   const failures = rows.filter(
     (row) =>
-      row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) > 0 ||
+      row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) + (row.billedFailures ?? 0) > 0 ||
+      row.overBound ||
       (row.scenario.startsWith('kill') && (row.maxRecoveryMs ?? 0) > (row.recoveryBudgetMs ?? 5000)),
   );
-  const output = path.join(ROOT, 'chaos', 'results', onTemporal ? 'chaos-temporal.json' : 'chaos.json');
+  // A run of some scenarios only (`--only`) is written beside the full runs', not over them.
+  const output = path.join(ROOT, 'chaos', 'results', `chaos${onTemporal ? '-temporal' : ''}${only.length > 0 ? `-${only.join('-')}` : ''}.json`);
   fs.mkdirSync(path.dirname(output), { recursive: true });
   fs.writeFileSync(output, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, rows, failures: failures.length }, null, 2) + '\n');
   process.stdout.write(`\n${failures.length === 0 ? 'all invariants held' : `${failures.length} scenario(s) broke an invariant`}; written to ${path.relative(ROOT, output)}\n`);

@@ -22,7 +22,8 @@ const environmentSchema = z.object({
   HTTP_BODY_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   HTTP_BODY_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000_000).default(8_192),
   HTTP_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  HTTP_MAX_UNSENT_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+  HTTP_REPLY_BUILD_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  HTTP_MAX_UNSENT_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z
     .string()
@@ -93,6 +94,8 @@ export interface Config {
     readonly sendTimeoutMs: number;
     /** Replies waiting for clients that do not read, in all: beyond, the largest stalled ones are given up. */
     readonly maxUnsentBytes: number;
+    /** Large replies (pages of items) being built at once, in bytes of their worst case (src/http/reply-budget.ts). */
+    readonly replyBuildBytes: number;
   };
   readonly dataDir: string;
   readonly database: {
@@ -192,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyMinBytesPerSecond: value.HTTP_BODY_MIN_BYTES_PER_SECOND,
       sendTimeoutMs: value.HTTP_SEND_TIMEOUT_MS,
       maxUnsentBytes: value.HTTP_MAX_UNSENT_BYTES,
+      replyBuildBytes: value.HTTP_REPLY_BUILD_BYTES,
     },
     dataDir,
     database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },

@@ -29,6 +29,7 @@ import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/webh
 import { createWebhookSender } from './webhooks/webhook-sender';
 import { createMcpSessionPool, type McpSessionPool } from './mcp/mcp-sessions';
 import { createLifecycle } from './http/lifecycle';
+import { createReplyBudget } from './http/reply-budget';
 
 /** Everything a route, service or activity may depend on; built once per process (or per test). */
 export interface RuntimeDeps extends AppDeps {
@@ -135,7 +136,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const audio = createAudioService({ db, catalog, ledger, engine, providers, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
     const limits = createAccountLimits({ db, defaults: config.limits });
     const lifecycle = createLifecycle();
-    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio, lifecycle };
+    const replyBudget = createReplyBudget(config.http.replyBuildBytes);
+    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio, lifecycle, replyBudget };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
     return {

@@ -1,5 +1,7 @@
 import Router from '@koa/router';
 import type { Db } from '../db/database';
+import { MAX_PAGE_BYTES } from '../db/keyset-page';
+import type { ReplyBudget } from '../http/reply-budget';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import { conversationToWire, itemToWire } from './conversations.repository';
@@ -9,6 +11,8 @@ import { createConversationsService, inputItemToNew } from './conversations.serv
 /** /v2/conversations and their items (spec: Endpoints, Conversations). */
 export interface ConversationsRoutesDeps {
   db: Db;
+  /** Pages of items are built within the process-wide budget of large replies. */
+  replyBudget: ReplyBudget;
 }
 
 /** `prefix`: /v2/conversations, or /openai/v1/conversations for the OpenAI-compatible surface (same shapes). */
@@ -53,6 +57,7 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
 
   router.get('/:conversationId/items', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'conversation');
+    await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
     ctx.body = toListEnvelope(await conversations.listItems(ctx.state.auth.accountId, ctx.params.conversationId, query), itemToWire);
   });
 

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Db } from '../db/database';
+import { MAX_PAGE_BYTES } from '../db/keyset-page';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
+import type { ReplyBudget } from '../http/reply-budget';
 import { parseInput } from '../http/validation';
 import {
   bulkCreateMessagesSchema,
@@ -19,6 +21,8 @@ export interface ThreadsRoutesDeps {
   db: Db;
   /** Deleting a thread cancels its active Run first. */
   runs: Pick<RunsService, 'cancelActiveRuns'>;
+  /** Pages of messages are built within the process-wide budget of large replies. */
+  replyBudget: ReplyBudget;
 }
 
 export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
@@ -59,6 +63,7 @@ export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
 
   router.get('/:threadId/messages', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'message');
+    await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
     ctx.body = toListEnvelope(await threads.listMessages(ctx.state.auth.accountId, ctx.params.threadId, query), messageToWire);
   });
 

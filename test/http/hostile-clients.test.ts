@@ -55,7 +55,7 @@ describe('http: hostile clients cannot hold connections', () => {
     // Bad JSON and no key: who is asking is settled first.
     const refused = await fetch(`${suite.app.baseUrl}/v2/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
     expect(refused.status).toBe(401);
-    expect((await refused.json()).error.code).toBe('auth.unauthorized');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('auth.unauthorized');
 
     // A 9 MB body announced, two bytes sent: the 401 comes at once and the connection is closed.
     const client = await connect();
