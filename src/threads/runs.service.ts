@@ -192,7 +192,9 @@ export function createRunsService(deps: RunsServiceDeps) {
       const why = current.status === 'requires_action' ? 'its wait for them has expired' : `it is ${current.status}`;
       throw invalidRequest('run', `Run ${runId} no longer accepts tool outputs: ${why}.`, 'not_requires_action');
     }
-    await engine.signal(job, submitToolOutputsSignal);
+    // The outputs are stored (on the embedded engine the wake with them): a delivery failing now only delays the
+    // Run until its wait reads them. The submission stands, so it is not answered as a failure to resubmit.
+    await engine.signal(job, submitToolOutputsSignal).catch(() => undefined);
     return stored;
   }
 

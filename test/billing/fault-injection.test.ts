@@ -104,6 +104,28 @@ const OPERATIONS: Operation[] = [
     prepare: async (c) => ({ thread: (await post(c, '/v2/threads', { messages: [{ role: 'user', content: 'hello' }] })).body.id }),
     run: (c, { thread }) => post(c, `/v2/threads/${thread}/runs`, { assistant_id: c.assistantId, additional_messages: [{ role: 'user', content: '/words 3' }] }),
   },
+  {
+    // Its second round holds for itself (in the Run's job), after the tool outputs are submitted.
+    name: 'Run with a tool call, then its outputs',
+    prepare: async (c) => ({ thread: (await post(c, '/v2/threads', { messages: [{ role: 'user', content: '/call lookup {"q":1}' }] })).body.id }),
+    run: async (c, { thread }) => {
+      const created = await post(c, `/v2/threads/${thread}/runs`, { assistant_id: c.assistantId, tools: [{ type: 'function', function: { name: 'lookup' } }] });
+      if (created.status !== 200) return created;
+      const path = `/v2/threads/${thread}/runs/${created.body.id}`;
+      const deadline = Date.now() + 15_000;
+      let run = created.body;
+      while (run.status !== 'requires_action' && ['queued', 'in_progress'].includes(run.status) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        run = (await c.app.request('GET', path, { key: c.key })).body;
+      }
+      if (run.status !== 'requires_action') return { status: 200, body: run };
+      const callId = run.required_action.submit_tool_outputs.tool_calls[0].id;
+      const submit = () => post(c, `${path}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: callId, output: 'found' }] });
+      // A submission that failed stored nothing and the Run still waits: its client submits again.
+      const submitted = await submit();
+      return submitted.status >= 500 ? submit() : submitted;
+    },
+  },
   { name: 'background Response', run: (c) => post(c, '/v2/responses', { model: 'dev-echo', input: '/words 3', max_output_tokens: 10 }) },
   { name: 'synchronous Response', run: (c) => post(c, '/v2/responses', { model: 'dev-echo', input: '/words 3', max_output_tokens: 10, background: false }) },
   { name: 'Response with an Idempotency-Key', run: (c) => post(c, '/v2/responses', { model: 'dev-echo', input: '/words 3', max_output_tokens: 10 }, { 'Idempotency-Key': nextKey() }) },

@@ -206,6 +206,26 @@ describe('billing holds', () => {
     expect(state.balance).toBe(1000);
   });
 
+  it('a streamed chat whose client leaves after the first chunk is read to its end and billed, its hold settled', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 10_000 });
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const abort = new AbortController();
+      const reply = await fetch(`${app.baseUrl}/openai/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'x-auth-token': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'dev-echo', messages: [{ role: 'user', content: '/delay 50 /words 20' }], stream: true }),
+        signal: abort.signal,
+      });
+      expect(reply.status).toBe(200);
+      await reply.body!.getReader().read();
+      abort.abort();
+    }
+    await pollUntil(async () => (await ledgerState(accountId)).held, (held) => held === 0).catch(() => undefined);
+    const state = await ledgerState(accountId);
+    expectSettled(state);
+    expect(state.debitCount).toBe(5);
+  });
+
   it('embeddings, speech and each round of a Run hold and settle the same way', async () => {
     const { key, accountId } = await app.createAccount({ balance: 100_000 });
     expect((await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'a few words to embed' } })).status).toBe(200);
