@@ -73,7 +73,11 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-/** The hold of a request whose owner cannot be known dead (under Temporal) is released after this. */
+/**
+ * A hold older than this is released whoever placed it: under Temporal its owner cannot be known dead, and a hold of
+ * a live process this old is taken as left behind by an error path (a Run waiting longer than this for tool outputs,
+ * with RUN_REQUIRES_ACTION_TIMEOUT_MS raised past it, loses its hold and is debited at its end all the same).
+ */
 const ABANDONED_HOLD_AGE_MS = 60 * 60_000;
 /** Postgres: webhooks another process claimed this long ago and never attempted are sent by a starting one. */
 const LEFT_OVER_WEBHOOK_AGE_MS = 60_000;

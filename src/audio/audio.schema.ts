@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidRequest } from '../errors';
+import { findUnstorable, unstorableText } from '../http/json-limits';
 import { describeIssues, parseInput } from '../http/validation';
 
 /** POST /v2/audio/speech (spec "Audio"). The text's limit and the voice are the model's (checked against the catalog). */
@@ -14,25 +15,6 @@ export type SpeechBody = z.infer<typeof speechBodySchema>;
 export const parseSpeechBody = (body: unknown): SpeechBody => parseInput(speechBodySchema, body ?? {}, 'audio');
 
 const MAX_META_BYTES = 16 * 1024;
-
-/** A NUL, or a UTF-16 surrogate without its pair (JSON can escape either): Postgres stores neither, in text or jsonb. */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Whether `value` holds a string (a key or a value, at any depth) that the database cannot store. */
-function holdsUnstorable(value: unknown): boolean {
-  // Iterative: 16 KiB of JSON can nest thousands deep, more than a recursion's stack would take.
-  const pending = [value];
-  while (pending.length > 0) {
-    const next = pending.pop();
-    if (typeof next === 'string' && UNSTORABLE.test(next)) return true;
-    if (typeof next !== 'object' || next === null) continue;
-    for (const [key, inner] of Object.entries(next)) {
-      if (UNSTORABLE.test(key)) return true;
-      pending.push(inner);
-    }
-  }
-  return false;
-}
 
 /** The text fields of POST /v2/audio/transcription (multipart values are strings; numbers and `meta` are parsed). */
 export const transcriptionFieldsSchema = z.strictObject({
@@ -57,8 +39,9 @@ export const transcriptionFieldsSchema = z.strictObject({
       try {
         const value: unknown = JSON.parse(text);
         if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-          if (!holdsUnstorable(value)) return value as Record<string, unknown>;
-          ctx.addIssue({ code: 'custom', message: 'meta must not contain NUL characters or unpaired surrogates' });
+          const unstorable = findUnstorable(value);
+          if (!unstorable) return value as Record<string, unknown>;
+          ctx.addIssue({ code: 'custom', message: `meta must not contain NUL characters or unpaired surrogates (found at ${unstorable.path})` });
           return z.NEVER;
         }
       } catch {
@@ -77,8 +60,8 @@ export type TranscriptionFields = z.output<typeof transcriptionFieldsSchema>;
  * failed write after the billing hold is placed.
  */
 export function parseTranscriptionFields(fields: Record<string, string>): TranscriptionFields {
-  const unstorable = Object.keys(fields).filter((name) => UNSTORABLE.test(fields[name]!) || UNSTORABLE.test(name));
-  if (unstorable.length > 0) throw invalidRequest('transcription', `${unstorable.join(', ')} must not contain NUL characters.`);
+  const unstorable = Object.keys(fields).filter((name) => unstorableText(fields[name]!) || unstorableText(name));
+  if (unstorable.length > 0) throw invalidRequest('transcription', `${unstorable.join(', ')} must not contain NUL characters or unpaired surrogates.`);
   const result = transcriptionFieldsSchema.safeParse(fields);
   if (!result.success) throw invalidRequest('transcription', describeIssues(result.error));
   return result.data;

@@ -1,4 +1,5 @@
 import type { Context, Next } from 'koa';
+import { isTransactionConflict } from '../db/conflict-retry';
 import { ApiError } from '../errors';
 import type { Logger } from '../logger';
 
@@ -56,6 +57,11 @@ export function toApiError(error: unknown): ApiError {
   if (typeof status === 'number' && status >= 400 && status < 500 && (error as { expose?: boolean }).expose) {
     const reason = status === 413 ? 'too_large' : status === 405 ? 'method_not_allowed' : 'invalid_request';
     return new ApiError(status, `request.${reason}`, (error as Error).message);
+  }
+  // The service retries these itself (db/conflict-retry.ts); one that outlasted every retry wrote nothing and is
+  // the client's to retry later, not a failure of the request.
+  if (isTransactionConflict(error)) {
+    return new ApiError(503, 'request.busy', 'Concurrent requests on the same account kept conflicting; nothing was written. Retry shortly.', { headers: { 'Retry-After': '1' } });
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
 }

@@ -37,7 +37,7 @@ export function inspectedBody(text: string, body: unknown): unknown {
 export function refusalOf(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return undefined;
   if (unchecked.delete(value)) {
-    const found = walk(value, '');
+    const found = findUnstorable(value);
     if (found) refusals.set(value, `${found.path}: ${found.reason}`);
   }
   return refusals.get(value);
@@ -65,34 +65,37 @@ export function nestsDeeperThan(text: string, limit: number): boolean {
 
 /**
  * The path (`input`, `tools[0].parameters.x`) of the first string or key Postgres could not store, with the
- * reason. Both characters can only arrive as `\u` escapes in the JSON text (a raw NUL is invalid JSON, and
- * UTF-8 decoding never yields a lone surrogate), which is why only bodies marked by `inspectedBody` are walked.
+ * reason. In a request body both characters can only arrive as `\u` escapes in the JSON text (a raw NUL is invalid
+ * JSON, and UTF-8 decoding never yields a lone surrogate), which is why only bodies marked by `inspectedBody` are
+ * walked. Iterative, depth first in document order: a value parsed elsewhere (a form field's JSON) may nest far
+ * deeper than a recursion's stack would take.
  */
-function walk(value: unknown, path: string): { path: string; reason: string } | undefined {
-  if (typeof value === 'string') {
-    const reason = unstorable(value);
-    return reason ? { path: path || 'body', reason } : undefined;
-  }
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = walk(value[index], `${path}[${index}]`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, inner] of Object.entries(value)) {
-      const keyPath = path ? `${path}.${key}` : key;
-      const keyReason = unstorable(key);
-      if (keyReason) return { path: `${keyPath} (a key)`, reason: keyReason };
-      const found = walk(inner, keyPath);
-      if (found) return found;
+export function findUnstorable(value: unknown): { path: string; reason: string } | undefined {
+  const pending: Array<[unknown, string]> = [[value, '']];
+  while (pending.length > 0) {
+    const [next, path] = pending.pop()!;
+    if (typeof next === 'string') {
+      const reason = unstorableText(next);
+      if (reason) return { path: path || 'body', reason };
+    } else if (Array.isArray(next)) {
+      for (let index = next.length - 1; index >= 0; index--) pending.push([next[index], `${path}[${index}]`]);
+    } else if (next && typeof next === 'object') {
+      const entries = Object.entries(next);
+      for (const [key] of entries) {
+        const keyReason = unstorableText(key);
+        if (keyReason) return { path: `${path ? `${path}.${key}` : key} (a key)`, reason: keyReason };
+      }
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, inner] = entries[index]!;
+        pending.push([inner, path ? `${path}.${key}` : key]);
+      }
     }
   }
   return undefined;
 }
 
-function unstorable(text: string): string | undefined {
+/** Why Postgres could not store this text (in a text or jsonb column), if it could not. */
+export function unstorableText(text: string): string | undefined {
   if (text.includes('\u0000')) return 'must not contain NUL (\\u0000) characters';
   if (LONE_SURROGATE.test(text)) return 'must not contain unpaired UTF-16 surrogates (\\ud800-\\udfff)';
   return undefined;

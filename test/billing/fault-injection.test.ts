@@ -20,8 +20,8 @@ const TABLES = [
 ];
 
 async function installFaultSeam(app: TestApp) {
-  await sql`create table fault_plan (id integer primary key check (id = 1), target text, fail_at bigint, recording boolean not null, errcode text not null)`.execute(app.db);
-  await sql`insert into fault_plan values (1, null, null, false, 'P0001')`.execute(app.db);
+  await sql`create table fault_plan (id integer primary key check (id = 1), target text, fail_at bigint, recording boolean not null, errcode text not null, every boolean not null default false)`.execute(app.db);
+  await sql`insert into fault_plan values (1, null, null, false, 'P0001', false)`.execute(app.db);
   await sql`create sequence fault_counter`.execute(app.db);
   await sql`create table fault_log (seq bigserial primary key, step text not null)`.execute(app.db);
   await sql`
@@ -32,7 +32,7 @@ async function installFaultSeam(app: TestApp) {
     begin
       select * into plan from fault_plan where id = 1;
       if plan.recording then insert into fault_log (step) values (step); end if;
-      if plan.target = step and nextval('fault_counter') = plan.fail_at then
+      if plan.target = step and (nextval('fault_counter') = plan.fail_at or plan.every) then
         raise exception 'injected fault at % #%', step, plan.fail_at using errcode = plan.errcode;
       end if;
       if TG_OP = 'DELETE' then return old; end if;
@@ -43,7 +43,11 @@ async function installFaultSeam(app: TestApp) {
   }
 }
 
-const recordSteps = (app: TestApp, recording: boolean) => sql`update fault_plan set recording = ${recording}, target = null, fail_at = null`.execute(app.db);
+const recordSteps = (app: TestApp, recording: boolean) => sql`update fault_plan set recording = ${recording}, target = null, fail_at = null, every = false`.execute(app.db);
+
+/** Fails every `step` from now on with SQLSTATE `errcode`, until disarmed. */
+const armEvery = (app: TestApp, step: string, errcode: string) =>
+  sql`update fault_plan set recording = false, target = ${step}, fail_at = null, errcode = ${errcode}, every = true`.execute(app.db);
 
 /** Fails the `occurrence`-th `step` from now on, once, with SQLSTATE `errcode` (by default an ordinary error). */
 async function arm(app: TestApp, step: string, occurrence: number, errcode = 'P0001') {
@@ -261,6 +265,16 @@ describe('billing: faults injected into billable operations', () => {
       const reply = await operation.run(context, prepared);
       expect(await disarm(app)).toBe(true);
       expect({ status: reply.status, body: reply.status === 200 ? 'ok' : reply.body }).toEqual({ status: 200, body: 'ok' });
+      expect(await ledgerProblems(accountId)).toEqual([]);
+    });
+
+    it('answers 503 with Retry-After, nothing held, when the conflict outlasts every retry', async () => {
+      const operation = OPERATIONS.find((candidate) => candidate.name === 'background Response')!;
+      const { context, accountId, prepared } = await newContext(operation);
+      await armEvery(app, 'INSERT responses', '40001');
+      const reply = (await operation.run(context, prepared)) as ApiReply;
+      await recordSteps(app, false);
+      expect([reply.status, (reply.body as { error: { code: string } }).error.code, reply.headers.get('retry-after')]).toEqual([503, 'request.busy', '1']);
       expect(await ledgerProblems(accountId)).toEqual([]);
     });
   });
