@@ -33,4 +33,14 @@ describe('dev audio models', () => {
     expect(b.segments.length).toBeGreaterThan(0);
     expect(b.segments.map((segment) => segment.text).join(' ')).toBe(b.text);
   });
+
+  it('dev-tts keeps speaking past what one eSpeak instance can render (it died after ~70, taking the process with it)', async () => {
+    const heapBefore = process.memoryUsage().heapUsed;
+    for (let index = 0; index < 100; index++) {
+      const speech = await provider.speechModel!.synthesize({ model: 'dev-tts', voice: 'en-us', text: `Sentence number ${index}.` });
+      expect((await collect(speech.audio)).length).toBeGreaterThan(1000);
+    }
+    // The instances dropped are freed, not kept by the module system.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(150 * 1024 * 1024);
+  }, 120_000);
 });

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import vm from 'node:vm';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { SpeechModel, SpeechRequest, SpeechResult } from '../../provider';
 import { lamejs } from './bundled-codecs';
@@ -31,23 +34,58 @@ const ENCODE_BLOCK_SAMPLES = 1152 * 19;
 
 type MeSpeak = typeof import('mespeak');
 let engine: MeSpeak | undefined;
+let rendersOnEngine = 0;
+/**
+ * eSpeak (compiled to JavaScript) keeps state across renders that only grows: some 70 renders into one instance, an
+ * array inside it outgrows V8's limit and the process dies with a fatal error (no exception to catch). So an
+ * instance renders this many pieces and is then dropped for a fresh one (starting one holds the event loop for some
+ * 0.4 s on this project's 2-core machine, once every 32 pieces).
+ */
+const RENDERS_PER_ENGINE = 32;
 
 function meSpeak(voiceFile: string): { engine: MeSpeak; voiceId: string } {
-  if (!engine) {
-    // On load meSpeak warns on the console that it cannot play audio outside a browser; it only renders here.
-    const warn = console.warn;
-    console.warn = () => undefined;
-    try {
-      engine = require('mespeak') as MeSpeak;
-    } finally {
-      console.warn = warn;
-    }
-    engine.loadConfig(require('mespeak/src/mespeak_config.json'));
+  if (!engine || ++rendersOnEngine > RENDERS_PER_ENGINE) {
+    engine = loadMeSpeak();
+    rendersOnEngine = 1;
   }
   const voice = require(voiceFile) as { voice_id: string };
   if (!engine.isVoiceLoaded(voice.voice_id)) engine.loadVoice(voice);
   return { engine, voiceId: voice.voice_id };
 }
+
+/**
+ * A fresh meSpeak instance: its two files run anew as CommonJS modules, outside any module cache, so nothing keeps
+ * an old instance alive once it is dropped and a test runner's module registry cannot hand back the old one. They
+ * are compiled once (eSpeak is 4.9 MB of JavaScript: compiling it is most of a load's cost) and run per instance.
+ */
+function loadMeSpeak(): MeSpeak {
+  meSpeakScripts ??= (() => {
+    const directory = path.dirname(require.resolve('mespeak'));
+    const compile = (file: string) => {
+      const filename = path.join(directory, file);
+      const wrapped = `(function (module, exports, require, __filename, __dirname) {${fs.readFileSync(filename, 'utf8')}\n})`;
+      return { filename, script: new vm.Script(wrapped, { filename }) };
+    };
+    return { index: compile('index.js'), eSpeak: compile('ESpeak.js') };
+  })();
+  const run = (compiled: { filename: string; script: vm.Script }, load: (id: string) => unknown): unknown => {
+    const module = { exports: {} as unknown };
+    (compiled.script.runInThisContext() as (...args: unknown[]) => void)(module, module.exports, load, compiled.filename, path.dirname(compiled.filename));
+    return module.exports;
+  };
+  // On load meSpeak warns on the console that it cannot play audio outside a browser; it only renders here.
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    const eSpeak = run(meSpeakScripts.eSpeak, require);
+    const loaded = run(meSpeakScripts.index, (id) => (id === './ESpeak.js' ? eSpeak : require(id))) as MeSpeak;
+    loaded.loadConfig(require('mespeak/src/mespeak_config.json'));
+    return loaded;
+  } finally {
+    console.warn = warn;
+  }
+}
+let meSpeakScripts: { index: { filename: string; script: vm.Script }; eSpeak: { filename: string; script: vm.Script } } | undefined;
 
 export function createDevSpeechModel(fail: (message: string) => Error): SpeechModel {
   return {
@@ -82,7 +120,7 @@ export function createDevSpeechModel(fail: (message: string) => Error): SpeechMo
 /** 16-bit mono PCM at 22.05 kHz of one piece of text. */
 function render(text: string, voiceFile: string): Int16Array {
   const { engine: speaker, voiceId } = meSpeak(voiceFile);
-  const wav = speaker.speak(text, { voice: voiceId, rawdata: 'buffer' });
+  const wav = speaker.speak(text, { voice: voiceId, rawdata: 'array' });
   if (!wav) throw new Error('meSpeak rendered nothing.');
   const bytes = Buffer.from(wav instanceof Uint8Array ? wav : Uint8Array.from(wav as ArrayLike<number>));
   // meSpeak writes a canonical 44-byte header; find the data chunk all the same.
