@@ -88,6 +88,8 @@ describe('responses: embedded engine re-run after a crash', () => {
 
     const row = await suite.app.db.selectFrom('responses').select(['status', 'usage']).where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
+    // The job's step claims the webhook; the process's webhook dispatcher sends it.
+    await suite.app.runtime.deps.webhooks.idle();
     const deliveries = await suite.app.db.selectFrom('webhook_deliveries').select(['status']).where('resource_id', '=', id).execute();
     expect(deliveries).toEqual([{ status: 'delivered' }]);
     expect(hooks).toEqual([{ response_id: id, status: 'cancelled', status_at: expect.any(Number) }]);
