@@ -130,6 +130,8 @@ describe('responses: webhook', () => {
   /** The flow has ended (nothing can send anything more) and the delivery is recorded. */
   const settled = async (responseId: string) => {
     await suite.app.untilJobEnded({ kind: 'response', id: responseId });
+    // The flow only claims the webhook; the process's webhook dispatcher sends it and records the outcome.
+    await suite.app.runtime.deps.webhooks.idle();
     return suite.app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', responseId).execute();
   };
   const hooksTo = (path: string) => receiver.received.filter((hook) => hook.path === path);
