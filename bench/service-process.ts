@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
 import { createHttpServer } from '../src/http/server';
+import { shutDownGracefully } from '../src/process-lifecycle';
 import { createRuntime } from '../src/runtime';
 
 /**
@@ -28,8 +29,10 @@ async function main() {
     await runtime.close();
     process.exit(0);
   };
+  // The parent gone: stop at once. SIGTERM: as the service does in production (drain for SHUTDOWN_GRACE_MS, then
+  // hand over what still runs), which the chaos suite's rolling restart exercises.
   process.on('disconnect', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  process.once('SIGTERM', () => void shutDownGracefully({ runtime, server }).then(() => process.exit(0)));
 }
 
 main().catch((error) => {

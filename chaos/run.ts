@@ -6,6 +6,7 @@ import { startFakeOpenAI, type FakeVendorServer } from '../test/fakes';
 import type { FakeScript } from '../test/fakes/fake-script';
 import { startTemporalDevServer } from '../bench/temporal-dev-server';
 import { hostileInput } from './hostile-input';
+import { rollingRestart } from './rolling-restart';
 import {
   api,
   burst,
@@ -244,9 +245,9 @@ async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
 }
 
 function table(rows: Row[]): string {
-  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'failures billed', 'max recovery ms', 'max health ms'];
+  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'failures billed', 'resumed', 'max recovery ms', 'max health ms'];
   const lines = rows.map((row) =>
-    [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.billedFailures ?? '-', row.maxRecoveryMs ?? '-', row.maxHealthMs ?? '-'].map(String),
+    [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.billedFailures ?? '-', row.resumed ?? '-', row.maxRecoveryMs ?? '-', row.maxHealthMs ?? '-'].map(String),
   );
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
@@ -265,7 +266,7 @@ async function main(argv: string[]) {
         : ['postgres', 'pglite'];
   const roundsIndex = argv.indexOf('--rounds');
   const rounds = roundsIndex >= 0 ? Number(argv[roundsIndex + 1]) : 5;
-  // `--only kill,hostile`: just these scenarios (names: kill, worker-kill, vendor-faults, overdraft, idle-flood, hostile).
+  // `--only kill,hostile`: just these scenarios (kill, worker-kill, vendor-faults, overdraft, idle-flood, hostile, rolling-restart).
   const onlyIndex = argv.indexOf('--only');
   const only = onlyIndex >= 0 ? argv[onlyIndex + 1]!.split(',') : [];
   const socketsIndex = argv.indexOf('--sockets');
@@ -284,6 +285,7 @@ async function main(argv: string[]) {
         ['overdraft', overdraft],
         ['idle-flood', (storage) => idleFlood(storage, sockets)],
         ['hostile', hostileInput],
+        ...(onTemporal ? [] : [['rolling-restart', rollingRestart] as [string, (storage: Storage) => Promise<Row>]]),
       ];
       for (const [scenarioName, scenario] of scenarios) {
         if (only.length > 0 && !only.includes(scenarioName)) continue;

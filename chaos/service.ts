@@ -57,6 +57,8 @@ export interface Row {
   billedFailures?: number;
   /** A bound the scenario states for itself was broken (named in the notes). */
   overBound?: boolean;
+  /** Generations the service resumed after a hand-over or a crash (continued, regenerated or rerun). */
+  resumed?: number;
   notes: string;
 }
 
