@@ -5,8 +5,10 @@ module.exports = {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['<rootDir>/test/temporal-server/', '/node_modules/'],
   testTimeout: 30000,
-  // Tests run in a worker process that is replaced between test files once it holds more than this, rather than in
-  // the runner's own process (where one worker would otherwise put them): each file starts apps with their own
-  // embedded databases and codecs, and a CI run on this 2-core machine was killed for memory (18-22 GB) twice.
-  workerIdleMemoryLimit: '1.5GB',
+  // Tests run in a worker process, replaced between test files once its heap passes this, rather than in the
+  // runner's own process (where one worker would otherwise put them): every file starts apps with embedded databases
+  // whose WebAssembly memory lies outside the heap, and a worker grew by some 330 MB of RSS a file (8 GB after 25
+  // files; two CI runs on this 24 GB machine were killed for memory). The heap grows 30-40 MB a file, so this
+  // replaces the worker about every ten files.
+  workerIdleMemoryLimit: '400MB',
 };
