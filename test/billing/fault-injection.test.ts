@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { TestApp, type ApiReply } from '../support/harness';
+import { TestApp, temporalAddress, type ApiReply } from '../support/harness';
 import { postTranscription, toneWav } from '../audio/audio-fixtures';
 
 /**
@@ -153,7 +153,10 @@ const OPERATIONS: Operation[] = [
   { name: 'asynchronous transcription', run: (c) => postTranscription(c.app.baseUrl, c.key, { bytes: wav, name: 'tone.wav' }, { model: 'dev-stt-async' }) },
 ];
 
-describe('billing: faults injected into billable operations', () => {
+// Not under `npm run test:temporal` (test/README.md): a failed activity is retried there on Temporal's policy, with
+// its backoff, so the sweep over every write step takes far longer than the suite allows; the creation paths and
+// holds it checks are the same code on both engines, run by `npm test` and `npm run test:postgres`.
+(temporalAddress ? describe.skip : describe)('billing: faults injected into billable operations', () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await TestApp.start();
