@@ -1,5 +1,4 @@
-import { type ChildProcess } from 'node:child_process';
-import { api, ADMIN_TOKEN, ledgerColumns, ledgerOf, progress, startApi, waitFinal, type Row, type Service, type Storage } from './service';
+import { api, ADMIN_TOKEN, ledgerColumns, ledgerOf, progress, signalled, startApi, waitFinal, type Row, type Service, type Storage } from './service';
 
 /**
  * A deploy as an operator runs one: two replicas of the API (each running the embedded engine) on one Postgres
@@ -45,8 +44,7 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
     const old = live[index]!;
     resumed.count += await resumedCount(old.baseUrl);
     progress(`${storage.name}: rolling restart: SIGTERM to replica ${index + 1}`);
-    const exited = exitOf(old.child);
-    old.child.kill('SIGTERM');
+    const exited = signalled(old.child, 'SIGTERM');
     // A replacement starts while the old one drains, as an orchestrator's surge does; a single process cannot.
     if (replicas > 1) live[index] = await startApi(storage, env);
     await exited;
@@ -69,11 +67,7 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
   }
   const brokenStreams = streamed.filter((stream) => stream.text !== EXPECTED).length;
   const ledger = await ledgerOf(service, key);
-  for (const replica of live) {
-    const exited = exitOf(replica.child);
-    replica.child.kill('SIGTERM');
-    await exited;
-  }
+  for (const replica of live) await signalled(replica.child, 'SIGTERM');
   return {
     database: storage.name,
     scenario: `rolling restart of ${replicas} ${replicas > 1 ? 'replicas' : 'process'} under load`,
@@ -92,10 +86,6 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
       `${resumed.count} generations resumed after a hand-over`,
     ].join('; '),
   };
-}
-
-function exitOf(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 }
 
 /** The replica's count of generations resumed (continued, regenerated or rerun) since it started. */

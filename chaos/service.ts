@@ -115,22 +115,21 @@ export async function startApi(storage: Storage, env: Record<string, string>): P
 export const kill = (service: Service) => killProcess(service.child);
 
 export async function stop(service: Service): Promise<void> {
-  for (const child of [service.child, ...service.workers]) {
-    await new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-    });
-  }
+  for (const child of [service.child, ...service.workers]) await signalled(child, 'SIGTERM');
 }
 
 export const progress = (line: string) => process.stdout.write(`  ${line}\n`);
 
 export function killProcess(child: ChildProcess): Promise<void> {
+  return signalled(child, 'SIGKILL');
+}
+
+/** Sends `signal` to a child process still running; resolves once it has exited (at once if it already had). */
+export function signalled(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
-    child.kill('SIGKILL');
+    child.kill(signal);
   });
 }
 
