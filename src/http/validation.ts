@@ -28,6 +28,16 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, area:
   return result.data;
 }
 
+/**
+ * An optional field that may also be sent as `null` (OpenAI's reference allows null for most optional fields, and
+ * its clients send it): null means the same as absent.
+ */
+export const nullable = <S extends z.ZodType>(schema: S) =>
+  schema
+    .nullish()
+    .transform((value): z.output<S> | undefined => value ?? undefined)
+    .optional();
+
 /** Metadata rules (DECISIONS.md 18): at most 16 pairs, keys ≤ 64 characters, string values ≤ 512 characters. */
 export const metadataSchema = z
   .record(z.string().min(1).max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters'))

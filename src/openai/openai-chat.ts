@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ChatCompletion, ChatRequest, ChatStreamPart } from '../chat/chat.service';
 import type { PromptItem, ResponseFormat } from '../providers/provider';
+import { nullable } from '../http/validation';
 import { formatNameSchema } from '../responses/responses.schema';
 
 /**
@@ -18,25 +19,26 @@ const toolCall = z.strictObject({
 });
 
 const message = z.discriminatedUnion('role', [
-  z.strictObject({ role: z.literal('system'), content: textContent, name: z.string().optional() }),
-  z.strictObject({ role: z.literal('developer'), content: textContent, name: z.string().optional() }),
-  z.strictObject({ role: z.literal('user'), content: textContent, name: z.string().optional() }),
+  z.strictObject({ role: z.literal('system'), content: textContent, name: nullable(z.string()) }),
+  z.strictObject({ role: z.literal('developer'), content: textContent, name: nullable(z.string()) }),
+  z.strictObject({ role: z.literal('user'), content: textContent, name: nullable(z.string()) }),
   z.strictObject({
     role: z.literal('assistant'),
     content: textContent.nullable().optional(),
-    name: z.string().optional(),
-    tool_calls: z.array(toolCall).optional(),
+    name: nullable(z.string()),
+    tool_calls: nullable(z.array(toolCall)),
     refusal: z.string().nullable().optional(),
   }),
-  z.strictObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) }),
+  // LangChain sends the tool's `name` with its answer (OpenAI's older function messages had it); it is not needed.
+  z.strictObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1), name: nullable(z.string()) }),
 ]);
 
 const tool = z.strictObject({
   type: z.literal('function'),
   function: z.strictObject({
     name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -'),
-    description: z.string().max(4096).optional(),
-    parameters: z.record(z.string(), z.unknown()).optional(),
+    description: nullable(z.string().max(4096)),
+    parameters: nullable(z.record(z.string(), z.unknown())),
     strict: z.boolean().nullable().optional(),
   }),
 });
@@ -45,20 +47,20 @@ export const openAIChatBody = z
   .strictObject({
     model: z.string().min(1, 'model is required'),
     messages: z.array(message).min(1, 'messages must hold at least one message').max(10_000),
-    tools: z.array(tool).max(128).optional(),
-    tool_choice: z
-      .union([z.enum(['auto', 'none', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) })])
-      .optional(),
-    parallel_tool_calls: z.boolean().optional(),
-    max_tokens: z.number().int().min(1).optional(),
-    max_completion_tokens: z.number().int().min(1).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    n: z.literal(1, { error: 'n must be 1: one choice per request' }).optional(),
-    stream: z.boolean().optional(),
-    stream_options: z.strictObject({ include_usage: z.boolean().optional(), include_obfuscation: z.boolean().optional() }).optional(),
-    user: z.string().max(256).optional(),
-    store: z.boolean().optional(),
+    tools: nullable(z.array(tool).max(128)),
+    tool_choice: nullable(
+      z.union([z.enum(['auto', 'none', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) })]),
+    ),
+    parallel_tool_calls: nullable(z.boolean()),
+    max_tokens: nullable(z.number().int().min(1)),
+    max_completion_tokens: nullable(z.number().int().min(1)),
+    temperature: nullable(z.number().min(0).max(2)),
+    top_p: nullable(z.number().min(0).max(1)),
+    n: nullable(z.literal(1, { error: 'n must be 1: one choice per request' })),
+    stream: nullable(z.boolean()),
+    stream_options: nullable(z.strictObject({ include_usage: nullable(z.boolean()), include_obfuscation: nullable(z.boolean()) })),
+    user: nullable(z.string().max(256)),
+    store: nullable(z.boolean()),
     response_format: z
       .discriminatedUnion(
         'type',
@@ -70,14 +72,14 @@ export const openAIChatBody = z
             json_schema: z.strictObject({
               name: formatNameSchema,
               schema: z.record(z.string(), z.unknown()).optional(),
-              description: z.string().max(4096).optional(),
+              description: nullable(z.string().max(4096)),
               strict: z.boolean().nullable().optional(),
             }),
           }),
         ],
         { error: 'response_format.type must be text, json_object or json_schema' },
       )
-      .optional(),
+      .nullish(),
   })
   .superRefine((body, ctx) => {
     if (body.stream_options && !body.stream) ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
@@ -161,6 +163,8 @@ const usageOf = (completion: ChatCompletion) => ({
   prompt_tokens: completion.inputTokens,
   completion_tokens: completion.outputTokens,
   total_tokens: completion.inputTokens + completion.outputTokens,
+  prompt_tokens_details: { cached_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0 },
 });
 
 /**

@@ -10,7 +10,7 @@ import { notFound } from '../errors';
 import { openAIErrorBody, toApiError } from '../http/error-middleware';
 import { sendDataStream } from '../http/sse';
 import { newId } from '../ids';
-import { parseInput } from '../http/validation';
+import { nullable, parseInput } from '../http/validation';
 import { chatChunks, chatCompletionToOpenAI, openAIChatBody, toChatRequest } from './openai-chat';
 
 /**
@@ -34,8 +34,8 @@ export const openAIEmbeddingsBody = z.strictObject({
   input: z.union([z.string().min(1, 'input must not be empty'), z.array(z.string().min(1, 'input items must not be empty')).min(1).max(256)], {
     error: 'input must be a string or an array of strings (token arrays are not supported)',
   }),
-  encoding_format: z.enum(['float', 'base64']).optional(),
-  user: z.string().max(256).optional(),
+  encoding_format: nullable(z.enum(['float', 'base64'])),
+  user: nullable(z.string().max(256)),
 });
 
 export function openAIRoutes(deps: OpenAIRoutesDeps): Router {

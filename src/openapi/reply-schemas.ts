@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { modelTypeSchema } from '../catalog/catalog.schema';
-import { functionToolSchema } from '../responses/responses.schema';
 import { RESPONSE_STATUSES } from '../responses/response-types';
 import { RUN_STATUSES } from '../threads/runs.table';
 
@@ -27,7 +26,7 @@ export const listOf = <Item extends z.ZodType>(item: Item) =>
 export const deleted = (object: string) => z.object({ id: z.string(), object: z.literal(object), deleted: z.literal(true) });
 
 // Responses
-const outputText = z.object({ type: z.literal('output_text'), text: z.string() });
+const outputText = z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()).describe('Always empty'), logprobs: z.array(z.unknown()).describe('Always empty') });
 const mcpTool = z.object({ name: z.string(), description: z.string().nullable().optional(), input_schema: looseObject.optional(), annotations: z.unknown().optional() });
 export const outputItem = z
   .discriminatedUnion('type', [
@@ -48,7 +47,11 @@ export const outputItem = z
   .meta({ id: 'OutputItem' });
 
 const responseStatus = z.enum(RESPONSE_STATUSES);
-const responseUsage = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') });
+const storedUsage = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') });
+const responseUsage = storedUsage.extend({
+  input_tokens_details: z.object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
+  output_tokens_details: z.object({ reasoning_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
+});
 const errorBody = z.object({ code: z.string(), message: z.string() });
 
 export const responseObject = z
@@ -72,7 +75,13 @@ export const responseObject = z
     tools: z
       .array(
         z.union([
-          functionToolSchema,
+          z.object({
+            type: z.literal('function'),
+            name: z.string(),
+            description: z.string().optional(),
+            parameters: looseObject.nullable(),
+            strict: z.boolean().nullable(),
+          }),
           z.object({ type: z.literal('mcp'), server_label: z.string(), server_url: z.string(), allowed_tools: z.array(z.string()).optional(), require_approval: z.string() }),
         ]),
       )
@@ -182,7 +191,13 @@ export const openAIChatCompletion = z
         finish_reason: z.enum(['stop', 'length', 'tool_calls', 'content_filter']),
       }),
     ),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }),
+    usage: z.object({
+      prompt_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      prompt_tokens_details: z.object({ cached_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
+      completion_tokens_details: z.object({ reasoning_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
+    }),
   })
   .meta({ id: 'OpenAIChatCompletion' });
 export const openAIChatChunk = z
@@ -322,7 +337,7 @@ export const responseSummary = z
     started_at: nullableSeconds,
     completed_at: nullableSeconds,
     duration_ms: z.number().int().nullable().describe('completed_at − created_at, in milliseconds; null until it ends'),
-    usage: responseUsage.nullable(),
+    usage: storedUsage.nullable(),
     error: errorBody.nullable(),
     webhook: z
       .object({

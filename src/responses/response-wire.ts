@@ -1,7 +1,23 @@
-import type { InputItem } from './response-types';
+import type { StreamEvent } from '../events/stream-event';
+import type { InputItem, OutputItem, ResponseUsage } from './response-types';
 import type { ResponseRow } from './responses.table';
 import { toUnixSeconds } from '../time';
 
+/**
+ * A text part as OpenAI's reference has it: `annotations` and `logprobs` are required arrays (its clients map
+ * over them). None is produced here, so both are empty; a part that has them keeps its own.
+ */
+export const outputTextToWire = <Part extends { type: 'output_text'; text: string }>(part: Part) => ({ annotations: [] as never[], logprobs: [] as never[], ...part });
+
+/** An output item on the wire: a message's text parts completed as above, the other items as stored. */
+export const outputItemToWire = (item: OutputItem) => (item.type === 'message' ? { ...item, content: item.content.map(outputTextToWire) } : item);
+
+/** Usage with the token details OpenAI's reference requires (nothing is cached or reasoned about separately here). */
+export const usageToWire = (usage: ResponseUsage) => ({
+  ...usage,
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+  output_tokens_details: { reasoning_tokens: 0 },
+});
 
 /** The Response object of the spec. Output is empty while queued and after cancellation. */
 export function responseToWire(row: ResponseRow) {
@@ -12,7 +28,7 @@ export function responseToWire(row: ResponseRow) {
     status: row.status,
     background: row.background,
     model: row.model,
-    output: row.output,
+    output: row.output.map(outputItemToWire),
     ...(row.conversation_id ? { conversation: { id: row.conversation_id } } : {}),
     ...(row.previous_response_id ? { previous_response_id: row.previous_response_id } : {}),
     ...(row.assistant_id !== null ? { assistant_id: row.assistant_id } : {}),
@@ -22,11 +38,14 @@ export function responseToWire(row: ResponseRow) {
     max_output_tokens: row.request.max_output_tokens,
     parallel_tool_calls: row.request.parallel_tool_calls,
     tool_choice: row.request.tool_choice ?? 'auto',
-    tools: row.request.tools.map((tool) => (tool.type === 'mcp' ? { ...tool, authorization: undefined, headers: undefined } : tool)),
+    // OpenAI's function tool has `parameters` and `strict` always (null when not given).
+    tools: row.request.tools.map((tool) =>
+      tool.type === 'mcp' ? { ...tool, authorization: undefined, headers: undefined } : { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null },
+    ),
     truncation: row.request.truncation,
     ...(row.request.text_format ? { text: { format: row.request.text_format } } : {}),
     metadata: row.metadata,
-    usage: row.usage,
+    usage: row.usage ? usageToWire(row.usage) : null,
     error: row.error,
     incomplete_details: row.incomplete_details,
     completed_at: row.completed_at ? toUnixSeconds(row.completed_at) : null,
@@ -37,7 +56,13 @@ export function responseToWire(row: ResponseRow) {
 export function inputItemToWire({ id, item }: { id: string; item: InputItem }) {
   switch (item.type) {
     case 'message':
-      return { id, type: 'message' as const, role: item.role, status: 'completed' as const, content: [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }] };
+      return {
+        id,
+        type: 'message' as const,
+        role: item.role,
+        status: 'completed' as const,
+        content: [item.role === 'assistant' ? outputTextToWire({ type: 'output_text' as const, text: item.content }) : { type: 'input_text' as const, text: item.content }],
+      };
     case 'function_call':
       return { id, type: 'function_call' as const, status: 'completed' as const, call_id: item.call_id, name: item.name, arguments: item.arguments };
     case 'function_call_output':
@@ -46,3 +71,27 @@ export function inputItemToWire({ id, item }: { id: string; item: InputItem }) {
 }
 
 export type ResponseWire = ReturnType<typeof responseToWire>;
+
+/**
+ * A Response object as stored in its final event, with the fields above (an event stored before they were added
+ * lacks them; completing one that has them changes nothing).
+ */
+export function storedResponseToWire(response: ResponseWire): ResponseWire {
+  return { ...response, output: response.output.map((item) => outputItemToWire(item as OutputItem)), usage: response.usage && usageToWire(response.usage) };
+}
+
+/**
+ * A stored stream event on the wire, with the fields OpenAI's reference requires: items and text parts as above,
+ * `logprobs` on the text events, the final event's Response completed.
+ */
+export function streamEventToWire(event: StreamEvent): StreamEvent {
+  const wire = { ...event };
+  if (event.type === 'response.output_text.delta' || event.type === 'response.output_text.done') wire.logprobs ??= [];
+  if (isTyped(event.item)) wire.item = outputItemToWire(event.item as OutputItem);
+  if (isTyped(event.part) && event.part.type === 'output_text') wire.part = outputTextToWire(event.part as { type: 'output_text'; text: string });
+  const response = event.response as ResponseWire | undefined;
+  if (Array.isArray(response?.output)) wire.response = storedResponseToWire(response);
+  return wire;
+}
+
+const isTyped = (value: unknown): value is { type: string } => typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

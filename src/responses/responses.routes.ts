@@ -10,7 +10,7 @@ import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
 import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
-import { inputItemToWire, responseToWire } from './response-wire';
+import { inputItemToWire, responseToWire, storedResponseToWire, streamEventToWire } from './response-wire';
 import type { ResponsesService } from './responses.service';
 import type { ResponseRow } from './responses.table';
 
@@ -60,7 +60,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
         // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
         const gone = new AbortController();
         ctx.res.once('close', () => gone.abort());
-        ctx.body = await service.waitForFinal(accountId, response.id, gone.signal, follower);
+        ctx.body = storedResponseToWire(await service.waitForFinal(accountId, response.id, gone.signal, follower));
       } else {
         ctx.body = responseToWire(response);
       }
@@ -105,7 +105,8 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
 /**
  * `response.created` and `response.in_progress` are stored as `{id, status}` (the spec's fields); on the wire
  * they carry the whole Response object as it was then (no output or usage yet), which the OpenAI SDK's
- * stream helpers build their snapshot from. The other events pass as they are.
+ * stream helpers build their snapshot from. The other events get the fields OpenAI's reference requires
+ * (streamEventToWire).
  */
 async function* withResponseObjects(row: ResponseRow, events: AsyncIterable<StreamEvent>): AsyncIterable<StreamEvent> {
   for await (const event of events) {
@@ -113,7 +114,7 @@ async function* withResponseObjects(row: ResponseRow, events: AsyncIterable<Stre
       const status = (event as { response?: { status?: ResponseRow['status'] } }).response?.status ?? row.status;
       yield { ...event, response: { ...responseToWire(row), status, output: [], usage: null, error: null, incomplete_details: null, completed_at: null } };
     } else {
-      yield event;
+      yield streamEventToWire(event);
     }
   }
 }

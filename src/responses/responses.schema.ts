@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { echoedItemFields, functionCallItemSchema, messageContentSchema } from '../conversations/conversations.schema';
-import { metadataSchema, queryInteger } from '../http/validation';
+import { metadataSchema, nullable, queryInteger } from '../http/validation';
 
 /**
  * POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19), with OpenAI's input forms as a
@@ -33,7 +33,7 @@ export const textFormatSchema = z.discriminatedUnion(
       type: z.literal('json_schema'),
       name: formatNameSchema,
       schema: z.record(z.string(), z.unknown()),
-      description: z.string().max(4096).optional(),
+      description: nullable(z.string().max(4096)),
       strict: z.boolean().nullable().optional(),
     }),
   ],
@@ -44,9 +44,9 @@ export type TextFormat = z.infer<typeof textFormatSchema>;
 export const functionToolSchema = z.strictObject({
   type: z.literal('function'),
   name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'function names are 1-64 letters, digits, _ or -'),
-  description: z.string().max(4096).optional(),
-  parameters: z.record(z.string(), z.unknown()).optional(),
-  strict: z.boolean().optional(),
+  description: nullable(z.string().max(4096)),
+  parameters: nullable(z.record(z.string(), z.unknown())),
+  strict: nullable(z.boolean()),
 });
 
 export const mcpToolSchema = z.strictObject({
@@ -87,37 +87,37 @@ export const createResponseSchema = z
     }),
     model: z.string().min(1).optional(),
     assistant_id: z.number().int().positive().optional(),
-    conversation: z.union([z.string().min(1), z.strictObject({ id: z.string().min(1) })]).optional(),
-    previous_response_id: z.string().min(1).optional(),
-    instructions: z.string().max(256_000).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    top_p: z.number().min(0).max(1).optional(),
-    reasoning_effort: reasoningEffort.optional(),
+    conversation: nullable(z.union([z.string().min(1), z.strictObject({ id: z.string().min(1) })])),
+    previous_response_id: nullable(z.string().min(1)),
+    instructions: nullable(z.string().max(256_000)),
+    temperature: nullable(z.number().min(0).max(2)),
+    top_p: nullable(z.number().min(0).max(1)),
+    reasoning_effort: nullable(reasoningEffort),
     verbosity: verbosity.optional(),
-    parallel_tool_calls: z.boolean().optional(),
+    parallel_tool_calls: nullable(z.boolean()),
     message_limit: z.number().int().min(0).max(100_000).optional(),
-    truncation: z.enum(['auto', 'disabled']).optional(),
-    background: z.boolean().optional(),
-    stream: z.boolean().optional(),
+    truncation: nullable(z.enum(['auto', 'disabled'])),
+    background: nullable(z.boolean()),
+    stream: nullable(z.boolean()),
     tools: z
       .array(z.discriminatedUnion('type', [functionToolSchema, mcpToolSchema], { error: 'tools must be function or mcp tools' }))
       .max(128)
       .optional(),
-    tool_choice: toolChoiceSchema.optional(),
-    max_output_tokens: z.number().int().positive().optional(),
-    metadata: metadataSchema.optional(),
+    tool_choice: nullable(toolChoiceSchema),
+    max_output_tokens: nullable(z.number().int().positive()),
+    metadata: nullable(metadataSchema),
     // OpenAI's spellings and fields its SDK and users send routinely (README, "OpenAI SDK").
-    reasoning: z.strictObject({ effort: reasoningEffort.optional() }).optional(),
-    text: z
-      .strictObject({
-        verbosity: verbosity.optional(),
-        format: textFormatSchema.optional(),
-      })
-      .optional(),
-    store: z.boolean().optional(),
-    include: z.array(z.enum(OPENAI_INCLUDE_VALUES)).max(16).optional(),
-    user: z.string().max(256).optional(),
-    stream_options: z.strictObject({ include_obfuscation: z.boolean().optional() }).optional(),
+    reasoning: nullable(z.strictObject({ effort: nullable(reasoningEffort) })),
+    text: nullable(
+      z.strictObject({
+        verbosity: nullable(verbosity),
+        format: nullable(textFormatSchema),
+      }),
+    ),
+    store: nullable(z.boolean()),
+    include: nullable(z.array(z.enum(OPENAI_INCLUDE_VALUES)).max(16)),
+    user: nullable(z.string().max(256)),
+    stream_options: nullable(z.strictObject({ include_obfuscation: nullable(z.boolean()) })),
   })
   .superRefine((body, ctx) => {
     if (body.stream_options !== undefined && body.stream !== true) {

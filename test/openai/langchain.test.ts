@@ -1,4 +1,4 @@
-import { HumanMessage, SystemMessage } from '@langchain/core/messages';
+import { HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { tool } from '@langchain/core/tools';
 import { ChatOpenAI, OpenAIEmbeddings } from '@langchain/openai';
 import { z } from 'zod';
@@ -40,6 +40,38 @@ describe('LangChain (@langchain/openai) on /openai/v1', () => {
     const trip = z.object({ city: z.string(), days: z.number().int() });
     const result = await chat().withStructuredOutput(trip, { name: 'trip', method: 'jsonSchema' }).invoke('{"city":"Kyoto","days":4}');
     expect(result).toEqual({ city: 'Kyoto', days: 4 });
+  });
+
+  describe.each<[string, { useResponsesApi?: boolean }]>([
+    ['chat completions', {}],
+    ['the Responses API', { useResponsesApi: true }],
+  ])('ChatOpenAI on %s', (_surface, options) => {
+    it('invoke and stream', async () => {
+      const reply = await chat(options).invoke('hello langchain');
+      expect(reply.content).toEqual(options.useResponsesApi ? [expect.objectContaining({ type: 'text', text: 'hello langchain' })] : 'hello langchain');
+      expect(reply.text).toBe('hello langchain');
+      const pieces: string[] = [];
+      for await (const chunk of await chat(options).stream('streamed through langchain today')) pieces.push(chunk.text);
+      expect(pieces.filter(Boolean).length).toBeGreaterThan(1);
+      expect(pieces.join('')).toBe('streamed through langchain today');
+    });
+
+    it("bindTools: the tool is called, its answer sent back (with the tool's name), the model answers", async () => {
+      const weather = tool(async ({ city }: { city: string }) => `sunny in ${city}`, { name: 'get_weather', description: 'Weather in a city', schema: z.object({ city: z.string() }) });
+      const model = chat(options).bindTools([weather]);
+      const question = new HumanMessage('/call get_weather {"city":"Lima"}');
+      const call = await model.invoke([question]);
+      expect(call.tool_calls).toEqual([expect.objectContaining({ name: 'get_weather', args: { city: 'Lima' } })]);
+      const answer: ToolMessage = await weather.invoke(call.tool_calls![0]!);
+      expect(answer.name).toBe('get_weather');
+      const reply = await model.invoke([question, call, answer]);
+      expect(reply.text).toBe('Tool get_weather returned: sunny in Lima');
+    });
+
+    it('withStructuredOutput', async () => {
+      const trip = z.object({ city: z.string(), days: z.number().int() });
+      expect(await chat(options).withStructuredOutput(trip, { name: 'trip' }).invoke('{"city":"Kyoto","days":4}')).toEqual({ city: 'Kyoto', days: 4 });
+    });
   });
 
   it('OpenAIEmbeddings: embedQuery and embedDocuments', async () => {
