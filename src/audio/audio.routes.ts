@@ -1,8 +1,9 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { readIdempotencyKey } from '../http/idempotency-key';
 import type { IdempotentReplies } from '../idempotency/idempotent-replies';
-import { parseSpeechBody, parseTranscriptionFields } from './audio.schema';
+import { parseSpeechBody, parseTranscriptionFields, type SpeechOrder } from './audio.schema';
 import type { AudioService } from './audio.service';
 import { readAudioUpload } from './multipart-upload';
 import { transcriptionStatusToWire } from './transcription-result';
@@ -12,11 +13,41 @@ export interface AudioRoutesDeps {
   replies: IdempotentReplies;
 }
 
-/** A synthesis as an Idempotency-Key stores it: the whole MP3 (a few hundred KB at most), base64. */
+/** A synthesis as an Idempotency-Key stores it: the whole file (a few hundred KB at most), base64. */
 interface StoredSpeech {
   mediaType: string;
   requestId: string;
   audio: string;
+}
+
+/**
+ * Synthesises `order` and sends the audio: piped as the vendor produces it, or with an Idempotency-Key (DECISIONS.md
+ * 17) read whole and stored with the key before it is sent, so a retry gets the same bytes and is not billed again
+ * (a synthesis that fails midway stores nothing). `scope` keeps each surface's keys apart (their bodies differ).
+ */
+export async function sendSpeech(ctx: Context, deps: AudioRoutesDeps, order: SpeechOrder, scope: string): Promise<void> {
+  const { audio } = deps;
+  const key = readIdempotencyKey(ctx);
+  const extension = order.format ?? 'mp3';
+  ctx.attachment(`speech.${extension}`, { type: 'inline' });
+  if (!key) {
+    const speech = await audio.speak(ctx.state.auth.accountId, order);
+    ctx.type = speech.mediaType;
+    ctx.set('X-Request-Id', speech.requestId);
+    // Piped as the vendor produces it; a failure mid-way ends the connection (the status has gone out).
+    ctx.body = Readable.from(speech.audio, { objectMode: false });
+    return;
+  }
+  const { reply, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, async (requestId): Promise<StoredSpeech> => {
+    const speech = await audio.speak(ctx.state.auth.accountId, order, requestId);
+    const chunks: Buffer[] = [];
+    for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
+    return { mediaType: speech.mediaType, requestId: speech.requestId, audio: Buffer.concat(chunks).toString('base64') };
+  });
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.type = reply.mediaType;
+  ctx.set('X-Request-Id', reply.requestId);
+  ctx.body = Buffer.from(reply.audio, 'base64');
 }
 
 /** DECISIONS.md 20: an audio upload is at most 25 MiB. */
@@ -28,29 +59,7 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
   const router = new Router({ prefix: '/v2/audio' });
 
   router.post('/speech', async (ctx) => {
-    const body = parseSpeechBody(ctx.request.body);
-    const key = readIdempotencyKey(ctx);
-    ctx.attachment('speech.mp3', { type: 'inline' });
-    if (!key) {
-      const speech = await audio.speak(ctx.state.auth.accountId, body);
-      ctx.type = speech.mediaType;
-      ctx.set('X-Request-Id', speech.requestId);
-      // Piped as the vendor produces it; a failure mid-way ends the connection (the status has gone out).
-      ctx.body = Readable.from(speech.audio, { objectMode: false });
-      return;
-    }
-    // With an Idempotency-Key (DECISIONS.md 17) the audio is read whole and stored with the key before it is sent,
-    // so a retry gets the same bytes and is not billed again; a synthesis that fails midway stores nothing.
-    const { reply, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope: 'speech', key, body: ctx.request.body }, async (requestId): Promise<StoredSpeech> => {
-      const speech = await audio.speak(ctx.state.auth.accountId, body, requestId);
-      const chunks: Buffer[] = [];
-      for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
-      return { mediaType: speech.mediaType, requestId: speech.requestId, audio: Buffer.concat(chunks).toString('base64') };
-    });
-    if (replayed) ctx.set('Idempotent-Replayed', 'true');
-    ctx.type = reply.mediaType;
-    ctx.set('X-Request-Id', reply.requestId);
-    ctx.body = Buffer.from(reply.audio, 'base64');
+    await sendSpeech(ctx, deps, parseSpeechBody(ctx.request.body), 'speech');
   });
 
   router.post('/transcription', async (ctx) => {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { invalidRequest } from '../errors';
 import { findUnstorable, unstorableText } from '../http/json-limits';
 import { describeIssues, parseInput } from '../http/validation';
+import type { SpeechFormat } from '../providers/provider';
 
 /** POST /v2/audio/speech (spec "Audio"). The text's limit and the voice are the model's (checked against the catalog). */
 export const speechBodySchema = z.strictObject({
@@ -12,18 +13,25 @@ export const speechBodySchema = z.strictObject({
 
 export type SpeechBody = z.infer<typeof speechBodySchema>;
 
+/** A speech request from either surface: /v2's body, or OpenAI's with its format and speed (absent: MP3 at speed 1). */
+export type SpeechOrder = SpeechBody & { format?: SpeechFormat; speed?: number };
+
 export const parseSpeechBody = (body: unknown): SpeechBody => parseInput(speechBodySchema, body ?? {}, 'audio');
 
 const MAX_META_BYTES = 16 * 1024;
 
+/** A transcription's language and prompt, on both surfaces. */
+export const languageField = z
+  .string()
+  .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be a language code such as "en" or "pt-BR"')
+  .optional();
+export const promptField = z.string().max(4096, 'prompt is at most 4096 characters').optional();
+
 /** The text fields of POST /v2/audio/transcription (multipart values are strings; numbers and `meta` are parsed). */
 export const transcriptionFieldsSchema = z.strictObject({
   model: z.string().min(1, 'model is required'),
-  language: z
-    .string()
-    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'language must be a language code such as "en" or "pt-BR"')
-    .optional(),
-  prompt: z.string().max(4096, 'prompt is at most 4096 characters').optional(),
+  language: languageField,
+  prompt: promptField,
   beam_size: z
     .string()
     .regex(/^\d+$/, 'beam_size must be an integer')
@@ -55,14 +63,19 @@ export const transcriptionFieldsSchema = z.strictObject({
 
 export type TranscriptionFields = z.output<typeof transcriptionFieldsSchema>;
 
+/** A transcription request from either surface: /v2's fields, or OpenAI's with its sampling temperature. */
+export type TranscriptionOrder = TranscriptionFields & { temperature?: number };
+
 /**
- * The form's fields, checked before anything is written: one the database would refuse (NUL) is a 400 here, not a
+ * A form's fields, checked before anything is written: one the database would refuse (NUL) is a 400 here, not a
  * failed write after the billing hold is placed.
  */
-export function parseTranscriptionFields(fields: Record<string, string>): TranscriptionFields {
+export function parseFormFields<S extends z.ZodType>(schema: S, fields: Record<string, string>): z.output<S> {
   const unstorable = Object.keys(fields).filter((name) => unstorableText(fields[name]!) || unstorableText(name));
   if (unstorable.length > 0) throw invalidRequest('transcription', `${unstorable.join(', ')} must not contain NUL characters or unpaired surrogates.`);
-  const result = transcriptionFieldsSchema.safeParse(fields);
+  const result = schema.safeParse(fields);
   if (!result.success) throw invalidRequest('transcription', describeIssues(result.error));
   return result.data;
 }
+
+export const parseTranscriptionFields = (fields: Record<string, string>): TranscriptionFields => parseFormFields(transcriptionFieldsSchema, fields);

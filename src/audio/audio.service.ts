@@ -10,7 +10,7 @@ import { newId } from '../ids';
 import type { SpeechModel, SpeechResult, TranscriptionModel } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
-import type { SpeechBody, TranscriptionFields } from './audio.schema';
+import type { SpeechOrder, TranscriptionOrder } from './audio.schema';
 import type { SpooledAudio } from './multipart-upload';
 import { billedSeconds, heldSeconds, transcriptionBody, transcriptionCharge, transcriptionOperationKey } from './transcription-result';
 import * as transcriptions from './transcriptions.repository';
@@ -41,7 +41,7 @@ export function createAudioService(deps: AudioServiceDeps) {
   const { db, catalog, ledger, engine } = deps;
 
   /** The synthesis, started: the vendor accepted the text and the request is billed; the MP3 may still be arriving. */
-  async function speak(accountId: string, body: SpeechBody, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
+  async function speak(accountId: string, body: SpeechOrder, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
     const model = catalog.requireUsableModel(body.model, 'audio', 'tts');
     const audio = model.audio && 'voices' in model.audio ? model.audio : { voices: [], maxInputCharacters: 0 };
     if (!audio.voices.includes(body.voice)) {
@@ -57,7 +57,7 @@ export function createAudioService(deps: AudioServiceDeps) {
     const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
       let synthesized: SpeechResult;
       try {
-        synthesized = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text });
+        synthesized = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text, format: body.format, speed: body.speed });
       } catch (error) {
         throw vendorErrorToApiError(error, 'audio');
       }
@@ -73,7 +73,7 @@ export function createAudioService(deps: AudioServiceDeps) {
   }
 
   /** A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. */
-  async function transcribe(accountId: string, fields: TranscriptionFields, upload: SpooledAudio): Promise<TranscriptionReply | Submitted> {
+  async function transcribe(accountId: string, fields: TranscriptionOrder, upload: SpooledAudio): Promise<TranscriptionReply | Submitted> {
     const model = catalog.requireUsableModel(fields.model, 'transcription', 'stt');
     const asynchronous = model.audio !== null && 'asynchronous' in model.audio && model.audio.asynchronous;
     if (!asynchronous) {
@@ -97,6 +97,7 @@ export function createAudioService(deps: AudioServiceDeps) {
           language: fields.language,
           prompt: fields.prompt,
           beamSize: fields.beam_size,
+          temperature: fields.temperature,
         });
       } catch (error) {
         throw vendorErrorToApiError(error, 'transcription');
@@ -110,7 +111,7 @@ export function createAudioService(deps: AudioServiceDeps) {
   }
 
   /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
-  async function submit(accountId: string, model: string, fields: TranscriptionFields, upload: SpooledAudio, maxCost: number): Promise<Submitted> {
+  async function submit(accountId: string, model: string, fields: TranscriptionOrder, upload: SpooledAudio, maxCost: number): Promise<Submitted> {
     // Uploads a crashed process left half-stored are removed by whoever stores the next one.
     await transcriptions.sweepAbandonedUploads(db);
     const id = newId('stt');

@@ -6,6 +6,7 @@ import { v1Routes, type V1RoutesDeps } from '../catalog/v1.routes';
 import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
 import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
 import { embeddingsRoutes, type EmbeddingsRoutesDeps } from '../embeddings/embeddings.routes';
+import { openAIAudioRoutes } from '../openai/openai-audio';
 import { openAIConversationsRoutes, openAIResponsesRoutes, openAIRoutes, type OpenAIRoutesDeps } from '../openai/openai.routes';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
@@ -45,4 +46,5 @@ export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   openAIRoutes,
   openAIResponsesRoutes,
   openAIConversationsRoutes,
+  openAIAudioRoutes,
 ];

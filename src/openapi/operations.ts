@@ -7,7 +7,9 @@ import { legacyChatBodySchema, v1ChatBodySchema } from '../chat/chat.schema';
 import { addItemsSchema, createConversationSchema, updateConversationSchema } from '../conversations/conversations.schema';
 import { embeddingsBodySchema } from '../embeddings/embeddings.schema';
 import { listQuerySchema } from '../http/lists';
+import { openAISpeechBody, openAITranscriptionFields } from '../openai/openai-audio';
 import { openAIChatBody } from '../openai/openai-chat';
+import { SPEECH_FORMATS } from '../providers/provider';
 import { openAIEmbeddingsBody } from '../openai/openai.routes';
 import {
   createKeySchema as createAccountKeySchema,
@@ -312,6 +314,32 @@ export const operations: Operation[] = [
     body: openAIChatBody,
     reply: reply.openAIChatCompletion,
     alternatives: [sse(reply.openAIChatChunk, 'With `stream: true`: `data:` chunks, then `data: [DONE]`')],
+  },
+  {
+    ...key,
+    tag: 'OpenAI-compatible',
+    openAIErrors: true,
+    method: 'post',
+    path: '/openai/v1/audio/speech',
+    summary: 'Synthesize speech (OpenAI shape)',
+    body: openAISpeechBody,
+    alternatives: Object.entries(SPEECH_FORMATS).map(([format, mediaType]) => ({ mediaType, description: `response_format ${format}` })),
+    idempotencyKey: true,
+  },
+  {
+    ...key,
+    tag: 'OpenAI-compatible',
+    openAIErrors: true,
+    method: 'post',
+    path: '/openai/v1/audio/transcriptions',
+    summary: 'Transcribe audio (OpenAI shape; synchronous models)',
+    body: openAITranscriptionFields,
+    bodyType: 'multipart',
+    reply: z.union([reply.openAITranscription, reply.openAITranscriptionVerbose]),
+    alternatives: [
+      { mediaType: 'text/plain', description: 'response_format text or srt' },
+      { mediaType: 'text/vtt', description: 'response_format vtt' },
+    ],
   },
   ...responsesOperations('/openai/v1/responses', 'OpenAI-compatible', true),
   ...conversationsOperations('/openai/v1/conversations', 'OpenAI-compatible', true),

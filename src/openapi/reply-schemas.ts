@@ -266,6 +266,31 @@ export const transcriptionReply = z
   })
   .meta({ id: 'Transcription' });
 export const transcriptionSubmitted = z.object({ request_id: z.string(), status: z.string() }).meta({ id: 'TranscriptionStatus' });
+const durationUsage = z.object({ type: z.literal('duration'), seconds: z.number().int().describe('Whole seconds, as billed') });
+export const openAITranscription = z.object({ text: z.string(), usage: durationUsage }).meta({ id: 'OpenAITranscription' });
+export const openAITranscriptionVerbose = z
+  .object({
+    task: z.literal('transcribe'),
+    language: z.string(),
+    duration: z.number(),
+    text: z.string(),
+    segments: z.array(
+      z.object({
+        id: z.number().int(),
+        seek: z.number().int(),
+        start: z.number(),
+        end: z.number(),
+        text: z.string(),
+        tokens: z.array(z.number().int()).describe('Always empty: the models here expose no token ids'),
+        temperature: z.number(),
+        avg_logprob: z.number().describe('Always 0: not measured here'),
+        compression_ratio: z.number().describe('Always 0: not measured here'),
+        no_speech_prob: z.number().describe('Always 0: not measured here'),
+      }),
+    ),
+    usage: durationUsage,
+  })
+  .meta({ id: 'OpenAITranscriptionVerbose' });
 
 // Admin, v1
 export const accountObject = z

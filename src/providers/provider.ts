@@ -119,6 +119,8 @@ export interface TranscribeRequest {
   language?: string;
   prompt?: string;
   beamSize?: number;
+  /** Sampling temperature, for vendors that sample (OpenAI's); models that do not sample have nothing to apply it to. */
+  temperature?: number;
   signal?: AbortSignal;
 }
 
@@ -144,15 +146,26 @@ export interface TranscriptionModel {
   transcribe(request: TranscribeRequest): Promise<TranscriptionResult>;
 }
 
+/**
+ * What speech can be rendered as: MP3; WAV (16-bit PCM in its container); raw 16-bit little-endian mono PCM at
+ * 24 kHz (OpenAI's `pcm`).
+ */
+export const SPEECH_FORMATS = { mp3: 'audio/mpeg', wav: 'audio/wav', pcm: 'audio/pcm' } as const;
+export type SpeechFormat = keyof typeof SPEECH_FORMATS;
+
 export interface SpeechRequest {
   model: string;
   voice: string;
   text: string;
+  /** Absent: mp3. */
+  format?: SpeechFormat;
+  /** How fast, 1 the model's normal speed; absent: 1. A model that cannot honour it refuses (bad_request). */
+  speed?: number;
   signal?: AbortSignal;
 }
 
 export interface SpeechResult {
-  mediaType: 'audio/mpeg';
+  mediaType: (typeof SPEECH_FORMATS)[SpeechFormat];
   /** The MP3, in pieces as the vendor produces them (one piece when the vendor answers whole). */
   audio: AsyncIterable<Uint8Array>;
 }

@@ -32,8 +32,8 @@ describe('README: OpenAI SDK and compatible clients', () => {
   const suite = useTestApp();
   const snippets = readmeSnippets();
 
-  it('has the two snippets (the openai package, LangChain)', () => {
-    expect(snippets).toHaveLength(2);
+  it('has the five snippets (the openai package, LangChain; then the Vercel AI SDK, LangChain, audio)', () => {
+    expect(snippets).toHaveLength(5);
   });
 
   it('the openai package snippet runs and prints what its comments say', async () => {
@@ -45,5 +45,20 @@ describe('README: OpenAI SDK and compatible clients', () => {
   it('the LangChain snippet runs and prints what its comments say', async () => {
     const { logged } = await run(snippets[1]!, suite.app.baseUrl, suite.key);
     expect(logged).toEqual(['hello langchain', '256']);
+  });
+
+  it('the Vercel AI SDK snippet runs and prints what its comments say', async () => {
+    const { logged } = await run(snippets[2]!, suite.app.baseUrl, suite.key);
+    expect(logged).toEqual(['hello vercel', 'Tool weather returned: sunny in Lima', '256', 'Hello from Switchyard.']);
+  });
+
+  it('the LangChain tools and structured output snippet runs and prints what its comments say', async () => {
+    const { logged } = await run(snippets[3]!, suite.app.baseUrl, suite.key);
+    expect(logged).toEqual(['Tool get_weather returned: sunny in Lima', 'Kyoto']);
+  });
+
+  it('the audio snippet runs and prints what its comments say', async () => {
+    const { logged } = await run(snippets[4]!, suite.app.baseUrl, suite.key);
+    expect(logged).toEqual(['Hello from Switchyard.', '00:00:00,060 --> 00:00:01,233']);
   });
 });

@@ -199,6 +199,7 @@ describe('real replies match their documented schemas', () => {
     await call('DELETE', '/openai/v1/conversations/{conversationId}', { conversationId: openAIConversation.id });
     // Audio: a refusal of each (the audio replies themselves are checked in test/audio, whose bodies are MP3 or multipart)
     await call('POST', '/v2/audio/speech', {}, { body: { model: 'dev-tts' } });
+    await call('POST', '/openai/v1/audio/speech', {}, { body: { model: 'dev-tts', voice: 'en-us', input: 'x', response_format: 'opus' } });
     await call('GET', '/v2/audio/transcription/check/{id}', { id: 'missing' });
     await call('GET', '/v2/audio/transcription/result/{id}', { id: 'missing' });
     expect(accountId).toBeTruthy();
@@ -207,7 +208,7 @@ describe('real replies match their documented schemas', () => {
     const unchecked = Object.entries(doc.paths)
       .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
       .filter((route) => !checked.has(route));
-    expect(unchecked.sort()).toEqual(['GET /console', 'GET /console/assets/{file}', 'GET /console/{path}', 'GET /docs', 'GET /docs/{file}', 'GET /metrics', 'GET /openapi.json', 'POST /v2/audio/transcription']);
+    expect(unchecked.sort()).toEqual(['GET /console', 'GET /console/assets/{file}', 'GET /console/{path}', 'GET /docs', 'GET /docs/{file}', 'GET /metrics', 'GET /openapi.json', 'POST /openai/v1/audio/transcriptions', 'POST /v2/audio/transcription']);
   });
 });
 

@@ -28,6 +28,16 @@ describe('deepgram adapter: Aura speech and Nova transcription through @ai-sdk/d
     expect(sent.body).toEqual({ text: 'Hello there.' });
   });
 
+  it('speech as pcm asks for linear16 without a container; a speed other than 1 is refused before any call (Aura has none)', async () => {
+    const speech = await createDeepgramProvider(options()).speechModel!.synthesize({ model: 'aura-2', voice: 'thalia-en', text: 'Hello there.', format: 'pcm', speed: 1 });
+    expect(speech.mediaType).toBe('audio/pcm');
+    await collectAudio(speech.audio);
+    expect(fake.requests[0]!.query).toEqual({ model: 'aura-2-thalia-en', encoding: 'linear16', container: 'none' });
+    const refused = await providerErrorOf(createDeepgramProvider(options()).speechModel!.synthesize({ model: 'aura-2', voice: 'thalia-en', text: 'x', speed: 1.5 }));
+    expect(refused).toMatchObject({ kind: 'bad_request', message: expect.stringContaining('no speed setting') });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('transcription: the audio is the raw body; utterances become segments with their speaker', async () => {
     fake.script({ text: 'One two three. Four five six.' });
     const wav = toneWav(1, [[0, 1]]);

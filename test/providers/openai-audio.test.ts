@@ -26,6 +26,19 @@ describe('openai adapter: speech and transcription through the AI SDK, against a
     expect(sent.body).toMatchObject({ model: 'tts-1', voice: 'nova', input: 'Hello there.', response_format: 'mp3' });
   });
 
+  it("speech in another format and speed: OpenAI's response_format and speed are sent, the media type follows the format", async () => {
+    const speech = await createOpenAIProvider(options()).speechModel!.synthesize({ model: 'tts-1', voice: 'nova', text: 'Hello there.', format: 'wav', speed: 1.5 });
+    expect(speech.mediaType).toBe('audio/wav');
+    await collect(speech.audio);
+    expect(fake.requests[0]!.body).toMatchObject({ model: 'tts-1', voice: 'nova', input: 'Hello there.', response_format: 'wav', speed: 1.5 });
+  });
+
+  it('transcription: a temperature is sent as a form field', async () => {
+    fake.script({ text: 'one' });
+    await createOpenAIProvider(options()).transcriptionModel!.transcribe({ model: 'whisper-1', audio: audioInput(toneWav(1, [[0, 1]]), 'wav', 1000), temperature: 0.4 });
+    expect(fake.requests[0]!.rawBody).toContain('name="temperature"\r\n\r\n0.4');
+  });
+
   it('transcription: the upload goes as multipart with language and prompt; segments, language and duration come back', async () => {
     fake.script({ text: 'one two three four' });
     const result = await createOpenAIProvider(options()).transcriptionModel!.transcribe({ model: 'whisper-1', audio: audioInput(toneWav(1, [[0, 1]]), 'wav', 1000), language: 'en', prompt: 'counting' });

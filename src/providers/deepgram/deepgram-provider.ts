@@ -19,7 +19,7 @@ export function createDeepgramProvider(options: VendorAdapterOptions): VendorPro
     fetch: rebasedFetch(vendorFetchFor(options), DEEPGRAM_ORIGIN, options.baseURL ?? DEEPGRAM_ORIGIN),
   });
   return {
-    speechModel: createAiSdkSpeechModel({ options, model: (modelId, voice) => deepgram.speech(`${modelId}-${voice}`), voiceParameter: false }),
+    speechModel: createAiSdkSpeechModel({ options, model: (modelId, voice) => deepgram.speech(`${modelId}-${voice}`), voiceParameter: false, speed: false }),
     transcriptionModel: createAiSdkTranscriptionModel({
       options,
       model: (modelId) => deepgram.transcription(modelId),

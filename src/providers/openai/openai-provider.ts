@@ -38,7 +38,9 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
     transcriptionModel: createAiSdkTranscriptionModel({
       options,
       model: (modelId) => openai.transcription(modelId),
-      providerOptions: (request) => ({ openai: { ...definedOnly({ language: request.language, prompt: request.prompt }), timestampGranularities: ['segment'] } }),
+      providerOptions: (request) => ({
+        openai: { ...definedOnly({ language: request.language, prompt: request.prompt, temperature: request.temperature }), timestampGranularities: ['segment'] },
+      }),
     }),
   };
 }

@@ -1,6 +1,7 @@
 import type { SpeechModelV3, TranscriptionModelV3 } from '@ai-sdk/provider';
 import {
   ProviderError,
+  SPEECH_FORMATS,
   type SpeechModel,
   type SpeechRequest,
   type TranscribeRequest,
@@ -23,22 +24,29 @@ export function createAiSdkSpeechModel(config: {
   model: (modelId: string, voice: string) => SpeechModelV3;
   /** Whether the vendor takes the voice as a parameter (false: it is part of the model id). */
   voiceParameter?: boolean;
+  /** Whether the vendor can change the speaking speed (false: a speed other than 1 is refused). */
+  speed?: boolean;
 }): SpeechModel {
   const { options } = config;
   return {
     async synthesize(request: SpeechRequest) {
+      const format = request.format ?? 'mp3';
+      if (config.speed === false && request.speed !== undefined && request.speed !== 1) {
+        throw new ProviderError({ vendor: options.vendor, kind: 'bad_request', message: `${options.vendor} speech has no speed setting; send speed 1 or none.` });
+      }
       const audio = await callVendor(options, request.signal, async (abortSignal) => {
         const result = await config.model(request.model, request.voice).doGenerate({
           text: request.text,
           voice: config.voiceParameter === false ? undefined : request.voice,
-          outputFormat: 'mp3',
+          outputFormat: format,
+          speed: request.speed,
           abortSignal,
         });
         const bytes = typeof result.audio === 'string' ? Buffer.from(result.audio, 'base64') : Buffer.from(result.audio);
         if (bytes.length === 0) throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no audio.` });
         return bytes;
       });
-      return { mediaType: 'audio/mpeg' as const, audio: (async function* () {
+      return { mediaType: SPEECH_FORMATS[format], audio: (async function* () {
         yield audio;
       })() };
     },

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import type { SpeechModel, SpeechRequest, SpeechResult } from '../../provider';
+import { SPEECH_FORMATS, type SpeechModel, type SpeechRequest, type SpeechResult } from '../../provider';
 import { lamejs } from './bundled-codecs';
 import { usltTag } from './id3';
+import { wavFile } from './wav-reader';
 
 /**
  * dev-tts (DECISIONS.md 24): real speech, offline. meSpeak (eSpeak compiled to JavaScript) renders each
@@ -27,6 +28,12 @@ export const DEV_VOICES: Readonly<Record<string, { file: string; language: strin
 };
 
 const SAMPLE_RATE = 22_050;
+/** OpenAI's `pcm` rate. */
+const PCM_SAMPLE_RATE = 24_000;
+/** eSpeak's normal speed, and the range it speaks at (80-450 words a minute) as multiples of it. */
+const WORDS_PER_MINUTE = 175;
+const MIN_SPEED = 80 / WORDS_PER_MINUTE;
+const MAX_SPEED = 450 / WORDS_PER_MINUTE;
 const BITRATE_KBPS = 48;
 const MAX_PIECE_CHARACTERS = 200;
 /** lamejs frames are 1,152 samples; 19 of them are about a second of audio. */
@@ -92,19 +99,34 @@ export function createDevSpeechModel(fail: (message: string) => Error): SpeechMo
     async synthesize(request: SpeechRequest): Promise<SpeechResult> {
       const voice = DEV_VOICES[request.voice];
       if (!voice) throw fail(`dev-tts has no voice "${request.voice}" (voices: ${Object.keys(DEV_VOICES).join(', ')}).`);
+      const speed = request.speed ?? 1;
+      if (speed < MIN_SPEED || speed > MAX_SPEED) throw fail(`dev-tts speaks at ${MIN_SPEED.toFixed(2)} to ${MAX_SPEED.toFixed(2)} times its normal speed; speed ${speed} is outside.`);
       const pieces = splitForSpeech(request.text);
       if (pieces.length === 0) throw fail('dev-tts needs text with at least one word.');
+      const wordsPerMinute = Math.round(WORDS_PER_MINUTE * speed);
+      const renderPiece = (text: string) => render(text, voice.file, wordsPerMinute);
       // The first sentence is rendered before answering, so that a failure is still an error status.
-      const first = render(pieces[0]!, voice.file);
-      return { mediaType: 'audio/mpeg', audio: encode(first, pieces.slice(1), request, voice) };
+      const rendered = rendering(renderPiece(pieces[0]!), pieces.slice(1), renderPiece, request.signal);
+      const format = request.format ?? 'mp3';
+      const audio = format === 'mp3' ? encode(rendered, request, voice) : format === 'pcm' ? rawPcm(rendered) : wav(rendered);
+      return { mediaType: SPEECH_FORMATS[format], audio };
     },
   };
 
-  async function* encode(first: Int16Array, rest: string[], request: SpeechRequest, voice: { file: string; language: string }): AsyncGenerator<Uint8Array> {
+  /** The PCM of each piece in turn (the first already rendered), cancellable between pieces. */
+  async function* rendering(first: Int16Array, rest: string[], renderPiece: (text: string) => Int16Array, signal?: AbortSignal): AsyncGenerator<Int16Array> {
+    yield first;
+    for (const piece of rest) {
+      await yieldToEventLoop();
+      if (signal?.aborted) throw fail('dev-tts was cancelled.');
+      yield renderPiece(piece);
+    }
+  }
+
+  async function* encode(pcms: AsyncIterable<Int16Array>, request: SpeechRequest, voice: { file: string; language: string }): AsyncGenerator<Uint8Array> {
     yield usltTag(request.text, voice.language);
     const encoder = new (lamejs().Mp3Encoder)(1, SAMPLE_RATE, BITRATE_KBPS);
-    let pcm: Int16Array | undefined = first;
-    for (let next = 0; pcm; pcm = next < rest.length ? render(rest[next++]!, voice.file) : undefined) {
+    for await (const pcm of pcms) {
       for (let at = 0; at < pcm.length; at += ENCODE_BLOCK_SAMPLES) {
         if (request.signal?.aborted) throw fail('dev-tts was cancelled.');
         const frames = encoder.encodeBuffer(pcm.subarray(at, at + ENCODE_BLOCK_SAMPLES));
@@ -117,10 +139,41 @@ export function createDevSpeechModel(fail: (message: string) => Error): SpeechMo
   }
 }
 
-/** 16-bit mono PCM at 22.05 kHz of one piece of text. */
-function render(text: string, voiceFile: string): Int16Array {
+/** OpenAI's `pcm`: 16-bit little-endian mono at 24 kHz, each piece resampled (linearly) from the renderer's rate. */
+async function* rawPcm(pcms: AsyncIterable<Int16Array>): AsyncGenerator<Uint8Array> {
+  for await (const pcm of pcms) yield littleEndian(resample(pcm, SAMPLE_RATE, PCM_SAMPLE_RATE));
+}
+
+/** A WAV file (16-bit mono at the renderer's rate): its header needs the length, so it is sent whole. */
+async function* wav(pcms: AsyncIterable<Int16Array>): AsyncGenerator<Uint8Array> {
+  const pieces: Int16Array[] = [];
+  for await (const pcm of pcms) pieces.push(pcm);
+  const all = new Int16Array(pieces.reduce((length, pcm) => length + pcm.length, 0));
+  pieces.reduce((at, pcm) => (all.set(pcm, at), at + pcm.length), 0);
+  yield wavFile(all, SAMPLE_RATE);
+}
+
+const littleEndian = (pcm: Int16Array) => {
+  const bytes = Buffer.alloc(pcm.length * 2);
+  pcm.forEach((sample, index) => bytes.writeInt16LE(sample, index * 2));
+  return bytes;
+};
+
+function resample(pcm: Int16Array, from: number, to: number): Int16Array {
+  const out = new Int16Array(Math.round((pcm.length * to) / from));
+  for (let index = 0; index < out.length; index++) {
+    const at = (index * from) / to;
+    const left = Math.floor(at);
+    const right = Math.min(left + 1, pcm.length - 1);
+    out[index] = Math.round(pcm[left]! + (pcm[right]! - pcm[left]!) * (at - left));
+  }
+  return out;
+}
+
+/** 16-bit mono PCM at 22.05 kHz of one piece of text, spoken at `wordsPerMinute`. */
+function render(text: string, voiceFile: string, wordsPerMinute: number): Int16Array {
   const { engine: speaker, voiceId } = meSpeak(voiceFile);
-  const wav = speaker.speak(text, { voice: voiceId, rawdata: 'array' });
+  const wav = speaker.speak(text, { voice: voiceId, rawdata: 'array', speed: wordsPerMinute });
   if (!wav) throw new Error('meSpeak rendered nothing.');
   const bytes = Buffer.from(wav instanceof Uint8Array ? wav : Uint8Array.from(wav as ArrayLike<number>));
   // meSpeak writes a canonical 44-byte header; find the data chunk all the same.
