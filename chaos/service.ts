@@ -23,6 +23,8 @@ export const STUCK_AFTER_MS = 60_000;
 export interface Service {
   child: ChildProcess;
   baseUrl: string;
+  /** The operators' listener (health, readiness, metrics), when the scenario set OPS_PORT. */
+  operationsUrl?: string;
   key: string;
   accountId: string;
   /** Under `--temporal`: the worker processes that run the workflows the API starts. */
@@ -100,8 +102,9 @@ export async function startApi(storage: Storage, env: Record<string, string>): P
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
-    child.once('message', (message: { port: number; key: string; accountId: string }) => {
-      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, key: message.key, accountId: message.accountId });
+    child.once('message', (message: { port: number; operationsPort?: number; key: string; accountId: string }) => {
+      const operationsUrl = message.operationsPort ? `http://127.0.0.1:${message.operationsPort}` : undefined;
+      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, operationsUrl, key: message.key, accountId: message.accountId });
       // A service that dies on its own (not killed by a scenario) is a finding: say why.
       child.once('exit', (code, signal) => {
         if (signal !== 'SIGKILL' && signal !== 'SIGTERM' && code !== 0) progress(`service ${child.pid} exited by itself (${code ?? signal}): ${stderr.slice(-2000)}`);

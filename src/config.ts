@@ -14,6 +14,8 @@ const booleanString = z
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   HOST: z.string().min(1).default('0.0.0.0'),
+  OPS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  OPS_HOST: z.string().min(1).optional(),
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(20_000),
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(5_000),
@@ -77,6 +79,11 @@ export interface Config {
   readonly http: {
     readonly port: number;
     readonly host: string;
+    /**
+     * The operators' listener (health, readiness, metrics), when OPS_PORT is set: a load balancer's checks on new
+     * connections are accepted there within one turn of the event loop however many new API connections queue.
+     */
+    readonly operations?: { readonly port: number; readonly host: string };
     readonly bodyLimitBytes: number;
     /** Connections (src/http/server.ts): how long a request may take to send its headers, and its whole body. */
     readonly headersTimeoutMs: number;
@@ -185,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: {
       port: value.PORT,
       host: value.HOST,
+      operations: value.OPS_PORT === undefined ? undefined : { port: value.OPS_PORT, host: value.OPS_HOST ?? value.HOST },
       bodyLimitBytes: 10 * 1024 * 1024,
       headersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: value.HTTP_REQUEST_TIMEOUT_MS,

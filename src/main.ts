@@ -23,6 +23,7 @@ async function main(mode: Mode): Promise<void> {
   }
 
   let server: Server | undefined;
+  let operationsServer: Server | undefined;
   let worker: RunningWorker | undefined;
   // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
   if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
@@ -50,6 +51,12 @@ async function main(mode: Mode): Promise<void> {
     server = createHttpServer(runtime.app, config.http).listen(config.http.port, config.http.host);
     await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
     logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
+    const operations = config.http.operations;
+    if (operations) {
+      operationsServer = createHttpServer(runtime.operationsApp, config.http).listen(operations.port, operations.host);
+      await new Promise<void>((resolve, reject) => operationsServer!.once('listening', resolve).once('error', reject));
+      logger.info({ port: operations.port, host: operations.host }, 'operations listener (healthz, readyz, metrics)');
+    }
     print(`Console: http://127.0.0.1:${config.http.port}/console (sign in with an API key)`);
     print(`API reference: http://127.0.0.1:${config.http.port}/docs (OpenAPI: /openapi.json)`);
   }
@@ -59,7 +66,7 @@ async function main(mode: Mode): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal, graceMs: config.shutdownGraceMs }, 'shutting down: draining');
-    await shutDownGracefully({ runtime, server, worker });
+    await shutDownGracefully({ runtime, server, operationsServer, worker });
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -42,7 +42,18 @@ export async function startTemporalWorker(runtime: Runtime, options: { workflowB
  * resume elsewhere with `starting_after`; the jobs are resumed by the next process). A stop that hangs past the grace
  * and 15 s more exits the process anyway.
  */
-export async function shutDownGracefully({ runtime, server, worker }: { runtime: Runtime; server?: Server; worker?: RunningWorker }): Promise<void> {
+export async function shutDownGracefully({
+  runtime,
+  server,
+  operationsServer,
+  worker,
+}: {
+  runtime: Runtime;
+  server?: Server;
+  /** The operators' listener: open to the end, so readiness reads `draining` until the process is gone. */
+  operationsServer?: Server;
+  worker?: RunningWorker;
+}): Promise<void> {
   const { config } = runtime.deps;
   const grace = Math.max(config.shutdownGraceMs, worker ? config.engine.temporal!.shutdownGraceMs : 0);
   const force = setTimeout(() => process.exit(1), 15_000 + grace).unref();
@@ -59,6 +70,8 @@ export async function shutDownGracefully({ runtime, server, worker }: { runtime:
   const cut = setTimeout(() => server?.closeAllConnections(), 2000);
   await closed;
   clearTimeout(cut);
+  operationsServer?.closeAllConnections();
+  operationsServer?.close();
   await runtime.close();
   clearTimeout(force);
 }

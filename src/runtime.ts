@@ -8,7 +8,7 @@ import { createCatalog, type Catalog } from './catalog/catalog.service';
 import type { Config } from './config';
 import { openDatabase, type DatabaseOptions, type Db } from './db/database';
 import { migrateToLatest } from './db/migrate';
-import { createApp, type AppDeps } from './http/app';
+import { createApp, createOperationsApp, type AppDeps } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, vendorCallObserver } from './metrics/metrics';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
@@ -60,6 +60,8 @@ export interface RuntimeOptions {
 export interface Runtime {
   deps: RuntimeDeps;
   app: Koa;
+  /** Health, readiness and metrics alone, for the operators' listener (OPS_PORT). */
+  operationsApp: Koa;
   /** Where a generated admin token was written, when it was generated on this start. */
   adminTokenFile?: string;
   /** Starts processing jobs (embedded engine) or the launch sweeper (Temporal). */
@@ -147,6 +149,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     return {
       deps,
       app,
+      operationsApp: createOperationsApp(deps),
       adminTokenFile,
       async startEngine() {
         await engine.start();

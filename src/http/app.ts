@@ -42,13 +42,7 @@ const ADMIN_PATH = /^\/admin(\/|$)/;
  * the body, and the routes: health, docs, console, metrics, admin and the public API.
  */
 export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
-  app.silent = true;
-  app.context.metrics = deps.metrics;
-  app.context.lifecycle = deps.lifecycle;
-  app.use(requestContext(deps.logger, deps.metrics));
-  app.use(closeIfBodyUnread);
-  app.use(errorMiddleware(deps.logger));
+  const app = baseApp(deps);
   app.use(rejectNulInUrl());
 
   // Who is asking is settled from the headers before a byte of the body is read: a request without a valid key
@@ -70,11 +64,53 @@ export function createApp(deps: AppDeps): Koa {
     }
   });
 
-  const health = new Router();
-  health.get('/healthz', (ctx) => {
+  app.use(operationsRoutes(deps).routes());
+  app.use(docsRoutes({ version: deps.config.version }).routes());
+  app.use(consoleRoutes().routes());
+
+  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
+  app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
+
+  const api = new Router();
+  for (const module of publicRouteModules) {
+    const router = module(deps);
+    api.use(router.routes(), router.allowedMethods({ throw: true }));
+  }
+  app.use(api.routes());
+  return app;
+}
+
+/**
+ * The operators' listener (OPS_PORT), beside the API's: health, readiness and metrics only. libuv accepts one new
+ * connection per listener per turn of the event loop, and under load a turn can take tens of milliseconds, so a
+ * burst of a few hundred new API connections queues the next ones for seconds, a load balancer's health check among
+ * them. On a listener of its own the check is accepted within one turn, whatever crowds the API's.
+ */
+export function createOperationsApp(deps: Pick<AppDeps, 'config' | 'logger' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>): Koa {
+  const app = baseApp(deps);
+  app.use(operationsRoutes(deps).routes());
+  return app;
+}
+
+/** What every listener's app starts with: request ids and logs, an unread body never read, the error envelope. */
+function baseApp(deps: Pick<AppDeps, 'logger' | 'metrics' | 'lifecycle'>): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.context.metrics = deps.metrics;
+  app.context.lifecycle = deps.lifecycle;
+  app.use(requestContext(deps.logger, deps.metrics));
+  app.use(closeIfBodyUnread);
+  app.use(errorMiddleware(deps.logger));
+  return app;
+}
+
+/** GET /healthz (the process answers), /readyz (it takes traffic: not draining, its database reachable), /metrics. */
+function operationsRoutes(deps: Pick<AppDeps, 'config' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>): Router {
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
-  health.get('/readyz', async (ctx) => {
+  router.get('/readyz', async (ctx) => {
     if (deps.lifecycle.draining) {
       ctx.status = 503;
       ctx.body = { error: { code: 'request.draining', message: 'This process is shutting down; send requests to another one.' } };
@@ -88,19 +124,6 @@ export function createApp(deps: AppDeps): Koa {
       ctx.body = { error: { code: 'request.not_ready', message: 'The database is not reachable.' } };
     }
   });
-  app.use(health.routes());
-  app.use(docsRoutes({ version: deps.config.version }).routes());
-  app.use(consoleRoutes().routes());
-  app.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
-
-  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
-  app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
-
-  const api = new Router();
-  for (const module of publicRouteModules) {
-    const router = module(deps);
-    api.use(router.routes(), router.allowedMethods({ throw: true }));
-  }
-  app.use(api.routes());
-  return app;
+  router.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
+  return router;
 }
