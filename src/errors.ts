@@ -18,14 +18,20 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown; headers?: Record<string, string> },
+    options?: { cause?: unknown; headers?: Record<string, string>; openAIStatus?: number },
   ) {
     super(message, options);
     this.headers = options?.headers;
+    this.openAIStatus = options?.openAIStatus;
   }
 
   /** Headers the error reply carries (Retry-After of a 429). */
   readonly headers: Record<string, string> | undefined;
+  /**
+   * The status OpenAI's API answers the same failure with, where the spec's differs: under /openai/v1 the reply
+   * has this status (a vendor's rate limit that outlasted the retries is 429 there, 500 in the spec).
+   */
+  readonly openAIStatus: number | undefined;
 
   static isInstance(value: unknown): value is ApiError {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true;

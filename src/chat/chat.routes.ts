@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { readIdempotencyKey } from '../http/idempotency-key';
 import { parseInput } from '../http/validation';
-import type { IdempotentReplies } from '../idempotency/idempotent-replies';
+import { sendIdempotent, type IdempotentReplies } from '../idempotency/idempotent-replies';
+import { modelWork } from '../limits/account-limits';
 import type { FinishReason } from '../providers/provider';
 import { legacyChatBodySchema, v1ChatBodySchema } from './chat.schema';
 import { createChatService, type ChatCompletion, type ChatDeps } from './chat.service';
@@ -14,16 +14,9 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
   const service = createChatService(deps);
   const router = new Router();
 
-  /** The reply `produce` makes, or with an Idempotency-Key the one stored for it (DECISIONS.md 17). */
-  async function reply(ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) {
-    const key = readIdempotencyKey(ctx);
-    if (!key) return void (ctx.body = await produce());
-    const { reply: stored, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, produce);
-    if (replayed) ctx.set('Idempotent-Replayed', 'true');
-    ctx.body = stored;
-  }
+  const reply = (ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) => sendIdempotent(ctx, deps.replies, scope, produce);
 
-  router.post('/v2/chat/completions', async (ctx) => {
+  router.post('/v2/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(legacyChatBodySchema, ctx.request.body ?? {}, 'chat');
     const request = {
       model: body.model,
@@ -36,7 +29,7 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
     await reply(ctx, 'chat', async (requestId) => legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, requestId)));
   });
 
-  router.post('/v1/chat/completions', async (ctx) => {
+  router.post('/v1/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
     await reply(ctx, 'chat.v1', async (requestId) => {
       const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, requestId);

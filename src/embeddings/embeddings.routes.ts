@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import { readIdempotencyKey } from '../http/idempotency-key';
-import type { IdempotentReplies } from '../idempotency/idempotent-replies';
+import { sendIdempotent, type IdempotentReplies } from '../idempotency/idempotent-replies';
+import { modelWork } from '../limits/account-limits';
 import { encodeEmbedding, parseEmbeddingsBody } from './embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from './embeddings.service';
 
@@ -11,18 +11,14 @@ export function embeddingsRoutes(deps: EmbeddingsRoutesDeps): Router {
   const service = createEmbeddingsService(deps);
   const router = new Router();
 
-  router.post('/v2/embeddings', async (ctx) => {
+  router.post('/v2/embeddings', modelWork({ job: false }), async (ctx) => {
     const body = parseEmbeddingsBody(ctx.request.body);
     const { accountId } = ctx.state.auth;
     const embed = async (requestId?: string) => {
       const result = await service.embed(accountId, body, requestId);
       return { embedding: encodeEmbedding(result.embedding, body.encoding_format), model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
     };
-    const key = readIdempotencyKey(ctx);
-    if (!key) return void (ctx.body = await embed());
-    const { reply, replayed } = await deps.replies.run({ accountId, scope: 'embeddings', key, body: ctx.request.body }, embed);
-    if (replayed) ctx.set('Idempotent-Replayed', 'true');
-    ctx.body = reply;
+    await sendIdempotent(ctx, deps.replies, 'embeddings', embed);
   });
 
   return router;

@@ -37,10 +37,11 @@ export function errorMiddleware(logger: Logger) {
       if (apiError.status >= 500) {
         logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
-      ctx.status = apiError.status;
+      // The OpenAI-compatible surface answers with OpenAI's status and error body; the rest in the spec's envelope.
+      const openAI = ctx.path.startsWith('/openai/');
+      ctx.status = openAI ? openAIStatusOf(apiError) : apiError.status;
       if (apiError.headers) ctx.set(apiError.headers);
-      // The OpenAI-compatible surface answers in OpenAI's error body; the rest in the spec's envelope.
-      ctx.body = ctx.path.startsWith('/openai/') ? openAIErrorBody(apiError) : { error: { code: apiError.code, message: apiError.message } };
+      ctx.body = openAI ? openAIErrorBody(apiError) : { error: { code: apiError.code, message: apiError.message } };
     }
   };
 }
@@ -68,8 +69,11 @@ export function toApiError(error: unknown): ApiError {
 
 /** OpenAI's error body (also the `error` frame of a chat stream that fails midway). */
 export function openAIErrorBody(apiError: ApiError) {
-  return { error: { message: apiError.message, type: openAIErrorType(apiError.status), param: null, code: apiError.code } };
+  return { error: { message: apiError.message, type: openAIErrorType(openAIStatusOf(apiError)), param: null, code: apiError.code } };
 }
+
+/** The status of an error under /openai/v1: OpenAI's where it differs from the spec's (errors.ts). */
+const openAIStatusOf = (apiError: ApiError) => apiError.openAIStatus ?? apiError.status;
 
 /** OpenAI's error `type` for a status (its SDK maps the status to its typed errors; the type is for people). */
 function openAIErrorType(status: number): string {

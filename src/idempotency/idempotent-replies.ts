@@ -1,6 +1,8 @@
+import type { Context } from 'koa';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import { ApiError, invalidRequest } from '../errors';
+import { readIdempotencyKey } from '../http/idempotency-key';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 
@@ -16,7 +18,7 @@ const ABANDONED_AFTER = sql<Date>`now() - interval '11 minutes'`;
 
 export interface IdempotentCall {
   accountId: string;
-  /** The endpoint family: `chat`, `chat.v1`, `embeddings`, `speech`. */
+  /** The endpoint family: `chat`, `chat.v1`, `chat.openai`, `embeddings`, `embeddings.openai`, `speech`, `speech.openai`. */
   scope: string;
   key: string;
   /** The request body the key is bound to. */
@@ -113,3 +115,15 @@ export function createIdempotentReplies(db: Db) {
 }
 
 export type IdempotentReplies = ReturnType<typeof createIdempotentReplies>;
+
+/**
+ * A synchronous billable route's reply: what `produce` makes, or with an Idempotency-Key the reply stored for it
+ * (`Idempotent-Replayed: true` when it was), `produce` then getting the request id to key its debit by.
+ */
+export async function sendIdempotent(ctx: Context, replies: IdempotentReplies, scope: string, produce: (requestId?: string) => Promise<unknown>): Promise<void> {
+  const key = readIdempotencyKey(ctx);
+  if (!key) return void (ctx.body = await produce());
+  const { reply, replayed } = await replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, produce);
+  if (replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.body = reply;
+}

@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context, Middleware, Next } from 'koa';
 import { sql } from 'kysely';
 import type { AuthContext } from '../accounts/accounts.service';
 import type { AccountLimits } from '../config';
@@ -6,21 +6,35 @@ import type { Db } from '../db/database';
 import { rateLimited } from '../errors';
 import { ACTIVE_RUN_STATUSES } from '../threads/runs.table';
 
+/** What a route that starts model work declares (modelWork): whether it also starts a durable job (a Response, a Run). */
+export interface ModelWork {
+  job: boolean;
+}
+
+type AdmitWork = (work: ModelWork) => Promise<void>;
+
+const ADMIT_WORK = Symbol('admitWork');
+
 /**
- * Requests that start model work, by method and path: tokens per minute apply to them, and to those that start a
- * durable job (a Response, a Run) the limit of concurrent jobs too. One list, beside the checks it selects.
+ * Declared on a route that starts model work, before its handler: tokens per minute apply to it, and with `job` the
+ * limit of concurrent jobs too. The route says so itself, on every surface it is mounted on (/v2, /v1, /openai/v1),
+ * rather than a list of paths naming some of them; the checks are those of the account's limits (enforce below).
  */
-const MODEL_WORK: Array<{ path: RegExp; job: boolean }> = [
-  { path: /^\/v2\/responses$/, job: true },
-  { path: /^\/v2\/threads\/runs$/, job: true },
-  { path: /^\/v2\/threads\/[^/]+\/runs$/, job: true },
-  { path: /^\/(v1|v2|openai\/v1)\/chat\/completions$/, job: false },
-  { path: /^\/(v2|openai\/v1)\/embeddings$/, job: false },
-];
+export const modelWork = (work: ModelWork): Middleware => {
+  const declared: Middleware = async (ctx, next) => {
+    const admit = (ctx.state as { [ADMIT_WORK]?: AdmitWork })[ADMIT_WORK];
+    if (admit) await admit(work);
+    return next();
+  };
+  return Object.assign(declared, { modelWork: work });
+};
+
+/** The model work a route's middleware declares (route-walking checks read it), or undefined. */
+export const declaredModelWork = (middleware: unknown): ModelWork | undefined => (middleware as { modelWork?: ModelWork }).modelWork;
 
 /**
  * Per-account limits (DECISIONS.md 26): requests per minute on every API request, tokens per minute and
- * concurrent jobs on the requests that start model work. Over a limit: 429 `request.rate_limited` with
+ * concurrent jobs on the requests that start model work (the routes that declare it, modelWork). Over a limit: 429 `request.rate_limited` with
  * Retry-After. Every count is read from the database (request_windows, the ledger, the jobs' own rows), so
  * replicas on one Postgres share them; an account with no limit costs no query.
  */
@@ -77,11 +91,12 @@ export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
     if (!auth) return next();
     const limits = limitsOf(auth);
     if (limits.requestsPerMinute > 0) await admitRequest(auth.accountId, limits.requestsPerMinute);
-    if (ctx.method === 'POST' && (limits.tokensPerMinute > 0 || limits.concurrentJobs > 0)) {
-      const work = MODEL_WORK.find((entry) => entry.path.test(ctx.path));
-      if (work && limits.tokensPerMinute > 0) await admitTokens(auth.accountId, limits.tokensPerMinute);
-      if (work?.job && limits.concurrentJobs > 0) await admitJob(auth.accountId, limits.concurrentJobs);
-    }
+    // Routes that start model work call this first (modelWork above).
+    const admitWork: AdmitWork = async (work) => {
+      if (limits.tokensPerMinute > 0) await admitTokens(auth.accountId, limits.tokensPerMinute);
+      if (work.job && limits.concurrentJobs > 0) await admitJob(auth.accountId, limits.concurrentJobs);
+    };
+    (ctx.state as { [ADMIT_WORK]?: AdmitWork })[ADMIT_WORK] = admitWork;
     return next();
   }
 

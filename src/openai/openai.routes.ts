@@ -6,7 +6,10 @@ import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversati
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { encodeEmbedding } from '../embeddings/embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from '../embeddings/embeddings.service';
-import { notFound } from '../errors';
+import { invalidRequest, notFound } from '../errors';
+import { readIdempotencyKey } from '../http/idempotency-key';
+import { sendIdempotent, type IdempotentReplies } from '../idempotency/idempotent-replies';
+import { modelWork } from '../limits/account-limits';
 import { openAIErrorBody, toApiError } from '../http/error-middleware';
 import { sendDataStream } from '../http/sse';
 import { newId } from '../ids';
@@ -18,7 +21,7 @@ import { chatChunks, chatCompletionToOpenAI, openAIChatBody, toChatRequest } fro
  * keys and billing as `/v2`, for clients written against OpenAI (its SDK's `models.list()` and
  * `embeddings.create()`). Thin routes and mappers; errors there have OpenAI's body (http/error-middleware.ts).
  */
-export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog };
+export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog; replies: IdempotentReplies };
 
 export const OPENAI_PREFIX = '/openai/v1';
 
@@ -56,26 +59,31 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
     ctx.body = modelObject(model);
   });
 
-  router.post('/embeddings', async (ctx) => {
+  router.post('/embeddings', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAIEmbeddingsBody, ctx.request.body ?? {}, 'embedding');
     const { accountId } = ctx.state.auth;
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
-    // One vendor call (and one debit) per input, in order; the first failure fails the request.
-    const results = [];
-    for (const input of inputs) results.push(await embeddings.embed(accountId, { model: body.model, input }));
-    const promptTokens = results.reduce((sum, result) => sum + result.promptTokens, 0);
-    ctx.body = {
-      object: 'list',
-      data: results.map((result, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(result.embedding, body.encoding_format) })),
-      model: results[0]!.model,
-      usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
-    };
+    // One vendor call (and one debit) per input, in order; the first failure fails the request. With an
+    // Idempotency-Key each input's debit is keyed by the request id and its index, so a retry bills none twice.
+    await sendIdempotent(ctx, deps.replies, 'embeddings.openai', async (requestId) => {
+      const results = [];
+      for (const [index, input] of inputs.entries()) results.push(await embeddings.embed(accountId, { model: body.model, input }, requestId && `${requestId}.${index}`));
+      const promptTokens = results.reduce((sum, result) => sum + result.promptTokens, 0);
+      return {
+        object: 'list',
+        data: results.map((result, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(result.embedding, body.encoding_format) })),
+        model: results[0]!.model,
+        usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+      };
+    });
   });
 
-  router.post('/chat/completions', async (ctx) => {
+  router.post('/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
     const { accountId } = ctx.state.auth;
-    if (!body.stream) return void (ctx.body = chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body))));
+    if (!body.stream) return sendIdempotent(ctx, deps.replies, 'chat.openai', async (requestId) => chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), requestId)));
+    // A stream is not stored, so it cannot be replayed: a key with it would promise what is not kept.
+    if (readIdempotencyKey(ctx)) throw invalidRequest('chat', 'Idempotency-Key applies to completions without stream: a stream is not stored to be replayed.');
     const requestId = newId('req');
     const stream = await chat.stream(accountId, toChatRequest(body), requestId);
     await sendDataStream(ctx, () => withErrorFrame(chatChunks({ ...stream, requestId }, body.stream_options?.include_usage === true)));

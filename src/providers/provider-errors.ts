@@ -21,8 +21,22 @@ export function vendorErrorToApiError(error: unknown, area: ErrorArea): ApiError
   if (error.kind === 'bad_request') {
     return withCause(invalidRequest(area, `Vendor ${vendor} rejected the request as invalid${status}: ${clip(error.message)}`), error);
   }
-  return executionFailed(area, `${describeKind(error.kind, vendor)}${status}${explain(error.kind)}.`, error);
+  const message = `${describeKind(error.kind, vendor)}${status}${explain(error.kind)}.`;
+  const transient = TRANSIENT[error.kind];
+  if (!transient) return executionFailed(area, message, error);
+  // Our own retries are spent: the client is told when to try again rather than retrying blindly on top of them.
+  const retryAfter = Math.max(1, Math.ceil((error.retryAfterMs ?? transient.retryAfterMs) / 1000));
+  return new ApiError(500, `${area}.execution_failed`, message, { cause: error, headers: { 'Retry-After': String(retryAfter) }, openAIStatus: transient.openAIStatus });
 }
+
+/**
+ * Failures that outlasted the retries but may pass later: the spec's 500 with Retry-After (the vendor's own when it
+ * sent one), and under /openai/v1 the status OpenAI answers them with (429 rate limited, 503 overloaded/slow).
+ */
+const TRANSIENT: Partial<Record<ProviderErrorKind, { openAIStatus: number; retryAfterMs: number }>> = {
+  rate_limit: { openAIStatus: 429, retryAfterMs: 5_000 },
+  timeout: { openAIStatus: 503, retryAfterMs: 1_000 },
+};
 
 function describeKind(kind: ProviderErrorKind, vendor: string): string {
   switch (kind) {

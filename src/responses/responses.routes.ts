@@ -6,6 +6,7 @@ import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
 import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
+import { modelWork } from '../limits/account-limits';
 import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
 import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
 import { responseStream } from './response-events';
@@ -44,7 +45,7 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
     return next();
   });
 
-  router.post('/', async (ctx) => {
+  router.post('/', modelWork({ job: true }), async (ctx) => {
     const body = canonicalResponseBody(parseInput(bodySchema, ctx.request.body, 'response'));
     refuseUnsendableMcpHeaders(body.tools);
     const idempotencyKey = readIdempotencyKey(ctx);

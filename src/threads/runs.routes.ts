@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
+import { modelWork } from '../limits/account-limits';
 import { createRunSchema, createThreadAndRunSchema, submitToolOutputsSchema, updateRunSchema } from './runs.schema';
 import type { RunsService } from './runs.service';
 import { runToWire } from './runs.wire';
@@ -14,12 +15,12 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
   const { runs } = deps;
   const router = new Router({ prefix: '/v2/threads' });
 
-  router.post('/runs', async (ctx) => {
+  router.post('/runs', modelWork({ job: true }), async (ctx) => {
     const body = parseInput(createThreadAndRunSchema, ctx.request.body ?? {}, 'run');
     ctx.body = runToWire(await runs.createThreadAndRun(ctx.state.auth.accountId, body));
   });
 
-  router.post('/:threadId/runs', async (ctx) => {
+  router.post('/:threadId/runs', modelWork({ job: true }), async (ctx) => {
     const body = parseInput(createRunSchema, ctx.request.body ?? {}, 'run');
     ctx.body = runToWire(await runs.create(ctx.state.auth.accountId, ctx.params.threadId, body));
   });

@@ -56,7 +56,9 @@ describe('/openai/v1/chat/completions with stream: true', () => {
 
   it('refused before the stream starts: a typed error with a status, not a broken stream', async () => {
     await expect(client(suite).chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }], stream: true })).rejects.toBeInstanceOf(OpenAI.BadRequestError);
-    await expect(client(suite).chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: '/error rate_limit' }], stream: true })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
+    // A vendor's rate limit that outlasted the retries is OpenAI's 429 here (with Retry-After).
+    await expect(client(suite).chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: '/error rate_limit' }], stream: true })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await expect(client(suite).chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: '/error server' }], stream: true })).rejects.toBeInstanceOf(OpenAI.InternalServerError);
     const poor = await suite.app.createAccount({ balance: 0 });
     const broke = new OpenAI({ apiKey: poor.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
     const error = await broke.chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream: true }).then(() => undefined, (caught: unknown) => caught);
