@@ -245,13 +245,13 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    * them all behind each other's WAL flush. A batch is one statement (writeFinalizations) and one commit;
    * one that appends to a conversation also needs the append in its transaction and goes alone.
    */
-  const finalizations = createGroupCommit<{ record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } }, { sequence: number } | undefined>({
+  const finalizations = createGroupCommit<{ record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } }, { sequence: number; debited: number } | undefined>({
     maxBatch: 100,
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'response_finalizations' }, size),
     write: async (items) => {
-      const results = new Map<string, number>();
+      const results = new Map<string, { sequence: number; debited: number }>();
       const plain = items.filter((item) => !item.appendTo).map((item) => item.record);
-      if (plain.length > 0) for (const [id, sequence] of await writeFinalizations(db, plain)) results.set(id, sequence);
+      if (plain.length > 0) for (const [id, written] of await writeFinalizations(db, plain)) results.set(id, written);
       for (const { record, appendTo } of items) {
         if (!appendTo) continue;
         await inTransaction(db, async (trx) => {
@@ -261,7 +261,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           results.set(record.id, written.get(record.id)!);
         });
       }
-      return items.map(({ record }) => (results.has(record.id) ? { sequence: results.get(record.id)! } : undefined));
+      return items.map(({ record }) => results.get(record.id));
     },
   });
 
@@ -289,7 +289,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     await events.notify(responseStream(responseId), [...unwritten, { ...(record.final_event as StreamEvent), sequence_number: written.sequence }]);
     recordJobFinished(deps.metrics, 'response', status, deps.catalog.getModel(row.model));
     // Written in the finalisation's own statement (not ledger.debit): counted here, as the ledger counts its debits.
-    recordBilled(deps.metrics, { model: row.model, service: 'responses', amount: record.debit_amount ?? 0, inputTokens: record.usage?.input_tokens, outputTokens: record.usage?.output_tokens });
+    recordBilled(deps.metrics, { model: row.model, service: 'responses', amount: written.debited, inputTokens: record.usage?.input_tokens, outputTokens: record.usage?.output_tokens });
     return { status, webhook: settled.webhook };
   }
 

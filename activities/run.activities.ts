@@ -111,7 +111,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
   async function requireAction({ runId, round, outcome }: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> }): Promise<ToolOutputsState> {
     const run = await loadRun(db, runId);
     if (!run) return { state: 'ended' };
-    const { usage, amount } = addUsage(run, outcome.inputTokens, outcome.outputTokens);
+    const { usage, exact } = addUsage(run, outcome.inputTokens, outcome.outputTokens);
     await inTransaction(db, async (trx) => {
       const marked = await markRequiresAction(trx, {
         id: runId,
@@ -126,8 +126,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       });
       // Cancelled meanwhile: the calls are not stored, but the tokens the vendor reported are billed.
       const billed = marked ?? (await markRoundBilled(trx, { id: runId, round, usage }));
-      // Also an amount of 0: the debit then releases the round's hold.
-      if (billed) await ledger.debit(debitOf(billed, round, amount, outcome), trx);
+      // Also a cost of 0: the debit then releases the round's hold.
+      if (billed) await ledger.debit(debitOf(billed, round, exact, outcome), trx);
     });
     // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
     return settleWait(runId, round);
@@ -162,11 +162,11 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       if (!isActiveRunStatus(run.status)) return { status: run.status };
       const answered = ending.kind === 'message' ? ending.status : ending.kind;
       const status = run.cancel_requested_at && answered !== 'failed' ? 'cancelled' : answered;
-      const { usage, amount } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
+      const { usage, exact } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
       const final = await inTransaction(db, async (trx) => {
         const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error: status === 'cancelled' ? null : error });
         if (!marked) return undefined;
-        await ledger.debit(debitOf(marked, round, amount, tokens), trx);
+        await ledger.debit(debitOf(marked, round, exact, tokens), trx);
         // The thread may have been deleted while the Run ran: then there is nothing to append to. An empty answer
         // appends nothing either (vendors refuse empty text in a later prompt).
         if (ending.kind === 'message' && ending.text !== '' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
@@ -189,9 +189,9 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     return { status: current?.status ?? 'cancelled' };
   }
 
-  /** The Run's usage with this call's tokens added, and the whole kopecks to debit for them. */
-  function addUsage(run: RunRow, inputTokens: number, outputTokens: number): { usage: RunUsage; amount: number } {
-    const { cost, amount } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, { input: inputTokens, output: outputTokens });
+  /** The Run's usage with this call's tokens added, and the exact cost to debit for them. */
+  function addUsage(run: RunRow, inputTokens: number, outputTokens: number): { usage: RunUsage; exact: string } {
+    const { cost, exact } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, { input: inputTokens, output: outputTokens });
     const before = run.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 };
     return {
       usage: {
@@ -200,7 +200,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         total_tokens: before.total_tokens + inputTokens + outputTokens,
         cost: before.cost + cost,
       },
-      amount,
+      exact,
     };
   }
 
@@ -208,10 +208,10 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
 }
 
 /** One debit per vendor call (DECISIONS.md 10): its round is in the operation key, so a retry never bills twice. */
-function debitOf(run: RunRow, round: number, amount: number, tokens: { inputTokens: number; outputTokens: number }) {
+function debitOf(run: RunRow, round: number, cost: string, tokens: { inputTokens: number; outputTokens: number }) {
   return {
     accountId: run.account_id,
-    amount,
+    cost,
     operationKey: runRoundOperationKey(run.id, round),
     metadata: { source: 'api', vendor: run.vendor, model: run.model, service: 'runs', run_id: run.id },
     usage: { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens },

@@ -12,6 +12,7 @@ import * as keyLastUse from './20261128000000_key_last_use';
 import * as runsByAccount from './20261129000000_runs_by_account';
 import * as placeHolds from './20261130000000_place_holds';
 import * as placeHoldsNoKeyLock from './20261201000000_place_holds_no_key_lock';
+import * as costCarry from './20261202000000_cost_carry';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261129000000_runs_by_account': runsByAccount,
   '20261130000000_place_holds': placeHolds,
   '20261201000000_place_holds_no_key_lock': placeHoldsNoKeyLock,
+  '20261202000000_cost_carry': costCarry,
 };

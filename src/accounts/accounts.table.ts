@@ -7,6 +7,8 @@ export interface AccountsTable {
   balance: ColumnType<number, number | undefined, number>;
   /** The sum of the account's open holds (ledger_holds): `balance - held` is what it can still spend. */
   held: ColumnType<number, number | undefined, number>;
+  /** The part of a kopeck the account paid beyond the exact sum of its costs, 0 <= carry < 1 (numeric, as text; ledger.ts). */
+  cost_carry: ColumnType<string, string | undefined, string>;
   mcp_enabled: ColumnType<boolean, boolean | undefined, boolean>;
   /** Limits set by an operator (DECISIONS.md 26); null: the configured default. */
   requests_per_minute: ColumnType<number | null, number | null | undefined, number | null>;

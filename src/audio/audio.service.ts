@@ -51,7 +51,7 @@ export function createAudioService(deps: AudioServiceDeps) {
     if (characters > audio.maxInputCharacters) {
       throw invalidRequest('audio', `text is ${characters} characters; model ${model.code} takes at most ${audio.maxInputCharacters}.`, 'text_too_long');
     }
-    const { amount } = priceCall(model.price, { input: characters, output: 0 });
+    const { amount, exact } = priceCall(model.price, { input: characters, output: 0 });
     const operationKey = `speech:${requestId}`;
     // The price is known before the call: held, then settled by the debit (released if the vendor fails).
     const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
@@ -63,9 +63,10 @@ export function createAudioService(deps: AudioServiceDeps) {
       }
       await ledger.debit({
         accountId,
-        amount,
+        cost: exact,
         operationKey,
         metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'speech', request_id: requestId, characters },
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters },
       });
       return synthesized;
     });

@@ -34,14 +34,15 @@ export const transcriptionOperationKey = (requestId: string) => `transcription:$
 
 /** The cost of transcribing `seconds`, and its debit (`service: transcription`, keyed by the request id). */
 export function transcriptionCharge(input: { accountId: string; model: CatalogModel; seconds: number; requestId: string }): { cost: number; debit: DebitInput } {
-  const { cost, amount } = priceCall(input.model.price, { input: input.seconds, output: 0 });
+  const { cost, exact } = priceCall(input.model.price, { input: input.seconds, output: 0 });
   return {
     cost,
     debit: {
       accountId: input.accountId,
-      amount,
+      cost: exact,
       operationKey: transcriptionOperationKey(input.requestId),
       metadata: { source: 'api', vendor: input.model.vendor, model: input.model.code, service: 'transcription', request_id: input.requestId, seconds: input.seconds },
+      usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, seconds: input.seconds },
     },
   };
 }

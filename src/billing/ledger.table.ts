@@ -1,10 +1,13 @@
 import type { Selectable } from 'kysely';
 import type { CreatedAt, JsonDefault, Serial } from '../db/columns';
 
-export interface TokenUsage {
+/** A debit's usage: tokens, and for audio the billed characters (speech) or seconds (transcription). */
+export interface TransactionUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  characters?: number;
+  seconds?: number;
 }
 
 export interface LedgerTransactionsTable {
@@ -15,8 +18,10 @@ export interface LedgerTransactionsTable {
   amount: number;
   currency: string;
   metadata: JsonDefault<Record<string, unknown>>;
-  usage: JsonDefault<TokenUsage | null>;
+  usage: JsonDefault<TransactionUsage | null>;
   operation_key: string | null;
+  /** A debit's exact cost in kopecks (numeric, as text); null for credits and debits from before the carry. */
+  cost: string | null;
   created_at: CreatedAt;
 }
 

@@ -5,18 +5,21 @@ import { createGroupCommit } from '../db/group-commit';
 import { recordBilled, type Metrics } from '../metrics/metrics';
 import { paymentRequired } from '../errors';
 import { newId } from '../ids';
-import type { LedgerTransactionRow, TokenUsage } from './ledger.table';
+import type { LedgerTransactionRow, TransactionUsage } from './ledger.table';
 
 export const CURRENCY = 'RUB';
 
 export interface DebitInput {
   accountId: string;
-  /** Whole kopecks; a zero amount writes nothing. */
-  amount: number;
+  /**
+   * The exact cost in kopecks, a decimal string (pricing.ts `exact`). The debit is whole kopecks: the cost less
+   * the account's carry, rounded up (debitsFrom). A cost of 0 writes nothing (it only releases the hold).
+   */
+  cost: string;
   /** Unique per billed operation (e.g. `response:resp_…`): a retried debit never charges twice. */
   operationKey: string;
   metadata: Record<string, unknown>;
-  usage?: TokenUsage | null;
+  usage?: TransactionUsage | null;
 }
 
 export interface HoldRequest {
@@ -55,7 +58,7 @@ export function debitRow(input: DebitInput) {
     id: newId('txn'),
     account_id: input.accountId,
     type: 'debit' as const,
-    amount: input.amount,
+    cost: input.cost,
     currency: CURRENCY,
     metadata: JSON.stringify(input.metadata),
     usage: JSON.stringify(input.usage ?? null),
@@ -66,15 +69,26 @@ export function debitRow(input: DebitInput) {
 /**
  * The whole of a settlement, as CTEs (`released`, `debit`, `charged`) for a caller's own statement that decides
  * in the same statement what is billed (a Response's finalisation: one statement, one commit; writeDebits).
- * `billable` names a relation with the columns of debitRow (metadata and usage as JSON text), amounts possibly 0.
- * For each row the operation's hold, if any, is released, and its amount becomes a ledger row that comes off its
- * account's balance, except an operation already billed, which writes and charges nothing.
+ * `billable` names a relation with the columns of debitRow (`cost` an exact decimal of kopecks; metadata and usage
+ * as JSON text), costs possibly 0. For each row the operation's hold, if any, is released, and its debit becomes a
+ * ledger row that comes off its account's balance, except an operation already billed, which writes and charges
+ * nothing (nor carries).
+ *
+ * Exact to the kopeck over time (DECISIONS.md 10): `accounts.cost_carry` (0 <= carry < 1) is what the account has
+ * paid beyond the exact sum of its costs. Each debit is whole kopecks, its cost less the carry rounded up, and the
+ * carry becomes what that paid beyond the cost; for the rows of one account in order (operation key), the first
+ * k debits together are `ceil(C_k − carry)` with C_k the sum of their costs. So the debits of an account always
+ * come to the exact sum of its costs plus the carry, less than a kopeck more, over any period; a debit never
+ * exceeds its cost rounded up (what its hold holds). The carry is updated in the same statement as the debits,
+ * under the account row's lock, and a check keeps it in [0, 1). A cost the carry covers whole is a debit of 0
+ * kopecks, still written: it records the cost, and a retry finds it.
  *
  * The balance never goes below what the account's other holds need (so never below zero): what a hold covers is
  * charged; a cost beyond its hold (a vendor counted more than the bound held for; a debit with no hold) is charged
  * as far as the rest of the balance, read under the account row's lock, allows, in the order of the rows, and
- * what it could not charge is noted in the debit's metadata as `uncollected`. The one place
- * `balance = credits − debits` is kept for debits, and `held = the sum of open holds` for their release.
+ * what it could not charge is noted in the debit's metadata as `uncollected` (whole kopecks; the carry is kept as
+ * if it had been paid). The one place `balance = credits − debits` is kept for debits, and `held = the sum of open
+ * holds` for their release. The metadata of each debit records its exact `cost` and the account's `carry` after it.
  */
 export function debitsFrom(billable: string) {
   const table = sql.table(billable);
@@ -84,10 +98,22 @@ export function debitsFrom(billable: string) {
       where ledger_holds.account_id = ${sql.ref(`${billable}.account_id`)} and ledger_holds.operation_key = ${sql.ref(`${billable}.operation_key`)}
       returning ledger_holds.account_id, ledger_holds.operation_key, ledger_holds.amount),
     locked as (
-      select id, balance, held from accounts where id in (select account_id from ${table}) order by id for no key update),
+      select id, balance, held, cost_carry from accounts where id in (select account_id from ${table}) order by id for no key update),
+    fresh as (
+      select distinct on (b.account_id, b.operation_key) b.* from ${table} as b
+      where b.cost > 0
+        and not exists (select 1 from ledger_transactions as t where t.account_id = b.account_id and t.operation_key = b.operation_key)
+      order by b.account_id, b.operation_key),
+    priced as (
+      select fresh.*,
+        ceil(sum(fresh.cost) over upto - locked.cost_carry) - ceil(coalesce(sum(fresh.cost) over before, 0) - locked.cost_carry) as amount,
+        locked.cost_carry + ceil(sum(fresh.cost) over upto - locked.cost_carry) - sum(fresh.cost) over upto as carry
+      from fresh join locked on locked.id = fresh.account_id
+      window upto as (partition by fresh.account_id order by fresh.operation_key rows between unbounded preceding and current row),
+        before as (partition by fresh.account_id order by fresh.operation_key rows between unbounded preceding and 1 preceding)),
     covered as (
       select b.*, least(b.amount, coalesce(r.amount, 0)) as covered
-      from ${table} as b left join released as r on r.account_id = b.account_id and r.operation_key = b.operation_key),
+      from priced as b left join released as r on r.account_id = b.account_id and r.operation_key = b.operation_key),
     spare as (
       select locked.id as account_id,
         locked.balance - coalesce((select sum(covered.covered) from covered where covered.account_id = locked.id), 0)
@@ -98,24 +124,38 @@ export function debitsFrom(billable: string) {
           over (partition by covered.account_id order by covered.operation_key rows between unbounded preceding and 1 preceding), 0))) as charged
       from covered join spare on spare.account_id = covered.account_id),
     debit as (
-      insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key)
+      insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key, cost)
       select id, account_id, 'debit', charged, currency,
-        case when charged < amount then metadata::jsonb || jsonb_build_object('uncollected', amount - charged) else metadata::jsonb end,
-        usage::jsonb, operation_key
+        metadata::jsonb || jsonb_build_object('cost', cost, 'carry', carry)
+          || case when charged < amount then jsonb_build_object('uncollected', amount - charged) else '{}'::jsonb end,
+        usage::jsonb, operation_key, cost
       from allocated
-      where charged > 0
+      order by account_id, operation_key
       on conflict (account_id, operation_key) do nothing
       returning *),
     charged as (
-      update accounts set balance = accounts.balance - totals.debited, held = accounts.held - totals.released
+      update accounts set balance = accounts.balance - totals.debited, held = accounts.held - totals.released,
+        cost_carry = accounts.cost_carry + totals.priced - totals.cost
       from (
-        select account_id, sum(debited) as debited, sum(released) as released from (
-          select account_id, amount as debited, 0::bigint as released from debit
+        select account_id, sum(debited) as debited, sum(released) as released, sum(priced) as priced, sum(cost) as cost from (
+          select debit.account_id, debit.amount as debited, 0::bigint as released, allocated.amount as priced, allocated.cost
+          from debit join allocated on allocated.id = debit.id
           union all
-          select account_id, 0::bigint, amount from released) as moves
+          select account_id, 0::bigint, amount, 0::numeric, 0::numeric from released) as moves
         group by account_id) as totals
       where accounts.id = totals.account_id
       returning accounts.id)`;
+}
+
+/**
+ * Locks accounts (in id order) by a statement of their own, before a statement that debits them (debitsFrom): that
+ * statement prices each debit with its account's carry, and then starts after any other debit of those accounts
+ * committed and reads the carry as it is. Locked only inside its own statement, the carry it priced with could be
+ * older than the row it updated (seen on Postgres under concurrent debits of one account: the carry's check failed).
+ */
+export async function lockAccounts(trx: Db, accountIds: string[]): Promise<void> {
+  const ids = [...new Set(accountIds)].sort();
+  await sql`select id from accounts where id = any(${ids}::text[]) order by id for no key update`.execute(trx);
 }
 
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
@@ -166,7 +206,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
 
   /**
    * Idempotent debit, which settles the operation's hold (debitsFrom); returns the transaction (the existing one
-   * when the operation was already billed; null for an amount of 0, which only releases the hold).
+   * when the operation was already billed; null for a cost of 0, which only releases the hold).
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with
    * the debits of concurrent requests (db/group-commit.ts): every debit of one busy account used to
    * queue on that account row's lock, each holding it through its own commit's fsync (README,
@@ -186,21 +226,24 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * statement and its commit (as a BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across client round
    * trips, serialising every debit of one account behind event-loop latency). All of it or nothing. An
    * operation already billed (a retry, or a duplicate that committed first) inserts nothing, charges nothing and
-   * answers its original row; an amount of 0 only releases the operation's hold.
+   * answers its original row; a cost of 0 only releases the operation's hold.
    */
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
-    const inserted = await sql<LedgerTransactionRow>`
+    const inserted = await inTransaction(executor, async (trx) => {
+      await lockAccounts(trx, inputs.map((input) => input.accountId));
+      return sql<LedgerTransactionRow>`
       with billable as (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as billable (
-          id text, account_id text, amount bigint, currency text, metadata text, usage text, operation_key text)),
+          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
       ${debitsFrom('billable')}
-      select * from debit`.execute(executor);
+      select * from debit`.execute(trx);
+    });
     recordDebits(inserted.rows);
     const byOperation = new Map(inserted.rows.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
     const results: Array<LedgerTransactionRow | null> = [];
     for (const input of inputs) {
-      if (input.amount <= 0) {
+      if (!(Number(input.cost) > 0)) {
         results.push(null);
         continue;
       }
@@ -218,7 +261,6 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
           throw new Error(`No debit written: there is no account ${input.accountId}.`);
         }
       }
-      // None at all: the balance had nothing spare for a cost no hold covered (nothing was charged).
       results.push(row ?? null);
     }
     return results;
@@ -341,7 +383,9 @@ export function transactionToWire(row: LedgerTransactionRow) {
     amount: row.amount,
     currency: row.currency,
     metadata: row.metadata,
-    usage: row.usage ?? null,
+    // Always an object (the spec): a credit, and a debit written before usage was recorded for audio, count nothing.
+    usage: row.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
     created_at: row.created_at.toISOString(),
   };
 }
+/** A transaction as the API shows it; `usage` always an object (tokens; for audio also the characters or seconds billed). */

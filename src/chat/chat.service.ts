@@ -103,7 +103,7 @@ export function createChatService(deps: ChatDeps) {
       const priced = priceCall(model.price, { input: inputTokens, output: outputTokens });
       await deps.ledger.debit({
         accountId,
-        amount: priced.amount,
+        cost: priced.exact,
         operationKey,
         metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
         usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },

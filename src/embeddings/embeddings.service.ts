@@ -40,7 +40,7 @@ export function createEmbeddingsService(deps: EmbeddingsDeps) {
       const promptTokens = embedded.usage.inputTokens;
       await deps.ledger.debit({
         accountId,
-        amount: priceCall(model.price, { input: promptTokens, output: 0 }).amount,
+        cost: priceCall(model.price, { input: promptTokens, output: 0 }).exact,
         operationKey,
         metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'embeddings', request_id: requestId },
         usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },

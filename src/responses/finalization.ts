@@ -11,6 +11,8 @@ import type { ResponseRow } from './responses.table';
 /** One Response's finalisation, as plain JSON for writeFinalizations (responses.repository.ts). */
 export interface FinalRecord {
   id: string;
+  /** Its account: locked before the statement that debits it (writeFinalizations). */
+  account_id: string;
   status: string;
   output: OutputItem[];
   usage: ResponseUsage;
@@ -23,7 +25,8 @@ export interface FinalRecord {
   tail_last: number | null;
   tail_events: StreamEvent[] | null;
   debit_id: string | null;
-  debit_amount: number | null;
+  /** The exact cost in kopecks (a decimal string); the debit is computed from it with the account's carry. */
+  debit_cost: string | null;
   debit_currency: string | null;
   /** JSON text, as debitRow writes it. */
   debit_metadata: string | null;
@@ -39,7 +42,7 @@ export interface FinalRecord {
 export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, price: Price | null): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
   // A cancelled MCP loop still bills the model calls of the rounds it finished.
   const tokens = { input: outcome.inputTokens ?? 0, output: outcome.outputTokens ?? 0 };
-  const { cost, amount } = priceCall(price, tokens);
+  const { cost, exact } = priceCall(price, tokens);
   const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
   const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
   const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
@@ -52,10 +55,10 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     incomplete_details: outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
     completed_at: new Date(),
   };
-  // Also an amount of 0: the debit statement then only releases the Response's hold.
+  // Also a cost of 0: the debit statement then only releases the Response's hold.
   const debit = debitRow({
     accountId: row.account_id,
-    amount,
+    cost: exact,
     operationKey: `response:${row.id}`,
     metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
     usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
@@ -63,6 +66,7 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
   const unwritten = (outcome.kind === 'cancelled' ? [] : outcome.unwrittenEvents ?? []) as StreamEvent[];
   const record: FinalRecord = {
     id: row.id,
+    account_id: row.account_id,
     status,
     output,
     usage,
@@ -74,7 +78,7 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     tail_last: unwritten.at(-1)?.sequence_number ?? null,
     tail_events: unwritten.length > 0 ? unwritten : null,
     debit_id: debit.id,
-    debit_amount: debit.amount,
+    debit_cost: debit.cost,
     debit_currency: debit.currency,
     debit_metadata: debit.metadata,
     debit_usage: debit.usage,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { debitsFrom, type HoldPlacement, type Ledger } from '../billing/ledger';
-import type { Db } from '../db/database';
+import { debitsFrom, lockAccounts, type HoldPlacement, type Ledger } from '../billing/ledger';
+import { inTransaction, type Db } from '../db/database';
 import type { JobReservation } from '../engine/engine';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalRecord } from './finalization';
@@ -155,16 +155,20 @@ export async function startQueuedResponses(executor: Db, ids: string[], inProgre
  * usage; the generation's unwritten closing events and the final event, whose sequence number is the
  * stream's next one, read by the statement itself (a failed or cancelled generation may not know it); the
  * debit and its balance change (the ledger's debitsFrom). Guarded by the stored status: a Response that a
- * concurrent cancel (or a previous run) finalised first gets none of it. Answers the final event's sequence
- * number per Response written.
+ * concurrent cancel (or a previous run) finalised first gets none of it. Answers, per Response written, the final
+ * event's sequence number and the whole kopecks debited (its cost less the account's carry, rounded up).
  */
-export async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise<Map<string, number>> {
-  const written = await sql<{ id: string; sequence: number }>`
+export async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise<Map<string, { sequence: number; debited: number }>> {
+  // The accounts first, in a statement of their own: the debits are priced with each account's carry, read as it
+  // is once the lock is held (ledger.ts, writeDebits).
+  const written = await inTransaction(executor, async (trx) => {
+    await lockAccounts(trx, records.map((record) => record.account_id));
+    return sql<{ id: string; sequence: number; debited: string | number | null }>`
     with input as (
       select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
         id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
         final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
-        debit_id text, debit_amount bigint, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text)),
+        debit_id text, debit_cost numeric, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text)),
     updated as (
       update responses set
         status = input.status, output = input.output, usage = input.usage, error = input.error,
@@ -198,13 +202,15 @@ export async function writeFinalizations(executor: Db, records: FinalRecord[]): 
         jsonb_build_array(jsonb_set(input.final_event, '{sequence_number}', to_jsonb(next_event.sequence)))
       from next_event join input on input.id = next_event.id),
     billable as (
-      select input.debit_id as id, updated.account_id, input.debit_amount as amount, input.debit_currency as currency,
+      select input.debit_id as id, updated.account_id, input.debit_cost as cost, input.debit_currency as currency,
         input.debit_metadata as metadata, input.debit_usage as usage, input.debit_operation_key as operation_key
       from updated join input on input.id = updated.id
       where input.debit_id is not null),
     ${debitsFrom('billable')}
-    select id, sequence from next_event`.execute(executor);
-  return new Map(written.rows.map((row) => [row.id, Number(row.sequence)]));
+    select next_event.id, next_event.sequence, debit.amount as debited
+    from next_event left join debit on debit.operation_key = 'response:' || next_event.id`.execute(trx);
+  });
+  return new Map(written.rows.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]));
 }
 
 /** Records a cancel request on the row (the workflow reads it when it starts or finalises). */

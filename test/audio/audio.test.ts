@@ -1,4 +1,5 @@
 import { mpg123Decoder } from '../../src/providers/dev/audio/bundled-codecs';
+import { expectCarried } from '../support/carry';
 import { useTestApp } from '../support/harness';
 import { startReceiver } from '../webhooks/receiver';
 import { debits, postTranscription, settle, streamTranscription, toneWav } from './audio-fixtures';
@@ -40,8 +41,12 @@ describe('audio: speech', () => {
 
     const rows = await debits(suite, 'speech');
     expect(rows).toHaveLength(2);
-    // 1 kopeck per 100 characters, rounded up per request.
-    expect(rows.map((row: any) => row.amount).sort()).toEqual([1, 2]);
+    // 1 kopeck per 100 characters: each debit its exact cost less what the account paid ahead, rounded up; its usage
+    // the characters billed.
+    for (const row of rows) {
+      expectCarried(row, row.metadata.characters / 100);
+      expect(row.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters: row.metadata.characters });
+    }
     expect(rows[0].metadata).toMatchObject({ source: 'api', vendor: 'dev', model: 'dev-tts', service: 'speech' });
     expect(rows.map((row: any) => row.metadata.request_id)).toContain(long.headers.get('x-request-id'));
   });
@@ -89,7 +94,8 @@ describe('audio: synchronous transcription', () => {
     expect(reply.body.notice).toMatch(/does not recognise words/);
     const rows = await debits(suite, 'transcription');
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ amount: 4, metadata: { service: 'transcription', model: 'dev-stt', vendor: 'dev', seconds: 4 } });
+    expect(rows[0]).toMatchObject({ amount: 4, metadata: { service: 'transcription', model: 'dev-stt', vendor: 'dev', seconds: 4, cost: 4 } });
+    expect(rows[0].usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, seconds: 4 });
   });
 
   it('a dev-tts MP3 comes back with its words', async () => {

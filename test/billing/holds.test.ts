@@ -135,10 +135,11 @@ describe('billing holds', () => {
     for (const refused of replies.filter((reply) => reply.status === 402)) expect(refused.body.error.code).toBe('organization.payment_required');
     const state = await ledgerState(accountId);
     expectSettled(state);
-    // Every completed Response billed once: 2 input words and 20 output words at dev-echo's price = 5 kopecks.
+    // Every completed Response billed once: 2 input words and 20 output words at dev-echo's price = 4.2 kopecks,
+    // exact over the account (the carry): the debits together are the costs' sum rounded up once.
     expect(state.debitCount).toBe(paid.length);
-    expect(state.debited).toBe(paid.length * 5);
-    expect(paid.length).toBeLessThanOrEqual(1000 / 5);
+    expect(state.debited).toBe(Math.ceil((paid.length * 42) / 10));
+    expect(paid.length).toBeLessThanOrEqual(Math.floor((1000 * 10) / 42));
   });
 
   it('500 concurrent chat completions never overdraw either', async () => {
@@ -247,12 +248,12 @@ describe('billing holds', () => {
     await ledger.hold({ accountId, operationKey: 'test:small', amount: 10 });
     await ledger.hold({ accountId, operationKey: 'test:other', amount: 60 });
     // 50 held by nobody else is spare: a debit of 80 under a hold of 10 gets 10 + 30 (the other hold keeps its 60).
-    const row = await ledger.debit({ accountId, amount: 80, operationKey: 'test:small', metadata: { source: 'test' } });
+    const row = await ledger.debit({ accountId, cost: '80', operationKey: 'test:small', metadata: { source: 'test' } });
     expect(row!.amount).toBe(40);
-    expect(row!.metadata).toEqual({ source: 'test', uncollected: 40 });
+    expect(row!.metadata).toEqual({ source: 'test', cost: 80, carry: 0, uncollected: 40 });
     let state = await ledgerState(accountId);
     expect(state).toMatchObject({ balance: 60, held: 60, openHolds: 60 });
-    await ledger.debit({ accountId, amount: 70, operationKey: 'test:other', metadata: { source: 'test' } });
+    await ledger.debit({ accountId, cost: '70', operationKey: 'test:other', metadata: { source: 'test' } });
     state = await ledgerState(accountId);
     expectSettled(state);
     expect(state.balance).toBe(0);

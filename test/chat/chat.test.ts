@@ -47,7 +47,8 @@ describe('chat completions (dev vendor)', () => {
     const [row] = await debits(app, accountId);
     expect(row.amount).toBe(Math.ceil(cost));
     expect(row.amount).toBe(3);
-    expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: expect.stringMatching(/^req_/) });
+    // The account's first debit: its exact cost rounded up; the account carries the 0.9 paid ahead.
+    expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: expect.stringMatching(/^req_/), cost: 2.1, carry: 0.9 });
     expect(row.usage).toEqual({ prompt_tokens: 13, completion_tokens: 4, total_tokens: 17 });
     expect(row.operation_key).toBe(`chat:${(row.metadata as { request_id: string }).request_id}`);
     expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(997);
@@ -254,7 +255,7 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
     const [row] = await debits(app, accountId);
     expect(row.amount).toBe(Math.ceil(cost));
     expect(row.amount).toBe(15);
-    expect(row.metadata).toEqual({ source: 'api', vendor: 'openai', model: 'gpt-4.1-mini', service: 'chat', request_id: expect.stringMatching(/^req_/) });
+    expect(row.metadata).toEqual({ source: 'api', vendor: 'openai', model: 'gpt-4.1-mini', service: 'chat', request_id: expect.stringMatching(/^req_/), cost, carry: expect.any(Number) });
     expect(row.usage).toEqual({ prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801 });
   });
 

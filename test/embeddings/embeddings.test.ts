@@ -14,9 +14,10 @@ describe('embeddings (dev vendor)', () => {
   });
   afterAll(() => app.close());
 
-  it('embeds one string and bills ceil(cost) from the catalog price', async () => {
+  it('embeds one string and bills its cost from the catalog price, exact over the account (the carry)', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1000 });
     const price = app.runtime.deps.catalog.getModel('dev-embed')!.price!;
+    let carry = 0;
     for (const count of [3, 250, 1000]) {
       const before = (await app.request('GET', '/v2/organization/balance', { key })).body.balance;
       const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: words(count) } });
@@ -26,17 +27,21 @@ describe('embeddings (dev vendor)', () => {
       const norm = Math.sqrt(reply.body.embedding.reduce((sum: number, value: number) => sum + value * value, 0));
       expect(norm).toBeCloseTo(1, 6);
 
-      const expectedAmount = Math.ceil((count * price.input) / price.count);
+      // Whole kopecks: the exact cost less what the account paid ahead (the carry), rounded up.
+      const exact = (count * price.input) / price.count;
+      const expectedAmount = Math.ceil(exact - carry - 1e-9);
+      carry += expectedAmount - exact;
       const after = (await app.request('GET', '/v2/organization/balance', { key })).body.balance;
       expect(before - after).toBe(expectedAmount);
       const row = (await debits(app, accountId)).at(-1)!;
       expect(row.amount).toBe(expectedAmount);
-      expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-embed', service: 'embeddings', request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/) });
+      expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-embed', service: 'embeddings', request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/), cost: exact, carry: expect.any(Number) });
+      expect(row.metadata.carry).toBeCloseTo(carry, 9);
       expect(row.usage).toEqual({ prompt_tokens: count, completion_tokens: 0, total_tokens: count });
       expect(row.operation_key).toBe(`embedding:${(row.metadata as { request_id: string }).request_id}`);
     }
-    // 3 words at 10 kopecks per 1000 tokens is 0.03 kopecks: still one whole kopeck, never zero.
-    expect((await debits(app, accountId)).map((row) => row.amount)).toEqual([1, 3, 10]);
+    // 3 words at 10 kopecks per 1000 tokens is 0.03 kopecks: one whole kopeck, 0.97 carried; 2.5 then takes 2, 10 takes 10.
+    expect((await debits(app, accountId)).map((row) => row.amount)).toEqual([1, 2, 10]);
   });
 
   it('gives the same vector for the same text and a different one for different text', async () => {

@@ -43,8 +43,8 @@ describe('organization: usage and filtered transactions', () => {
     expect((await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'some words to embed' } })).status).toBe(200);
     const { ledger } = app.runtime.deps;
     // No model or service named (or not as text): `none` and `other`, as the metrics label them.
-    await ledger.debit({ accountId: account.accountId, amount: 5, operationKey: 'test:bare', metadata: { source: 'test' } });
-    await ledger.debit({ accountId: account.accountId, amount: 3, operationKey: 'test:odd', metadata: { source: 'test', model: 7, service: { name: 'x' } } });
+    await ledger.debit({ accountId: account.accountId, cost: '5', operationKey: 'test:bare', metadata: { source: 'test' } });
+    await ledger.debit({ accountId: account.accountId, cost: '3', operationKey: 'test:odd', metadata: { source: 'test', model: 7, service: { name: 'x' } } });
     // Credits are not spending.
     await ledger.credit({ accountId: account.accountId, amount: 777, metadata: { source: 'admin' } });
   });
@@ -71,11 +71,13 @@ describe('organization: usage and filtered transactions', () => {
     const billed = byService.data.find((group: any) => group.key === 'responses');
     expect(billed).toEqual({
       key: 'responses',
-      amount: responses.reduce((sum, response) => sum + Math.ceil(response.usage.cost), 0),
+      amount: debits.filter((debit) => debit.metadata.service === 'responses').reduce((sum, debit) => sum + debit.amount, 0),
       transactions: 3,
       prompt_tokens: responses.reduce((sum, response) => sum + response.usage.input_tokens, 0),
       completion_tokens: responses.reduce((sum, response) => sum + response.usage.output_tokens, 0),
     });
+    // Each Response's debit records its exact cost (its whole kopecks depend on the account's carry).
+    expect(responses.map((response) => response.usage.cost).sort()).toEqual(debits.filter((debit) => debit.metadata.service === 'responses').map((debit) => debit.metadata.cost).sort());
     expect(byService.data.map((group: any) => group.key).sort()).toEqual(['chat', 'embeddings', 'other', 'responses']);
     expect(byService.data.find((group: any) => group.key === 'other')).toEqual({ key: 'other', amount: 8, transactions: 2, prompt_tokens: 0, completion_tokens: 0 });
     const byModel = (await usage('?group_by=model')).body;
@@ -109,8 +111,8 @@ describe('organization: usage and filtered transactions', () => {
     // Two debits moved into the past, either side of a UTC midnight.
     const midnight = Math.floor(nowSeconds() / DAY) * DAY - 40 * DAY;
     const { ledger } = app.runtime.deps;
-    const late = await ledger.debit({ accountId: account.accountId, amount: 11, operationKey: 'test:late', metadata: { service: 'chat', model: 'dev-echo' }, usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
-    const early = await ledger.debit({ accountId: account.accountId, amount: 13, operationKey: 'test:early', metadata: { service: 'chat', model: 'dev-echo' } });
+    const late = await ledger.debit({ accountId: account.accountId, cost: '11', operationKey: 'test:late', metadata: { service: 'chat', model: 'dev-echo' }, usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
+    const early = await ledger.debit({ accountId: account.accountId, cost: '13', operationKey: 'test:early', metadata: { service: 'chat', model: 'dev-echo' } });
     // created_at is the database's own (never written by the app): moved here by hand.
     const moveTo = (id: string, at: Date) => sql`update ledger_transactions set created_at = ${at.toISOString()}::timestamptz where id = ${id}`.execute(app.db);
     await moveTo(late!.id, new Date((midnight - 1) * 1000 + 500));

@@ -19,7 +19,7 @@ describe('organization: balance and transactions', () => {
     const reply = await app.request('GET', '/v2/organization/balance', { key });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ balance: 12_345, available: 12_345 });
-    await app.runtime.deps.ledger.debit({ accountId, amount: 345, operationKey: 'test:one', metadata: { source: 'test' } });
+    await app.runtime.deps.ledger.debit({ accountId, cost: '345', operationKey: 'test:one', metadata: { source: 'test' } });
     expect((await app.request('GET', '/v2/organization/balance', { key })).body).toEqual({ balance: 12_000, available: 12_000 });
   });
 
@@ -36,7 +36,7 @@ describe('organization: balance and transactions', () => {
     }
     await ledger.debit({
       accountId,
-      amount: 7,
+      cost: '7',
       operationKey: 'test:debit-1',
       metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: 'req_1' },
       usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
@@ -52,7 +52,7 @@ describe('organization: balance and transactions', () => {
       type: 'debit',
       amount: 7,
       currency: 'RUB',
-      metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: 'req_1' },
+      metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: 'req_1', cost: 7, carry: 0 },
       usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
       created_at: expect.any(String),
     });
@@ -101,11 +101,11 @@ describe('organization: balance and transactions', () => {
     const { key, accountId } = await app.createAccount({ balance: 100_000 });
     const { ledger } = app.runtime.deps;
     const distinct = Array.from({ length: 40 }, (_, index) =>
-      ledger.debit({ accountId, amount: 3 + (index % 5), operationKey: `burst:${index}`, metadata: { source: 'test' } }),
+      ledger.debit({ accountId, cost: String(3 + (index % 5)), operationKey: `burst:${index}`, metadata: { source: 'test' } }),
     );
     // 5 operations, each debited 8 times at once: every caller gets the same row back, the balance moves once.
     const duplicated = Array.from({ length: 40 }, (_, index) =>
-      ledger.debit({ accountId, amount: 11, operationKey: `dup:${index % 5}`, metadata: { source: 'test' } }),
+      ledger.debit({ accountId, cost: '11', operationKey: `dup:${index % 5}`, metadata: { source: 'test' } }),
     );
     const credits = Array.from({ length: 10 }, () => ledger.credit({ accountId, amount: 9, metadata: { source: 'admin' } }));
     const results = await Promise.all([...distinct, ...duplicated, ...credits]);
@@ -129,10 +129,10 @@ describe('organization: balance and transactions', () => {
     const second = await app.createAccount({ balance: 2_000 });
     const { ledger } = app.runtime.deps;
     const debits = Array.from({ length: 30 }, (_, index) =>
-      ledger.debit({ accountId: index % 2 ? first.accountId : second.accountId, amount: 1 + index, operationKey: `multi:${index}`, metadata: { source: 'test' } }),
+      ledger.debit({ accountId: index % 2 ? first.accountId : second.accountId, cost: String(1 + index), operationKey: `multi:${index}`, metadata: { source: 'test' } }),
     );
     // An account that does not exist (deleted meanwhile): its row breaks the batch's foreign key.
-    const orphan = ledger.debit({ accountId: 'acct_missing', amount: 5, operationKey: 'multi:orphan', metadata: { source: 'test' } });
+    const orphan = ledger.debit({ accountId: 'acct_missing', cost: '5', operationKey: 'multi:orphan', metadata: { source: 'test' } });
     const [rows, orphanOutcome] = await Promise.all([Promise.all(debits), orphan.then(() => 'written', (error: Error) => error.message)]);
     expect(orphanOutcome).toMatch(/no account acct_missing/);
     expect(rows.map((row) => row!.operation_key)).toEqual(Array.from({ length: 30 }, (_, index) => `multi:${index}`));
@@ -153,7 +153,7 @@ describe('organization: balance and transactions', () => {
         : app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: `/words ${index * 7}` }] } }),
     );
     const direct = Array.from({ length: 30 }, (_, index) =>
-      ledger.debit({ accountId, amount: 2, operationKey: `mixed:${index % 10}`, metadata: { source: 'test' } }),
+      ledger.debit({ accountId, cost: '2', operationKey: `mixed:${index % 10}`, metadata: { source: 'test' } }),
     );
     const [replies] = await Promise.all([Promise.all(calls), Promise.all(direct)]);
     expect(replies.map((reply) => reply.status)).toEqual(Array(50).fill(200));
@@ -163,13 +163,13 @@ describe('organization: balance and transactions', () => {
     expect(billed).toHaveLength(50);
     expect(new Set(billed.map((row) => row.operation_key)).size).toBe(50);
     expect(rows.filter((row) => row.operation_key?.startsWith('mixed:'))).toHaveLength(10);
-    // What the replies say was spent, rounded up per call, is exactly what left the balance.
-    const chatCost = replies.filter((_, index) => index % 2 === 1).reduce((sum, reply) => sum + Math.ceil(reply.body.usage.cost), 0);
+    // What the replies say was spent, exactly, rounded up once for the whole account (the carry), left the balance.
+    const chatCost = replies.filter((_, index) => index % 2 === 1).reduce((sum, reply) => sum + reply.body.usage.cost, 0);
     const embedPrice = app.runtime.deps.catalog.getModel('dev-embed')!.price!;
     const embedCost = replies
       .filter((_, index) => index % 2 === 0)
-      .reduce((sum, reply) => sum + Math.ceil((reply.body.usage.prompt_tokens * embedPrice.input) / embedPrice.count), 0);
-    expect(total).toBe(50_000 - chatCost - embedCost - 10 * 2);
+      .reduce((sum, reply) => sum + (reply.body.usage.prompt_tokens * embedPrice.input) / embedPrice.count, 0);
+    expect(total).toBe(50_000 - Math.ceil(Math.round((chatCost + embedCost) * 1e6) / 1e6) - 10 * 2);
     expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(total);
     const listed = await app.request('GET', '/v2/organization/transactions?limit=200', { key });
     expect(listed.body.transactions).toHaveLength(rows.length);

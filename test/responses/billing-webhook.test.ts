@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { priceCall } from '../../src/billing/pricing';
+import { expectCarried } from '../support/carry';
 import { useTestApp } from '../support/harness';
 import { balanceOf, createResponse, debitsOf, openCreateStream, openResumeStream, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
 
@@ -33,16 +34,17 @@ describe('responses: billing', () => {
     expect(debits).toHaveLength(1);
     expect(debits[0]).toMatchObject({
       type: 'debit',
-      amount: Math.ceil(usage.cost),
-      metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'responses', response_id: reply.body.id },
+      metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'responses', response_id: reply.body.id, cost: usage.cost },
       usage: { prompt_tokens: 2, completion_tokens: 37, total_tokens: 39 },
     });
-    expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - Math.ceil(usage.cost));
+    // Whole kopecks: the cost less what the suite's account had paid ahead, rounded up.
+    expectCarried(debits[0], usage.cost);
+    expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - debits[0].amount);
 
     // The transaction is what the organization API shows.
     const listed = await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key });
     const transaction = listed.body.transactions.find((entry: any) => entry.id === debits[0].id);
-    expect(transaction).toMatchObject({ type: 'debit', amount: Math.ceil(usage.cost), metadata: { service: 'responses', response_id: reply.body.id } });
+    expect(transaction).toMatchObject({ type: 'debit', amount: debits[0].amount, metadata: { service: 'responses', response_id: reply.body.id, cost: usage.cost } });
   });
 
   it('bills every Response exactly once, whatever the mode', async () => {
@@ -56,7 +58,7 @@ describe('responses: billing', () => {
       expect(response.status).toBe('completed');
       const debits = await debitsFor(response.id);
       expect(debits).toHaveLength(1);
-      expect(debits[0].amount).toBe(priceCall(price, { input: response.usage.input_tokens, output: response.usage.output_tokens }).amount);
+      expectCarried(debits[0], priceCall(price, { input: response.usage.input_tokens, output: response.usage.output_tokens }).cost);
       charged += debits[0].amount;
     }
     expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - charged);

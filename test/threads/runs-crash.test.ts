@@ -51,7 +51,7 @@ async function storedFor(storage: ServerStorage, runId: string) {
   );
   try {
     const { db } = handle;
-    const all = await db.selectFrom('ledger_transactions').select(['operation_key', 'amount', 'metadata', 'usage']).where('type', '=', 'debit').orderBy('operation_key').execute();
+    const all = await db.selectFrom('ledger_transactions').select(['operation_key', 'amount', 'cost', 'metadata', 'usage']).where('type', '=', 'debit').orderBy('operation_key').execute();
     // The debits under the Run's per-round keys, and every debit naming the Run (none may have escaped those keys).
     const debits = all.filter((row) => row.operation_key?.startsWith(`run:${runId}:`));
     const byMetadata = all.filter((row) => (row.metadata as { run_id?: string } | null)?.run_id === runId);
@@ -123,7 +123,7 @@ describe('a legacy Run across a crash of its server', () => {
     expect(stored.byMetadata.map((debit) => debit.operation_key).sort()).toEqual(keys);
     if (run.status === 'completed') {
       expect(keys).toEqual([`run:${ids.runId}:0`]);
-      expect(stored.debits[0].amount).toBe(Math.ceil(run.usage.cost));
+      expect(Number(stored.debits[0].cost)).toBeCloseTo(run.usage.cost, 9);
     }
     expect(stored.messages.length).toBeLessThanOrEqual(1);
     expect(stored.job?.status).toBe('completed');

@@ -1,4 +1,5 @@
 import { startVendorFakes, type FakeScript, type FakeVendorServer, type RecordedRequest, type VendorFakes } from '../fakes';
+import { expectCarried } from '../support/carry';
 import { debitsOf, pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 
@@ -235,8 +236,8 @@ describe('Runs on every vendor (fake vendor servers)', () => {
 
       const debits = await debitsFor(run.id);
       expect(debits).toHaveLength(1);
+      expectCarried(debits[0], cost);
       expect(debits[0]).toMatchObject({
-        amount: Math.ceil(cost),
         operation_key: `run:${run.id}:0`,
         metadata: { source: 'api', vendor: v.vendor, model: v.model, service: 'runs', run_id: run.id },
         usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 },
@@ -291,11 +292,13 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       expect(messages[1]).toMatchObject({ run_id: run.id, assistant_id: assistantId });
       // One debit per vendor call, keyed by its round.
       const debits = await debitsFor(run.id);
-      expect(debits.map((debit) => [debit.operation_key, debit.amount, debit.usage])).toEqual([
-        [`run:${run.id}:0`, Math.ceil(cost0), { prompt_tokens: 800, completion_tokens: 40, total_tokens: 840 }],
-        [`run:${run.id}:1`, Math.ceil(cost1), { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 }],
+      expect(debits.map((debit) => [debit.operation_key, debit.usage])).toEqual([
+        [`run:${run.id}:0`, { prompt_tokens: 800, completion_tokens: 40, total_tokens: 840 }],
+        [`run:${run.id}:1`, { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 }],
       ]);
-      for (const debit of debits) expect(debit.metadata).toEqual({ source: 'api', vendor: v.vendor, model: v.model, service: 'runs', run_id: run.id });
+      expectCarried(debits[0], cost0);
+      expectCarried(debits[1], cost1);
+      for (const debit of debits) expect(debit.metadata).toEqual({ source: 'api', vendor: v.vendor, model: v.model, service: 'runs', run_id: run.id, cost: expect.any(Number), carry: expect.any(Number) });
     });
 
     it('answers two parallel tool calls in one round: both calls and both outputs go back, in order', async () => {

@@ -1,4 +1,5 @@
 import { useTestApp } from '../support/harness';
+import { expectCarried } from '../support/carry';
 import { debitsOf, pollUntil } from '../responses/helpers';
 
 /** Spec: Legacy endpoints (Runs); DECISIONS.md 6, 10, 11. Runs of dev-echo over real HTTP. */
@@ -44,7 +45,8 @@ describe('runs', () => {
     expect(run.usage.cost).toBeGreaterThan(0);
     const debits = await debitsFor(run.id);
     expect(debits).toHaveLength(1);
-    expect(debits[0]).toMatchObject({ amount: Math.ceil(run.usage.cost), metadata: { source: 'api', service: 'runs', model: 'dev-echo', vendor: 'dev', run_id: run.id } });
+    expect(debits[0]).toMatchObject({ metadata: { source: 'api', service: 'runs', model: 'dev-echo', vendor: 'dev', run_id: run.id } });
+    expectCarried(debits[0], run.usage.cost);
   });
 
   it('stops in requires_action for a function call, refuses wrong outputs, and completes after submit_tool_outputs', async () => {
@@ -69,7 +71,9 @@ describe('runs', () => {
     // One debit per vendor call: the one that asked for the tool, and the one that answered.
     const debits = await debitsFor(run.id);
     expect(debits.map((debit) => debit.usage)).toHaveLength(2);
-    expect(debits.reduce((sum, debit) => sum + Number(debit.amount), 0)).toBeGreaterThanOrEqual(Math.ceil(run.usage.cost));
+    // Each its exact cost less what the account paid ahead, rounded up; together the Run's cost.
+    expect(debits.reduce((sum, debit) => sum + Number(debit.metadata.cost), 0)).toBeCloseTo(run.usage.cost, 9);
+    for (const debit of debits) expectCarried(debit, Number(debit.metadata.cost));
   });
 
   it('expires a Run left in requires_action', async () => {
