@@ -25,9 +25,12 @@ export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog; r
 
 export const OPENAI_PREFIX = '/openai/v1';
 
-/** Responses under /openai/v1: the /v2 routes and service, with OpenAI's default of a synchronous Response. */
+/**
+ * Responses under /openai/v1: the /v2 routes and service, with OpenAI's default of a synchronous Response, and a
+ * background Response streamed from its creation when asked (`background: true, stream: true`), as on OpenAI.
+ */
 export const openAIResponsesRoutes = (deps: ResponsesRoutesDeps): Router =>
-  responsesRoutes(deps, { prefix: `${OPENAI_PREFIX}/responses`, defaultBackground: false });
+  responsesRoutes(deps, { prefix: `${OPENAI_PREFIX}/responses`, defaultBackground: false, backgroundStreams: true });
 
 /** Conversations under /openai/v1: the /v2 routes (their objects already have OpenAI's shapes). */
 export const openAIConversationsRoutes = (deps: ConversationsRoutesDeps): Router => conversationsRoutes(deps, `${OPENAI_PREFIX}/conversations`);

@@ -8,7 +8,7 @@ import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
 import { modelWork } from '../limits/account-limits';
 import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
-import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema } from './responses.schema';
+import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema, streamsOnlySynchronous } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { inputItemToWire, responseToWire, storedResponseToWire, streamEventToWire } from './response-wire';
@@ -25,9 +25,11 @@ export interface ResponsesSurface {
   prefix: string;
   /** The spec's default is a background Response; OpenAI's (on /openai/v1) a synchronous one. */
   defaultBackground: boolean;
+  /** Whether a background Response may be streamed from its creation (OpenAI's API: yes; the spec: no). */
+  backgroundStreams: boolean;
 }
 
-const V2_SURFACE: ResponsesSurface = { prefix: '/v2/responses', defaultBackground: true };
+const V2_SURFACE: ResponsesSurface = { prefix: '/v2/responses', defaultBackground: true, backgroundStreams: false };
 
 /** /v2/responses: create (background, synchronous or streamed), get (or resume a stream), cancel, delete, input items. */
 export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSurface = V2_SURFACE): Router {
@@ -35,9 +37,10 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
   const router = new Router({ prefix: surface.prefix });
   // The default goes in before validation (`stream: true` alone is valid where the default is synchronous),
   // inside the schema, so that parseInput still sees the body as read (with the reader's refusals).
-  const bodySchema = surface.defaultBackground
+  const withDefault = surface.defaultBackground
     ? createResponseSchema
     : z.preprocess((value) => (isObject(value) && value.background === undefined ? { ...value, background: false } : value), createResponseSchema);
+  const bodySchema = surface.backgroundStreams ? withDefault : withDefault.superRefine(streamsOnlySynchronous);
 
   // The request log names the Response a request is about.
   router.param('id', (id, ctx, next) => {

@@ -135,9 +135,6 @@ export const createResponseSchema = z
     if (body.model === undefined && body.assistant_id === undefined) {
       ctx.addIssue({ code: 'custom', message: 'model or assistant_id is required' });
     }
-    if (body.stream && body.background !== false) {
-      ctx.addIssue({ code: 'custom', path: ['stream'], message: 'stream: true requires background: false' });
-    }
     if (body.previous_response_id !== undefined && body.conversation !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['previous_response_id'], message: 'previous_response_id cannot be combined with conversation' });
     }
@@ -146,6 +143,14 @@ export const createResponseSchema = z
   });
 
 export type CreateResponseBody = z.infer<typeof createResponseSchema>;
+
+/**
+ * The spec's rule, on /v2 only: a stream is of a synchronous Response. On /openai/v1 a background Response may be
+ * streamed as well, as on OpenAI (its events are stored either way, so it is resumable with `starting_after`).
+ */
+export const streamsOnlySynchronous = (body: { stream?: boolean; background?: boolean }, ctx: z.RefinementCtx) => {
+  if (body.stream && body.background !== false) ctx.addIssue({ code: 'custom', path: ['stream'], message: 'stream: true requires background: false' });
+};
 
 /** The body with OpenAI's spellings folded into the spec's (`reasoning.effort`, `text.verbosity`); `text` keeps only its format. */
 export function canonicalResponseBody(body: CreateResponseBody): CreateResponseBody {

@@ -66,8 +66,35 @@ describe('/openai/v1/responses with the OpenAI SDK', () => {
     expect(newestFirst.data.map((item) => item.type)).toEqual(['function_call_output', 'function_call', 'message']);
   });
 
-  it("errors in OpenAI's body: an unknown field, stream with background (not supported here), store: false", async () => {
-    for (const extra of [{ prompt_cache_key: 'k' }, { stream: true, background: true }, { store: false }]) {
+  it('background: true with stream: true streams a background Response, resumable with starting_after; /v2 keeps its 400', async () => {
+    const words = Array.from({ length: 12 }, (_, index) => `w${index}`);
+    const stream = await client(suite).responses.create({ model: 'dev-echo', input: `/delay 40 ${words.join(' ')}`, background: true, stream: true });
+    const seen: Array<{ type: string; sequence_number: number; delta?: string }> = [];
+    let id = '';
+    for await (const event of stream) {
+      seen.push(event as never);
+      if (event.type === 'response.created') {
+        expect(event.response).toMatchObject({ background: true, status: expect.stringMatching(/queued|in_progress/) });
+        id = event.response.id;
+      }
+      // The client goes away after three words; the background Response goes on.
+      if (seen.filter((entry) => entry.type === 'response.output_text.delta').length === 3) break;
+    }
+    const last = seen.at(-1)!.sequence_number;
+    const rest = [];
+    for await (const event of await client(suite).responses.retrieve(id, { stream: true, starting_after: last })) rest.push(event);
+    expect(rest[0]!.sequence_number).toBe(last + 1);
+    expect(rest.at(-1)).toMatchObject({ type: 'response.completed', response: { background: true, status: 'completed' } });
+    const deltas = [...seen, ...rest].filter((event) => event.type === 'response.output_text.delta').map((event) => (event as { delta: string }).delta);
+    expect(deltas.join('')).toBe(words.join(' '));
+    expect((await client(suite).responses.retrieve(id)).output_text).toBe(words.join(' '));
+
+    const v2 = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model: 'dev-echo', input: 'x', stream: true, background: true } });
+    expect([v2.status, v2.body.error]).toEqual([400, { code: 'response.invalid_request', message: 'stream: stream: true requires background: false' }]);
+  });
+
+  it("errors in OpenAI's body: an unknown field, store: false", async () => {
+    for (const extra of [{ prompt_cache_key: 'k' }, { store: false }]) {
       const reply = await suite.app.request('POST', '/openai/v1/responses', { key: suite.key, body: { model: 'dev-echo', input: 'x', ...extra } });
       expect(reply.status).toBe(400);
       expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'response.invalid_request', param: null });
