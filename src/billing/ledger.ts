@@ -291,8 +291,26 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
     const placement = holdPlacement(request);
     const inEffect = executor === db ? await groupedHold(placement) : (await placeHolds(executor, [placement]))[0];
-    if (holdRefused(placement, inEffect)) throw paymentRequired();
+    if (holdRefused(placement, inEffect)) throw await refusal(placement, executor);
     return inEffect;
+  }
+
+  /**
+   * The 402 of a hold that did not fit: how much must be available for the request and how much is (read after the
+   * refusal, so a figure of that moment; the refusal itself was decided under the account row's lock). A balance
+   * that looks sufficient but is held by operations in flight says so.
+   */
+  async function refusal(placement: HoldPlacement, executor: Db = db) {
+    const account = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=', placement.account_id).executeTakeFirst();
+    if (!account) return paymentRequired();
+    const balance = Number(account.balance);
+    const held = Number(account.held);
+    const available = Math.max(0, balance - held);
+    const needs = placement.min_amount === placement.amount ? 'the most it can cost' : 'its input and at least one output token';
+    return paymentRequired(
+      `This request needs ${placement.min_amount} kopecks available (${needs}); the account has ${available} available ` +
+        `(balance ${balance}${held > 0 ? `, of which ${held} held by operations in flight` : ''}). Top up the balance to continue.`,
+    );
   }
 
   /** The holds in one statement; the hold now in effect of each, in order. */
@@ -367,6 +385,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input),
     debit: (input: DebitInput, executor: Db = db) => debit(executor, input),
     hold,
+    refusal,
     placeHoldsQuery,
     release,
     withHold,
@@ -376,6 +395,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
 
 export type Ledger = ReturnType<typeof createLedger>;
 
+/** A transaction as the API shows it; `usage` always an object (tokens; for audio also the characters or seconds billed). */
 export function transactionToWire(row: LedgerTransactionRow) {
   return {
     id: row.id,
@@ -388,4 +408,3 @@ export function transactionToWire(row: LedgerTransactionRow) {
     created_at: row.created_at.toISOString(),
   };
 }
-/** A transaction as the API shows it; `usage` always an object (tokens; for audio also the characters or seconds billed). */

@@ -10,7 +10,7 @@ import { createGroupCommit } from '../db/group-commit';
 import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
-import { ApiError, forbidden, invalidRequest, notFound, paymentRequired } from '../errors';
+import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../webhooks/ssrf-guard';
@@ -192,7 +192,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     try {
       if (!idempotencyKey) {
         const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
-        if (!created.row && holdRefused(placement, created.holdInEffect)) throw paymentRequired();
+        if (!created.row && holdRefused(placement, created.holdInEffect)) throw await ledger.refusal(placement);
         partlyHeld = !created.row;
         row = created.row ?? (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
       } else {
