@@ -60,6 +60,7 @@ const environmentSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
   WEBHOOK_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(4),
+  WEBHOOK_LEFT_OVER_AFTER_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
   // Per-account limits for accounts without their own (DECISIONS.md 26); 0: no limit.
   LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(0),
   LIMIT_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).max(2_000_000_000).default(0),
@@ -154,7 +155,16 @@ export interface Config {
    * Webhooks and callbacks: one attempt, bounded by `timeoutMs`, sent by a dispatcher of their own (not in a job's
    * slot), at most `concurrency` at once and `perAccountConcurrency` of one account.
    */
-  readonly webhooks: { readonly timeoutMs: number; readonly concurrency: number; readonly perAccountConcurrency: number };
+  readonly webhooks: {
+    readonly timeoutMs: number;
+    readonly concurrency: number;
+    readonly perAccountConcurrency: number;
+    /**
+     * On Postgres: a delivery claimed this long ago and never attempted (its process ended or was drained while it
+     * waited in the queue) is sent by whichever process sweeps next, every half of this (at most every 30 s).
+     */
+    readonly leftOverAfterMs: number;
+  };
   /** Default per-account limits (0: none); an account's own, set by an operator, replace them. */
   readonly limits: AccountLimits;
   readonly providers: {
@@ -225,7 +235,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
     mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS, maxResponseBytes: value.MCP_MAX_RESPONSE_BYTES, maxListingBytes: value.MCP_MAX_LISTING_BYTES },
-    webhooks: { timeoutMs: value.WEBHOOK_TIMEOUT_MS, concurrency: value.WEBHOOK_CONCURRENCY, perAccountConcurrency: value.WEBHOOK_CONCURRENCY_PER_ACCOUNT },
+    webhooks: {
+      timeoutMs: value.WEBHOOK_TIMEOUT_MS,
+      concurrency: value.WEBHOOK_CONCURRENCY,
+      perAccountConcurrency: value.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
+      leftOverAfterMs: value.WEBHOOK_LEFT_OVER_AFTER_MS,
+    },
     limits: { requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE, tokensPerMinute: value.LIMIT_TOKENS_PER_MINUTE, concurrentJobs: value.LIMIT_CONCURRENT_JOBS },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,

@@ -82,7 +82,6 @@ export interface Runtime {
  */
 const ABANDONED_HOLD_AGE_MS = 60 * 60_000;
 /** Postgres: webhooks another process claimed this long ago and never attempted are sent by a starting one. */
-const LEFT_OVER_WEBHOOK_AGE_MS = 60_000;
 const HOLD_SWEEP_INTERVAL_MS = 30_000;
 
 export async function createRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
@@ -146,6 +145,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio, lifecycle, replyBudget };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
+    let webhookSweep: NodeJS.Timeout | undefined;
     return {
       deps,
       app,
@@ -153,8 +153,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       adminTokenFile,
       async startEngine() {
         await engine.start();
-        // Single-process storage: every webhook claimed and not attempted was left by a dead process.
-        await webhooks.sendLeftOver(database.kind === 'pglite' ? 0 : LEFT_OVER_WEBHOOK_AGE_MS).catch((error) => logger.warn({ err: error }, 'sending left-over webhooks failed'));
+        // Webhooks claimed and never attempted (their process ended, or was drained, while they waited to be sent).
+        // Single-process storage: at start-up, all of them (every other process is dead). Postgres: those claimed
+        // long enough ago, now and then every so often, so a replica that stays down or a drained one leaves none
+        // unsent until the next start.
+        const leftOverAfterMs = config.webhooks.leftOverAfterMs;
+        const sendLeftOver = () =>
+          webhooks.sendLeftOver(database.kind === 'pglite' ? 0 : leftOverAfterMs).catch((error) => logger.warn({ err: error }, 'sending left-over webhooks failed'));
+        await sendLeftOver();
+        if (database.kind !== 'pglite') {
+          webhookSweep = setInterval(() => void sendLeftOver(), Math.min(30_000, Math.ceil(leftOverAfterMs / 2)));
+          webhookSweep.unref();
+        }
         // Holds a dead process left (one of a request it was serving; one whose job was never written) are
         // released now and every half minute. Single-process storage: every other owner is dead. Postgres with
         // the embedded engine: an owner whose liveness lock is free. Under Temporal: after an hour.
@@ -177,6 +187,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       },
       async close() {
         clearInterval(holdSweep);
+        clearInterval(webhookSweep);
         await engine.stop();
         await webhooks.stop();
         await mcpSessions.close();

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createResponse, waitForFinal } from '../responses/helpers';
-import { TestApp } from '../support/harness';
+import { postgresUrl, TestApp } from '../support/harness';
 
 /**
  * A receiver that never answers, flooded by account A, does not slow account B's background Responses: webhooks
@@ -106,5 +106,63 @@ describe('a hanging webhook receiver of one account', () => {
     expect(seen.slice(before)).toEqual(['resp_left_waiting']);
     const stored = await app.db.selectFrom('webhook_deliveries').select(['id', 'status']).where('account_id', '=', account.accountId).orderBy('id').execute();
     expect(stored).toEqual([{ id: 'wh_left_attempted', status: 'pending' }, { id: 'wh_left_waiting', status: 'failed' }]);
+  }, 30_000);
+});
+
+/**
+ * On Postgres, replicas share the deliveries: one claimed by a process that then ended (or was drained) before
+ * sending it must not wait for the next start-up; whichever process sweeps next sends it, once.
+ */
+(postgresUrl ? describe : describe.skip)('a webhook left over by another replica', () => {
+  let app: TestApp;
+  let receiver: http.Server;
+  let receiverUrl: string;
+  const arrived: Array<(responseId: string) => void> = [];
+  const received: string[] = [];
+
+  beforeAll(async () => {
+    receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const responseId = JSON.parse(Buffer.concat(chunks).toString('utf8')).response_id as string;
+        received.push(responseId);
+        arrived.splice(0).forEach((resolve) => resolve(responseId));
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    app = await TestApp.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_LEFT_OVER_AFTER_MS: '400' } });
+  });
+  afterAll(async () => {
+    await app?.close();
+    receiver.closeAllConnections();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  });
+
+  it('is sent by a running process once it is older than WEBHOOK_LEFT_OVER_AFTER_MS, without a restart, once', async () => {
+    const account = await app.createAccount();
+    const next = new Promise<string>((resolve) => arrived.push(resolve));
+    // What a replica that claimed it and died leaves: pending, never attempted (written after this process started).
+    await app.db
+      .insertInto('webhook_deliveries')
+      .values({
+        id: 'wh_replica_left',
+        resource_id: 'resp_replica_left',
+        account_id: account.accountId,
+        url: receiverUrl,
+        payload: JSON.stringify({ response_id: 'resp_replica_left', status: 'completed' }),
+        status: 'pending',
+        attempted_at: null,
+      })
+      .execute();
+    expect(await next).toBe('resp_replica_left');
+    await app.runtime.deps.webhooks.idle();
+    const stored = await app.db.selectFrom('webhook_deliveries').select(['status', 'response_status']).where('id', '=', 'wh_replica_left').executeTakeFirstOrThrow();
+    expect(stored).toEqual({ status: 'delivered', response_status: 200 });
+    // Later sweeps find it attempted: never sent again.
+    expect(await app.runtime.deps.webhooks.sendLeftOver(0)).toBe(0);
+    expect(received).toEqual(['resp_replica_left']);
   }, 30_000);
 });
