@@ -207,7 +207,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
   return { startRun, callModel, requireAction, collectToolOutputs, finalizeRun };
 }
 
-/** One debit per vendor call (DECISIONS.md 10): its round is in the operation key, so a retry never bills twice. */
+/** One debit per vendor call (api-decisions 10): its round is in the operation key, so a retry never bills twice. */
 function debitOf(run: RunRow, round: number, cost: string, tokens: { inputTokens: number; outputTokens: number }) {
   return {
     accountId: run.account_id,

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Billing holds (DESIGN.md "Money: holds"): `ledger_holds` has one row per billable operation in flight, for the
+ * Billing holds (docs/architecture.md, "Money: holds"): `ledger_holds` has one row per billable operation in flight, for the
  * most it can still cost; `accounts.held` is their sum, kept in the same statements, so the available balance
  * (`balance - held`) is one row read and admission can check and hold under that row's lock. `job_id` names
  * the durable job that settles the hold (null for an operation within one request); `owner` the process

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Per-account limits (DECISIONS.md 26), set by operators; null is the configured default. `request_windows`
+ * Per-account limits (api-decisions 26), set by operators; null is the configured default. `request_windows`
  * counts the requests of each account with a requests-per-minute limit in fixed one-minute windows, in the
  * database, so that every replica counts against the same figure.
  */

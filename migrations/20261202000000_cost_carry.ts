@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Billing exact to the kopeck over time (DECISIONS.md 10, third wave). A debit stays whole kopecks, but it is no
+ * Billing exact to the kopeck over time (api-decisions 10, third wave). A debit stays whole kopecks, but it is no
  * longer its cost rounded up: `accounts.cost_carry` is the part of a kopeck the account has paid beyond the exact
  * sum of its costs (0 <= carry < 1, exact decimal), and each debit is the cost less that carry, rounded up, the
  * rest carried to the next (ledger.ts, debitsFrom). So the sum of an account's debits is always the exact sum of

@@ -61,7 +61,7 @@ const environmentSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
   WEBHOOK_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(4),
   WEBHOOK_LEFT_OVER_AFTER_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
-  // Per-account limits for accounts without their own (DECISIONS.md 26); 0: no limit.
+  // Per-account limits for accounts without their own (api-decisions 26); 0: no limit.
   LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(0),
   LIMIT_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).max(2_000_000_000).default(0),
   LIMIT_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(1_000_000).default(0),

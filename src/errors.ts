@@ -1,7 +1,7 @@
 /**
  * The one error hierarchy. Services throw these; the error middleware (src/http/error-middleware.ts)
  * is the only place that turns them into the spec's envelope `{error: {code, message}}`.
- * Codes are dotted `area.reason` (DECISIONS.md 13). Check with `ApiError.isInstance`, not `instanceof`:
+ * Codes are dotted `area.reason` (api-decisions 13). Check with `ApiError.isInstance`, not `instanceof`:
  * jest module registries and the Temporal sandbox both break `instanceof` across realms.
  */
 const marker = Symbol.for('switchyard.ApiError');
@@ -48,6 +48,6 @@ export const notFound = (area: ErrorArea, message: string) => new ApiError(404, 
 export const executionFailed = (area: ErrorArea, message: string, cause?: unknown) =>
   new ApiError(500, `${area}.execution_failed`, message, { cause });
 
-/** 429 with the seconds after which a retry can succeed (DECISIONS.md 26). */
+/** 429 with the seconds after which a retry can succeed (api-decisions 26). */
 export const rateLimited = (message: string, retryAfterSeconds: number) =>
   new ApiError(429, 'request.rate_limited', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });

@@ -36,7 +36,7 @@ export interface TranscriptionActivities {
 }
 
 /**
- * One asynchronous transcription (DESIGN.md "Durable job kinds"): processing, the vendor call over the stored
+ * One asynchronous transcription (docs/architecture.md, "The map"): processing, the vendor call over the stored
  * upload, the final record with its debit, then the callback. A re-run after a crash replays the recorded
  * vendor call; a job found final only completes its callback.
  */

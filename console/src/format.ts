@@ -3,7 +3,7 @@ const rubles = new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'RU
 const integer = new Intl.NumberFormat('en-GB');
 const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 
-/** The ledger counts kopecks (DECISIONS.md 10): shown as rubles with two decimals. */
+/** The ledger counts kopecks (api-decisions 10): shown as rubles with two decimals. */
 export const money = (kopecks: number | null | undefined) => (kopecks === null || kopecks === undefined ? '—' : rubles.format(kopecks / 100));
 
 export const count = (value: number | null | undefined) => (value === null || value === undefined ? '—' : integer.format(value));

@@ -259,7 +259,7 @@ export function accountToWire(account: AccountRow) {
     // What it can spend now: the balance less the holds of operations in flight.
     available: account.balance - account.held,
     mcp_enabled: account.mcp_enabled,
-    // The account's own limits; null: the configured default (DECISIONS.md 26).
+    // The account's own limits; null: the configured default (api-decisions 26).
     limits: { requests_per_minute: account.requests_per_minute, tokens_per_minute: account.tokens_per_minute, concurrent_jobs: account.concurrent_jobs },
     created_at: toUnixSeconds(account.created_at),
   };

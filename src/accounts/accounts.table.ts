@@ -10,7 +10,7 @@ export interface AccountsTable {
   /** The part of a kopeck the account paid beyond the exact sum of its costs, 0 <= carry < 1 (numeric, as text; ledger.ts). */
   cost_carry: ColumnType<string, string | undefined, string>;
   mcp_enabled: ColumnType<boolean, boolean | undefined, boolean>;
-  /** Limits set by an operator (DECISIONS.md 26); null: the configured default. */
+  /** Limits set by an operator (api-decisions 26); null: the configured default. */
   requests_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
   tokens_per_minute: ColumnType<number | null, number | null | undefined, number | null>;
   concurrent_jobs: ColumnType<number | null, number | null | undefined, number | null>;

@@ -85,7 +85,7 @@ function toColumns(values: AssistantValues) {
 }
 
 
-/** DECISIONS.md 4: the full record; unset scalar fields are null, `tools` is [] and `metadata` {}. */
+/** api-decisions 4: the full record; unset scalar fields are null, `tools` is [] and `metadata` {}. */
 export function assistantToWire(row: AssistantRow) {
   return {
     id: row.id,

@@ -12,7 +12,7 @@ export interface AssistantsRoutesDeps {
   catalog: Catalog;
 }
 
-/** /v2/assistants (spec: Endpoints, Assistants; DECISIONS.md 2 and 4). */
+/** /v2/assistants (spec: Endpoints, Assistants; api-decisions 2 and 4). */
 export function assistantsRoutes(deps: AssistantsRoutesDeps): Router {
   const assistants = createAssistantsService({ db: deps.db, catalog: deps.catalog });
   const router = new Router({ prefix: '/v2/assistants' });
@@ -24,7 +24,7 @@ export function assistantsRoutes(deps: AssistantsRoutesDeps): Router {
 
   router.get('/', async (ctx) => {
     const query = parseInput(listAssistantsQuerySchema, ctx.query, 'assistant');
-    // A bare array, as the real service (DECISIONS.md 2).
+    // A bare array, as the real service (api-decisions 2).
     ctx.body = (await assistants.list(ctx.state.auth.accountId, query)).map(assistantToListEntry);
   });
 

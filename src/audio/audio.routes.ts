@@ -21,7 +21,7 @@ interface StoredSpeech {
 }
 
 /**
- * Synthesises `order` and sends the audio: piped as the vendor produces it, or with an Idempotency-Key (DECISIONS.md
+ * Synthesises `order` and sends the audio: piped as the vendor produces it, or with an Idempotency-Key (docs/api-decisions.md
  * 17) read whole and stored with the key before it is sent, so a retry gets the same bytes and is not billed again
  * (a synthesis that fails midway stores nothing). `scope` keeps each surface's keys apart (their bodies differ).
  */
@@ -50,10 +50,10 @@ export async function sendSpeech(ctx: Context, deps: AudioRoutesDeps, order: Spe
   ctx.body = Buffer.from(reply.audio, 'base64');
 }
 
-/** DECISIONS.md 20: an audio upload is at most 25 MiB. */
+/** api-decisions 20: an audio upload is at most 25 MiB. */
 export const AUDIO_UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024;
 
-/** /v2/audio (spec "Audio"; DECISIONS.md 9, 20, 24). */
+/** /v2/audio (spec "Audio"; api-decisions 9, 20, 24). */
 export function audioRoutes(deps: AudioRoutesDeps): Router {
   const { audio } = deps;
   const router = new Router({ prefix: '/v2/audio' });

@@ -16,7 +16,7 @@ export function transcriptionBody(result: TranscriptionResult): TranscriptionBod
 }
 
 /**
- * Audio is billed by the started second (DECISIONS.md 10: price unit `seconds`), and never beyond the seconds its
+ * Audio is billed by the started second (api-decisions 10: price unit `seconds`), and never beyond the seconds its
  * hold was placed for: whatever a vendor or decoder reports, the charge is at most what was held.
  */
 export const billedSeconds = (durationSeconds: number, heldFor: number) => Math.min(heldFor, Math.ceil(Math.max(0, durationSeconds)));
@@ -50,7 +50,7 @@ export function transcriptionCharge(input: { accountId: string; model: CatalogMo
 /** GET .../check/{id}: `{request_id, status}`. */
 export const transcriptionStatusToWire = (row: TranscriptionRow) => ({ request_id: row.id, status: row.status });
 
-/** The callback's body (DECISIONS.md 9): `status_at` in Unix seconds like every timestamp of the API. */
+/** The callback's body (api-decisions 9): `status_at` in Unix seconds like every timestamp of the API. */
 export const transcriptionCallbackPayload = (row: TranscriptionRow) => ({
   request_id: row.id,
   status: row.status,

@@ -2,7 +2,7 @@ import type { ColumnType, Selectable } from 'kysely';
 import type { CreatedAt, Json } from '../db/columns';
 
 /**
- * DECISIONS.md 9: `queued → processing → completed | failed`. `uploading` is the row while its file is being
+ * api-decisions 9: `queued → processing → completed | failed`. `uploading` is the row while its file is being
  * stored (never visible through the API); an upload abandoned by a crash is swept by age.
  */
 export type TranscriptionStatus = 'uploading' | 'queued' | 'processing' | 'completed' | 'failed';

@@ -18,9 +18,9 @@ export interface GenerationHoldRequest {
 }
 
 /**
- * The hold of a model call (DESIGN.md "Money: holds"): its input bound and output cap at the model's price, plus
+ * The hold of a model call (docs/architecture.md, "Money: holds"): its input bound and output cap at the model's price, plus
  * what earlier calls of the operation used; at least one output token's worth when the cap may be lowered.
- * `capFor` turns the hold placed into the cap the call may use: an open cap lowered to what it pays (DECISIONS.md
+ * `capFor` turns the hold placed into the cap the call may use: an open cap lowered to what it pays (docs/api-decisions.md
  * 25), down to one output token.
  */
 export function generationHold(request: GenerationHoldRequest): { hold: HoldRequest; capFor(held: number): number } {

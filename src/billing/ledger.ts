@@ -74,7 +74,7 @@ export function debitRow(input: DebitInput) {
  * ledger row that comes off its account's balance, except an operation already billed, which writes and charges
  * nothing (nor carries).
  *
- * Exact to the kopeck over time (DECISIONS.md 10): `accounts.cost_carry` (0 <= carry < 1) is what the account has
+ * Exact to the kopeck over time (api-decisions 10): `accounts.cost_carry` (0 <= carry < 1) is what the account has
  * paid beyond the exact sum of its costs. Each debit is whole kopecks, its cost less the carry rounded up, and the
  * carry becomes what that paid beyond the cost; for the rows of one account in order (operation key), the first
  * k debits together are `ceil(C_k − carry)` with C_k the sum of their costs. So the debits of an account always
@@ -276,10 +276,10 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   /**
    * Places (or raises) the hold of an operation, atomically with the check that it fits the available balance
    * (`balance - held`, read under the account row's lock in the same statement): as much as `amount` allows,
-   * at least `minAmount` (default: all of it), or nothing and 402 `organization.payment_required` (DECISIONS.md
+   * at least `minAmount` (default: all of it), or nothing and 402 `organization.payment_required` (docs/api-decisions.md
    * 25). Answers the operation's hold now in effect, which a caller with an open output cap turns into the cap
    * it can pay. A hold already as large as `amount` is left as it is. Every hold is at least 1 kopeck, so a free
-   * model still needs a positive balance (DECISIONS.md 11). The operation's debit (same key) settles it.
+   * model still needs a positive balance (api-decisions 11). The operation's debit (same key) settles it.
    *
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with the holds
    * of concurrent requests, in the order they were asked for: each used to lock its account's row through its own

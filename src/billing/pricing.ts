@@ -22,7 +22,7 @@ export function costDecimal(units: bigint): string {
 }
 
 /**
- * Cost of a call in kopecks from vendor-reported quantities and the catalog price (DECISIONS.md 10). Rates are
+ * Cost of a call in kopecks from vendor-reported quantities and the catalog price (api-decisions 10). Rates are
  * turned into integer micro-kopecks (the precision of a price), and the cost into an integer of 10⁻¹² kopeck:
  * exact for every count that divides 10⁶ (1, 100, 1000, 10⁶); another count (60) is rounded down, by less than
  * 10⁻¹² kopeck, so the carry never bills more than the exact cost. `exact` is what the ledger debits: each debit is whole kopecks, the account carries the

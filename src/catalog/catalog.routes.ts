@@ -8,7 +8,7 @@ import { modelToWire, priceToWire, vendorToWire, type ModelWire } from './catalo
 
 const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of ${types.join(', ')}` });
 export const modelFilterSchema = z.object({ type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional() });
-/** DECISIONS.md 1: the vendor listing does not support type=ttv (and its error does not offer it). */
+/** api-decisions 1: the vendor listing does not support type=ttv (and its error does not offer it). */
 const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
 export const vendorFilterSchema = z.object({
   type: z
@@ -65,7 +65,7 @@ export function catalogRoutes(deps: CatalogRoutesDeps): Router {
   return router;
 }
 
-/** DECISIONS.md 1: an object keyed by model code, in catalog order. */
+/** api-decisions 1: an object keyed by model code, in catalog order. */
 function modelsByCode(catalog: Catalog, models: CatalogModel[]): Record<string, ModelWire> {
   const result: Record<string, ModelWire> = {};
   for (const model of models) result[model.code] = modelToWire(model, catalog.modelAvailability(model));

@@ -32,7 +32,7 @@ export function vendorToWire(vendor: CatalogVendor, availability: Availability) 
   return { code: vendor.code, name: vendor.name, available: availability.available, model_types: [...vendor.modelTypes] };
 }
 
-/** Price record: `input`/`output` kopecks per `count` `unit`s (DECISIONS.md 10). */
+/** Price record: `input`/`output` kopecks per `count` `unit`s (api-decisions 10). */
 export function priceToWire(price: Price) {
   return { unit: price.unit, count: price.count, input: price.input, output: price.output };
 }

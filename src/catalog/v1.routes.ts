@@ -8,7 +8,7 @@ import type { Catalog } from './catalog.service';
 import { modelToWire, vendorToWire } from './catalog.wire';
 
 /**
- * Version 1 (DECISIONS.md 7): models in an OpenAI-style list, vendors as in v2, and getMe.
+ * Version 1 (api-decisions 7): models in an OpenAI-style list, vendors as in v2, and getMe.
  * POST /v1/chat/completions lives with the chat slice.
  */
 export interface V1RoutesDeps {

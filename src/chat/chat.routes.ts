@@ -40,7 +40,7 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
   return router;
 }
 
-/** DECISIONS.md 8: `tools_calls` (sic, as the real service) and upper-case finish reasons. */
+/** api-decisions 8: `tools_calls` (sic, as the real service) and upper-case finish reasons. */
 export function legacyCompletionToWire(completion: ChatCompletion) {
   return {
     created: completion.created,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Legacy POST /v2/chat/completions (spec table; DECISIONS.md 8) and v1 POST /v1/chat/completions.
+ * Legacy POST /v2/chat/completions (spec table; api-decisions 8) and v1 POST /v1/chat/completions.
  * Messages are `{role, content}` with string content, as the spec shows them.
  */
 const messageSchema = z.strictObject({

@@ -53,7 +53,7 @@ export type ChatStreamPart =
 
 /**
  * Chat for the legacy v2, the v1 and the OpenAI-compatible endpoints: one vendor call under a hold, billed once
- * per request (service `chat`, DECISIONS.md 10), refused with 402 before the call when the balance cannot pay.
+ * per request (service `chat`, api-decisions 10), refused with 402 before the call when the balance cannot pay.
  */
 export function createChatService(deps: ChatDeps) {
   /** Validates the request against its model and plans its hold; nothing is held or called yet. */
@@ -73,7 +73,7 @@ export function createChatService(deps: ChatDeps) {
     if (request.maxTokens !== undefined && model.maxOutput > 0 && request.maxTokens > model.maxOutput) {
       throw invalidRequest('chat', `max_tokens is at most ${model.maxOutput} for model ${model.code}.`);
     }
-    // The hold (DESIGN.md "Money: holds"), settled by the debit, released if the call fails.
+    // The hold (docs/architecture.md, "Money: holds"), settled by the debit, released if the call fails.
     const operationKey = `chat:${requestId}`;
     const items = request.items ?? request.messages.map(toPromptItem);
     const plan = generationHold({

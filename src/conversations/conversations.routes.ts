@@ -51,7 +51,7 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
   router.post('/:conversationId/items', async (ctx) => {
     const body = parseInput(addItemsSchema, ctx.request.body ?? {}, 'conversation');
     const rows = await conversations.addItems(ctx.state.auth.accountId, ctx.params.conversationId, body.items.map(inputItemToNew));
-    // DECISIONS.md 3: the created items, in order, in the list envelope.
+    // api-decisions 3: the created items, in order, in the list envelope.
     ctx.body = toListEnvelope({ rows, hasMore: false }, itemToWire);
   });
 

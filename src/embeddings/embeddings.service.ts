@@ -22,12 +22,12 @@ export interface EmbeddingResult {
   requestId: string;
 }
 
-/** One synchronous embedding call, billed once per request (DECISIONS.md 10, 11). */
+/** One synchronous embedding call, billed once per request (api-decisions 10, 11). */
 export function createEmbeddingsService(deps: EmbeddingsDeps) {
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
   async function embed(accountId: string, input: { model: string; input: string }, requestId = newId('req')): Promise<EmbeddingResult> {
     const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
-    // Held before anything is spent upstream (DESIGN.md "Money: holds"): the input's upper bound of tokens.
+    // Held before anything is spent upstream (docs/architecture.md, "Money: holds"): the input's upper bound of tokens.
     const operationKey = `embedding:${requestId}`;
     const maxCost = priceCall(model.price, { input: promptTokenBound({ items: [{ type: 'message', role: 'user', text: input.input }] }), output: 0 }).amount;
     const result = await deps.ledger.withHold({ accountId, operationKey, amount: maxCost }, async () => {

@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
  * heartbeats (Temporal delivers cancellation through them) and the attempt number. The embedded engine
  * passes it to the activity as a second argument; under Temporal (which passes only the input) it comes
  * from Temporal's Context. Not an AsyncLocalStorage of our own: in Node 20 one turns on promise hooks for
- * every promise of the process, a visible share of the service's CPU (README, "Benchmarks").
+ * every promise of the process, a visible share of the service's CPU (bench/README.md).
  */
 export interface ActivityContext {
   signal: AbortSignal;

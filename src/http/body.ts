@@ -26,7 +26,7 @@ export function jsonBody(limitBytes: number) {
     if (text.trim() === '') {
       ctx.request.body = undefined;
     } else if (!ctx.is('application/json', '+json')) {
-      // DECISIONS.md 27: a body is JSON only when it says so (no content type, text/plain and forms are refused).
+      // api-decisions 27: a body is JSON only when it says so (no content type, text/plain and forms are refused).
       throw new ApiError(415, 'request.unsupported_media_type', `The request body must be application/json (Content-Type: ${ctx.get('content-type') || 'none'}).`);
     } else {
       if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { parseInput } from './validation';
 
-/** DECISIONS.md 17: at most 255 characters. */
+/** api-decisions 17: at most 255 characters. */
 export const idempotencyKeySchema = z.string().min(1).max(255, 'Idempotency-Key is at most 255 characters');
 
 /** The request's Idempotency-Key header, validated (400 `request.invalid_request`), or undefined. */

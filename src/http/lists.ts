@@ -18,7 +18,7 @@ export const listQuerySchema = z
 
 export type ListQuery = z.infer<typeof listQuerySchema>;
 
-/** DECISIONS.md 2: `{object: "list", data, first_id, last_id, has_more}`, ids null when the page is empty. */
+/** api-decisions 2: `{object: "list", data, first_id, last_id, has_more}`, ids null when the page is empty. */
 export function toListEnvelope<Row, Wire extends { id: string }>(page: Page<Row>, toWire: (row: Row) => Wire) {
   const data = page.rows.map(toWire);
   return {

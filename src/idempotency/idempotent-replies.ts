@@ -6,7 +6,7 @@ import { readIdempotencyKey } from '../http/idempotency-key';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
 
-/** DECISIONS.md 17: a key is kept 24 hours. */
+/** api-decisions 17: a key is kept 24 hours. */
 const KEPT = sql<Date>`now() - interval '24 hours'`;
 
 /**
@@ -26,7 +26,7 @@ export interface IdempotentCall {
 }
 
 /**
- * Idempotency-Key for the synchronous billable calls, with the contract of Responses (DECISIONS.md 17): the same
+ * Idempotency-Key for the synchronous billable calls, with the contract of Responses (api-decisions 17): the same
  * key and body answer the stored reply and run nothing (`replayed`); another body is 400
  * `request.idempotency_key_reused`; a call still running under the key is 409 `request.conflict`. `produce` gets
  * the request id to key its debit by; a call that fails stores no reply, so it may be retried with its key, under

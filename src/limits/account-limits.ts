@@ -33,7 +33,7 @@ export const modelWork = (work: ModelWork): Middleware => {
 export const declaredModelWork = (middleware: unknown): ModelWork | undefined => (middleware as { modelWork?: ModelWork }).modelWork;
 
 /**
- * Per-account limits (DECISIONS.md 26): requests per minute on every API request, tokens per minute and
+ * Per-account limits (api-decisions 26): requests per minute on every API request, tokens per minute and
  * concurrent jobs on the requests that start model work (the routes that declare it, modelWork). Over a limit: 429 `request.rate_limited` with
  * Retry-After. Every count is read from the database (request_windows, the ledger, the jobs' own rows), so
  * replicas on one Postgres share them; an account with no limit costs no query.

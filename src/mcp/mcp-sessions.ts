@@ -18,7 +18,7 @@ export interface McpSessionPoolOptions {
 /**
  * Open MCP sessions kept for reuse within one Response: its listing, the rounds of its loop and the parallel
  * calls of a turn share one session per server instead of an initialise handshake and a new connection per
- * call, which cost more than the call itself on loopback (README, "Benchmarks"). Not shared across Responses:
+ * call, which cost more than the call itself on loopback (bench/README.md). Not shared across Responses:
  * a cancelled call closes its session (the only cancel every server notices), which must not cut off another
  * Response's calls. Sessions are keyed by the scope and a hash of the URL and credentials, closed when idle,
  * and dropped when their connection failed. The credentials live only in the open session.

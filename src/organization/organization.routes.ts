@@ -22,7 +22,7 @@ export function organizationRoutes(deps: OrganizationRoutesDeps): Router {
   const router = new Router({ prefix: '/v2/organization' });
 
   router.get('/balance', async (ctx) => {
-    // `available`: the balance less the holds of operations in flight (DECISIONS.md 25).
+    // `available`: the balance less the holds of operations in flight (api-decisions 25).
     ctx.body = await service.getBalance(ctx.state.auth.accountId);
   });
 

@@ -233,7 +233,7 @@ export interface VendorProvider {
   transcriptionModel?: TranscriptionModel;
 }
 
-/** Settings every HTTP adapter takes (DESIGN.md: dependencies passed in, no module singletons). */
+/** Settings every HTTP adapter takes (dependencies passed in, no module singletons). */
 export interface VendorAdapterOptions {
   /** Catalog vendor code, used in error messages and ProviderError.vendor. */
   vendor: string;

@@ -27,7 +27,7 @@ const MAX_HISTORY_TOKENS = 2_000_000;
 /**
  * Builds what the model sees: history (Conversation items, or the previous_response_id chain), then the
  * new input. `message_limit` keeps the latest N history items first; `truncation: auto` then drops the oldest
- * until the estimate fits the context window (DECISIONS.md 19).
+ * until the estimate fits the context window (api-decisions 19).
  */
 export async function buildPrompt(
   db: Db,

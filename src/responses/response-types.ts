@@ -1,7 +1,7 @@
 import type { TextFormat } from './responses.schema';
 import type { McpCallItem, McpListToolsItem, McpServerSpec } from '../mcp/mcp-types';
 
-/** Wire and storage shapes of a Response (spec: Response, output item kinds; DECISIONS.md 13, 16). */
+/** Wire and storage shapes of a Response (spec: Response, output item kinds; api-decisions 13, 16). */
 
 /** Every status a Response can have (the API's filters and the OpenAPI document list these). */
 export const RESPONSE_STATUSES = ['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled'] as const;

@@ -222,7 +222,7 @@ export async function markDeleted(executor: Db, accountId: string, id: string): 
   await executor.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
 }
 
-/** The live idempotency record of (account, key): younger than 24 hours (DECISIONS.md 17). */
+/** The live idempotency record of (account, key): younger than 24 hours (api-decisions 17). */
 export async function findIdempotencyKey(executor: Db, accountId: string, key: string) {
   return executor
     .selectFrom('idempotency_keys')

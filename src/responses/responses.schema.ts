@@ -3,7 +3,7 @@ import { echoedItemFields, functionCallItemSchema, messageContentSchema } from '
 import { metadataSchema, nullable, queryInteger } from '../http/validation';
 
 /**
- * POST /v2/responses body (spec: Responses create body; DECISIONS.md 14-19), with OpenAI's input forms as a
+ * POST /v2/responses body (spec: Responses create body; api-decisions 14-19), with OpenAI's input forms as a
  * superset: content as text parts, and the output items of an earlier Response sent back (their `id` and
  * `status` accepted and dropped), so `input: [...previous.output, {type: 'function_call_output', ...}]` works.
  */

@@ -10,7 +10,7 @@ export interface RunsRoutesDeps {
   runs: RunsService;
 }
 
-/** /v2/threads/{thread_id}/runs and /v2/threads/runs (spec: Legacy endpoints (version 2); DECISIONS.md 6). */
+/** /v2/threads/{thread_id}/runs and /v2/threads/runs (spec: Legacy endpoints (version 2); api-decisions 6). */
 export function runsRoutes(deps: RunsRoutesDeps): Router {
   const { runs } = deps;
   const router = new Router({ prefix: '/v2/threads' });

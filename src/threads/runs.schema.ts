@@ -4,7 +4,7 @@ import { metadataSchema } from '../http/validation';
 import { MAX_MESSAGES_PER_REQUEST, messageInputSchema } from './threads.schema';
 
 /**
- * A Run (spec: Legacy endpoints; DECISIONS.md 6): the Assistant, plus what the Assistants API let a Run
+ * A Run (spec: Legacy endpoints; api-decisions 6): the Assistant, plus what the Assistants API let a Run
  * override for itself. Left out, a setting is the Assistant's.
  */
 const runFields = {

@@ -70,7 +70,7 @@ export function createRunsService(deps: RunsServiceDeps) {
   }
 
   /**
-   * The hold of the Run's first model call (DESIGN.md "Money: holds"), in the transaction that writes the Run: a
+   * The hold of the Run's first model call (docs/architecture.md, "Money: holds"), in the transaction that writes the Run: a
    * 402 leaves nothing written. Each later round holds for itself (activities/run.activities.ts); each round's
    * debit settles its hold.
    */

@@ -2,7 +2,7 @@ import type { ColumnType, Selectable } from 'kysely';
 import type { CreatedAt, Json, JsonDefault, NullableTimestamp, Serial } from '../db/columns';
 import type { FunctionToolSpec } from '../responses/response-types';
 
-/** DECISIONS.md 6. Active: queued, in_progress, requires_action, cancelling (one per thread at most). */
+/** api-decisions 6. Active: queued, in_progress, requires_action, cancelling (one per thread at most). */
 export const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -71,7 +71,7 @@ export interface RunsTable {
   cancel_requested_at: NullableTimestamp;
 }
 
-/** DECISIONS.md 6. */
+/** api-decisions 6. */
 export interface RequiredAction {
   type: 'submit_tool_outputs';
   submit_tool_outputs: { tool_calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> };

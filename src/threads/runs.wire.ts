@@ -3,7 +3,7 @@ import type { RunRow } from './runs.table';
 
 const seconds = (date: Date | null) => (date ? toUnixSeconds(date) : null);
 
-/** DECISIONS.md 6, with the settings the Run was made with (as the Assistants API showed them). */
+/** api-decisions 6, with the settings the Run was made with (as the Assistants API showed them). */
 export function runToWire(row: RunRow) {
   return {
     id: row.id,

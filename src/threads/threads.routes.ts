@@ -16,7 +16,7 @@ import type { RunsService } from './runs.service';
 import { createThreadsService, messageInputToNew } from './threads.service';
 import { messageToWire, threadToWire } from './threads.wire';
 
-/** /v2/threads and their messages (spec: Legacy endpoints (version 2); shapes DECISIONS.md 5). */
+/** /v2/threads and their messages (spec: Legacy endpoints (version 2); shapes api-decisions 5). */
 export interface ThreadsRoutesDeps {
   db: Db;
   /** Deleting a thread cancels its active Run first. */

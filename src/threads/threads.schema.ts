@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { metadataSchema } from '../http/validation';
 
-/** Spec: at most this many messages at thread creation and in one bulk create (DECISIONS.md 5). */
+/** Spec: at most this many messages at thread creation and in one bulk create (api-decisions 5). */
 export const MAX_MESSAGES_PER_REQUEST = 100;
 
 const textPartSchema = z.strictObject({
@@ -15,7 +15,7 @@ const contentSchema = z.union(
   { error: "content must be a string or a non-empty array of {type: 'text', text} parts" },
 );
 
-/** A message as a client sends it (spec: Legacy endpoints, `{role, content}`; metadata as DECISIONS.md 18). */
+/** A message as a client sends it (spec: Legacy endpoints, `{role, content}`; metadata as api-decisions 18). */
 export const messageInputSchema = z.strictObject({
   role: z.enum(['user', 'assistant'], { error: "role must be 'user' or 'assistant'" }),
   content: contentSchema,

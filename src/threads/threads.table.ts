@@ -6,7 +6,7 @@ export interface ThreadsTable {
   id: string;
   account_id: string;
   metadata: JsonDefault<Record<string, string>>;
-  /** Always null for now (DECISIONS.md 5); kept so the wire shape has a home when it is filled. */
+  /** Always null for now (api-decisions 5); kept so the wire shape has a home when it is filled. */
   tool_resources: JsonDefault<Record<string, unknown> | null>;
   created_at: CreatedAt;
 }

@@ -1,7 +1,7 @@
 import { toUnixSeconds } from '../time';
 import type { ThreadMessageRow, ThreadRow } from './threads.table';
 
-/** Row → wire (DECISIONS.md 5). */
+/** Row → wire (api-decisions 5). */
 
 export function threadToWire(row: ThreadRow) {
   return {

@@ -1,7 +1,7 @@
 import net from 'node:net';
 
 /**
- * Which IP addresses an outbound request from the service must not reach (SSRF guard, DESIGN.md):
+ * Which IP addresses an outbound request from the service must not reach (the SSRF guard):
  * everything that is not a globally routable unicast address. Classification is by name so a refusal
  * can say why ("loopback", "private", ...). IPv6 forms that embed an IPv4 address (mapped, NAT64,
  * 6to4, Teredo) are judged by the IPv4 address they lead to, since that is where the packets go.

@@ -3,7 +3,7 @@ import { priceCall } from '../../src/billing/pricing';
 import type { Price } from '../../src/catalog/catalog-types';
 
 /**
- * Billing exact to the kopeck over time (DECISIONS.md 10; issue 34): each debit is whole kopecks, the account
+ * Billing exact to the kopeck over time (api-decisions 10; issue 34): each debit is whole kopecks, the account
  * carries the fraction, so over any period an account's debits never exceed the exact sum of its costs by a
  * kopeck or more (and, the carry being paid ahead, never fall below it). A property test over random prices and
  * request sizes, debited concurrently (group-committed batches), under holds or not, with retries.

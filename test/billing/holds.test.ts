@@ -6,7 +6,7 @@ import { createdEvent } from '../../src/responses/response-events';
 import { insertQueuedResponses, type QueuedInsert } from '../../src/responses/responses.repository';
 
 /**
- * Billing holds (DESIGN.md "Money: holds", DECISIONS.md 25): every billable operation holds the most it can cost
+ * Billing holds (docs/architecture.md, "Money: holds", api-decisions 25): every billable operation holds the most it can cost
  * at admission, atomically with the check; its debit settles the hold. Under any concurrency the balance never
  * goes below zero, `balance = credits − debits` exactly, and each operation is debited at most once.
  */

@@ -75,7 +75,7 @@ describe('catalog endpoints (no vendor keys)', () => {
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.body)).toEqual(shippedModelCodes);
     for (const [code, record] of Object.entries<any>(reply.body)) {
-      // Audio models add their own fields (DECISIONS.md 24): tts its voices and text limit, stt whether it is asynchronous.
+      // Audio models add their own fields (api-decisions 24): tts its voices and text limit, stt whether it is asynchronous.
       const audioFields = record.type === 'tts' ? ['voices', 'max_input_characters'] : record.type === 'stt' ? ['asynchronous'] : [];
       expect(Object.keys(record)).toEqual([...MODEL_FIELDS, ...audioFields]);
       expect(record.code).toBe(code);

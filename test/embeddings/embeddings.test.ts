@@ -115,7 +115,7 @@ describe('embeddings (dev vendor)', () => {
     expect(reply.body.error.code).toBe('organization.payment_required');
     expect(await debits(app, empty.accountId)).toEqual([]);
 
-    // A balance driven to zero by billing is refused the same way (DECISIONS.md 11: checked at creation).
+    // A balance driven to zero by billing is refused the same way (api-decisions 11: checked at creation).
     const small = await app.createAccount({ balance: 1 });
     expect((await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } })).status).toBe(200);
     expect((await app.request('GET', '/v2/organization/balance', { key: small.key })).body.balance).toBe(0);

@@ -2,7 +2,7 @@ import { pollUntil } from '../responses/helpers';
 import { useEngineUnderTest } from './engine-under-test';
 
 /**
- * DECISIONS.md 15: a cancel that loses the race with completion is a 400 `response.not_cancellable`, not a 200
+ * api-decisions 15: a cancel that loses the race with completion is a 400 `response.not_cancellable`, not a 200
  * carrying `completed`. The race is made certain: the vendor call returns its finished outcome only once the
  * cancel request is recorded, ignoring the abort as a call that had already finished would.
  */

@@ -2,7 +2,7 @@ import { useTestApp } from '../support/harness';
 
 /**
  * Idempotency-Key on the synchronous billable calls (chat completions v2 and v1, embeddings, speech), with the contract
- * of Responses (DECISIONS.md 17): same key and body → the stored reply, nothing run or billed again; another body
+ * of Responses (api-decisions 17): same key and body → the stored reply, nothing run or billed again; another body
  * → 400; a call still running → 409; a failed call stores no reply and runs again under its request id; a call abandoned by a crash runs again under
  * its request id, so its debit is not repeated.
  */

@@ -3,7 +3,7 @@ import { toRequest, parseArguments } from '../../src/admin/cli';
 import { postgresUrl, TestApp } from '../support/harness';
 import { pollUntil } from '../responses/helpers';
 
-/** Per-account limits (DECISIONS.md 26): set by operators, 429 request.rate_limited with Retry-After over them. */
+/** Per-account limits (api-decisions 26): set by operators, 429 request.rate_limited with Retry-After over them. */
 describe('per-account limits', () => {
   let app: TestApp;
   beforeAll(async () => {

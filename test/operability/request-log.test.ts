@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { TestApp } from '../support/harness';
 
-/** One log line per request at info (README "Logs"); the request id returned and accepted; LOG_FORMAT=pretty. */
+/** One log line per request at info (docs/operations.md, "Logs"); the request id returned and accepted; LOG_FORMAT=pretty. */
 describe('request logs', () => {
   const lines: any[] = [];
   let app: TestApp;

@@ -1,5 +1,5 @@
 /**
- * A debit under the carry (DECISIONS.md 10): its amount is its exact cost less what the account had paid ahead
+ * A debit under the carry (api-decisions 10): its amount is its exact cost less what the account had paid ahead
  * (the carry before it), rounded up, and its metadata records the cost and the carry after it. For tests of
  * one slice that bill on an account shared with other tests, whose carry before is not known in advance.
  */

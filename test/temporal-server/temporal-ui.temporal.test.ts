@@ -10,7 +10,7 @@ import { connectClient, describeOnTemporal } from './temporal-client';
  * An operator in the Temporal Web UI that `npm run temporal` serves (headless Chromium): finds a customer's jobs by
  * `SwitchyardAccountId`, narrows them by `SwitchyardStatus`, opens a Response's workflow and reads its history, its
  * search attributes and its memo. No request leaves the host. Screenshots go to docs/screenshots/temporal-ui-*.png
- * (the README's "Inspecting in the Temporal UI"). The UI listens on the gRPC port + 1000, as `temporal server
+ * (docs/operations.md, "Inspecting in the Temporal UI"). The UI listens on the gRPC port + 1000, as `temporal server
  * start-dev` and scripts/temporal.js place it, unless TEST_TEMPORAL_UI_URL says otherwise.
  */
 const SCREENSHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');

@@ -196,7 +196,7 @@ describe('run activities under MockActivityEnvironment', () => {
     });
 
     // A cancel that lands after the vendor answered with tool calls but before requireAction: the calls are not
-    // stored, the tokens the vendor reported are still billed (DECISIONS.md 10, 12).
+    // stored, the tokens the vendor reported are still billed (api-decisions 10, 12).
     it('bills a tool-call round whose Run was cancelled before requireAction (the calls the flow makes)', async () => {
       const { threadId, runId, input, outcome } = await askForTool('Lima');
       await call('POST', `/v2/threads/${threadId}/runs/${runId}/cancel`);

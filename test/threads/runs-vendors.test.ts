@@ -4,7 +4,7 @@ import { debitsOf, pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 
 /**
- * Spec: Legacy endpoints (Runs); DECISIONS.md 6, 10. Runs are emulated by the service on the provider port, so a
+ * Spec: Legacy endpoints (Runs); api-decisions 6, 10. Runs are emulated by the service on the provider port, so a
  * Run must work on every adapter: OpenAI (Responses API), Anthropic (Messages), Gemini (generateContent) and an
  * OpenAI-compatible vendor (Chat Completions; Mistral in the catalog). Each vendor is a loopback fake speaking its
  * wire protocol (test/fakes); the project catalog points at them through the *_BASE_URL settings.

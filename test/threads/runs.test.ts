@@ -2,7 +2,7 @@ import { useTestApp } from '../support/harness';
 import { expectCarried } from '../support/carry';
 import { debitsOf, pollUntil } from '../responses/helpers';
 
-/** Spec: Legacy endpoints (Runs); DECISIONS.md 6, 10, 11. Runs of dev-echo over real HTTP. */
+/** Spec: Legacy endpoints (Runs); api-decisions 6, 10, 11. Runs of dev-echo over real HTTP. */
 describe('runs', () => {
   const suite = useTestApp({ app: { env: { RUN_REQUIRES_ACTION_TIMEOUT_MS: '1500' } } });
   const call = (method: string, path: string, body?: unknown, key = suite.key) => suite.app.request(method, path, { key, body });

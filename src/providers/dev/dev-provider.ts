@@ -16,7 +16,7 @@ import { createDevSpeechModel } from './audio/dev-speech';
 import { createDevTranscriptionModel } from './audio/dev-transcription';
 
 /**
- * The built-in `dev` vendor (DECISIONS.md "The built-in dev vendor"): no keys, no network, deterministic.
+ * The built-in `dev` vendor (docs/api-decisions.md "The built-in dev vendor"): no keys, no network, deterministic.
  *
  * dev-echo replies with the text of the latest user message. Tokens are whitespace-separated words:
  * input tokens are every word sent (instructions; message texts; function call names and arguments;

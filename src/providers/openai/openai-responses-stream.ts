@@ -2,12 +2,12 @@ import { APICallError, JSONParseError, TypeValidationError, type LanguageModelV3
 import { vendorRequest } from '../shared/vendor-fetch';
 
 /**
- * A narrow streaming path for the OpenAI Responses API (a deliberate departure, README "Deliberate departures"):
+ * A narrow streaming path for the OpenAI Responses API (a deliberate departure, docs/architecture.md, "Where we depart from the original design"):
  * the request is still the AI SDK's (its `getArgs` builds the body from the call, its config gives the URL and
  * headers), but the reply is read here, from undici's Node stream, instead of through the SDK's chain of web
  * streams (`TextDecoderStream` → `EventSourceParserStream` → a zod-validating `TransformStream` → a `tee` →
  * the model's own `TransformStream`). That chain cost about half of the service's CPU per streamed Response,
- * most of it zod's asynchronous parse of every chunk and web-stream bookkeeping (README, "Benchmarks").
+ * most of it zod's asynchronous parse of every chunk and web-stream bookkeeping (bench/README.md).
  *
  * Only what the provider port carries is read: text (and refusal) deltas, function calls, the finish with its
  * usage, and errors. The parts come out in the AI SDK's own shapes and meanings (finish reasons, usage, error

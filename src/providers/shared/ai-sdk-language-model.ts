@@ -40,10 +40,10 @@ export interface AiSdkLanguageModelConfig {
  * It calls the vendor model's own `doGenerate` / `doStream` (the AI SDK provider specification) rather
  * than `generateText` / `streamText`: those add what this service does not use (multi-step tool loops,
  * tool execution, telemetry spans, their own retries, re-validating our prompt with zod on every call),
- * and that cost more CPU per call than the rest of a request (README, "Benchmarks").
+ * and that cost more CPU per call than the rest of a request (bench/README.md).
  * The wire protocol, request building, response parsing and errors are the vendor SDK's, with one exception: an
- * adapter may read its streams itself (`openStream`), which only the OpenAI Responses adapter does (README,
- * "Deliberate departures from DESIGN.md").
+ * adapter may read its streams itself (`openStream`), which only the OpenAI Responses adapter does (docs/architecture.md,
+ * "Where we depart from the original design").
  */
 export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): LanguageModel {
   const { options } = config;

@@ -8,7 +8,7 @@ import { usltTag } from './id3';
 import { wavFile } from './wav-reader';
 
 /**
- * dev-tts (DECISIONS.md 24): real speech, offline. meSpeak (eSpeak compiled to JavaScript) renders each
+ * dev-tts (api-decisions 24): real speech, offline. meSpeak (eSpeak compiled to JavaScript) renders each
  * sentence to 22.05 kHz PCM, lamejs encodes it to 48 kbit/s mono MP3 as it goes, and the file starts with
  * an ID3v2.4 tag whose `USLT` frame holds the text spoken, which dev-stt reads back.
  *

@@ -7,7 +7,7 @@ import { mixDown, SpeechActivity } from './speech-activity';
 import { WavReader } from './wav-reader';
 
 /**
- * dev-stt and dev-stt-async (DECISIONS.md 24): they really decode the upload (WAV and MP3), report its true
+ * dev-stt and dev-stt-async (api-decisions 24): they really decode the upload (WAV and MP3), report its true
  * duration and the speech segments of an energy-based voice-activity pass, and take the words from the file's
  * ID3 `USLT` frame (what dev-tts writes) when it has one. No open-vocabulary recogniser can be installed here,
  * so without that frame the reply has no words and says so in `notice`. The file is read as a stream: memory
