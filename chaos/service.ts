@@ -181,13 +181,13 @@ export async function ledgerOf(service: Service, key: string) {
     const operation = String(debit.metadata.response_id ?? debit.metadata.request_id ?? debit.id);
     perOperation.set(operation, (perOperation.get(operation) ?? 0) + 1);
   }
-  return {
-    balance: balance.balance as number,
-    held: (balance.balance - balance.available) as number,
   // Exact to the kopeck over time (the carry): the debits come to the exact sum of their costs (metadata.cost) plus
   // less than one kopeck, never less than it. Off by a kopeck or more either way counts as a mismatch.
   const excess = debits.reduce((sum, t) => sum + t.amount - Number(t.metadata.cost ?? t.amount), 0);
   const carryOff = excess > -1e-6 && excess < 1 - 1e-6 ? 0 : Math.max(1, Math.ceil(Math.abs(excess)));
+  return {
+    balance: balance.balance as number,
+    held: (balance.balance - balance.available) as number,
     mismatch: balance.balance - (credits - debits.reduce((sum, t) => sum + t.amount, 0)) + carryOff,
     doubleDebits: [...perOperation.values()].filter((count) => count > 1).length,
     transactions,
