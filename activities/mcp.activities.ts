@@ -86,7 +86,9 @@ export function createMcpActivities(deps: McpActivityDeps) {
     } catch {
       args = undefined;
     }
-    if (!args || typeof args !== 'object' || Array.isArray(args)) {
+    if (call.refused) {
+      result = failure(call.refused);
+    } else if (!args || typeof args !== 'object' || Array.isArray(args)) {
       result = failure('The arguments are not a JSON object.');
     } else {
       const server = (await serversFor(responseId)).find((candidate) => candidate.server_label === call.serverLabel);

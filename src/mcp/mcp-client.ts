@@ -58,7 +58,8 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
   if (headersProblem) throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${headersProblem}`);
   const maxListingBytes = options.maxListingBytes ?? DEFAULT_MAX_LISTING_BYTES;
   const headers: Record<string, string> = { ...(server.headers ?? {}) };
-  if (server.authorization) headers.Authorization = `Bearer ${server.authorization}`;
+  const token = bearerToken(server.authorization);
+  if (token) headers.Authorization = `Bearer ${token}`;
   const guardedFetch = createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, connectTimeoutMs: options.timeoutMs });
   // A reply over the budget breaks the session and fails what waits on it at once.
   const overBudget = new AbortController();
@@ -180,6 +181,12 @@ function resultText(result: { content?: unknown; structuredContent?: unknown; to
 }
 
 /** An error's message with the request's secrets (token, header values) removed, on one line. */
+/** `authorization` as given, with or without its `Bearer ` prefix (any case): the token alone, sent once prefixed. */
+export function bearerToken(authorization: string | undefined): string | undefined {
+  const token = authorization?.replace(/^\s*bearer\s+/i, '').trim();
+  return token ? token : undefined;
+}
+
 export function scrubbedMessage(error: unknown, server: Pick<McpServerSpec, 'authorization' | 'headers'>): string {
   let message = error instanceof Error ? error.message : String(error);
   // fetch reports every connection failure as "fetch failed": the cause says which (a refusal of the SSRF
@@ -191,7 +198,7 @@ export function scrubbedMessage(error: unknown, server: Pick<McpServerSpec, 'aut
     for (let depth = 0; depth < 8 && (cause as { cause?: unknown })?.cause; depth++) cause = (cause as { cause: unknown }).cause;
     if (cause !== error && cause instanceof Error) message = `${message} (${cause.message})`;
   }
-  const secrets = [server.authorization, ...Object.values(server.headers ?? {})].filter((value): value is string => Boolean(value && value.length >= 4));
+  const secrets = [server.authorization, bearerToken(server.authorization), ...Object.values(server.headers ?? {})].filter((value): value is string => Boolean(value && value.length >= 4));
   for (const secret of secrets) message = message.split(secret).join('[redacted]');
   return message.replace(/\s+/g, ' ').trim().slice(0, 500) || 'unknown error';
 }

@@ -61,6 +61,8 @@ export interface McpCallRequest {
   serverLabel: string;
   name: string;
   arguments: string;
+  /** Why the call is refused without reaching a server (the model named a tool several servers offer). */
+  refused?: string;
 }
 
 /** What callMcpTool returns: the tool's text, or why the call failed (the model is told, the Response goes on). */

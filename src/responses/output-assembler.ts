@@ -19,6 +19,8 @@ export class OutputAssembler {
   private message: MessageOutputItem | undefined;
   private finishPart: Extract<TextStreamPart, { type: 'finish' }> | undefined;
   private readonly mcpByName: Map<string, McpFunction>;
+  /** The namespaced functions of each tool name that several servers offer (each server's under `<label>__<name>`). */
+  private readonly mcpCollisions = new Map<string, McpFunction[]>();
 
   constructor(
     private readonly writer: EventWriter,
@@ -27,6 +29,10 @@ export class OutputAssembler {
   ) {
     this.output = [...prior];
     this.mcpByName = new Map(mcpFunctions.map((fn) => [fn.name, fn]));
+    for (const fn of mcpFunctions) {
+      if (fn.name === fn.toolName) continue;
+      this.mcpCollisions.set(fn.toolName, [...(this.mcpCollisions.get(fn.toolName) ?? []), fn]);
+    }
   }
 
   accept(part: TextStreamPart, parallelToolCalls: boolean) {
@@ -47,6 +53,13 @@ export class OutputAssembler {
       if (!parallelToolCalls && (this.functionCalled || this.mcpCalls.length > 0)) return;
       const mcp = this.mcpByName.get(part.name);
       if (mcp) return this.acceptMcpCall(part, mcp);
+      // A bare name that more than one server offers (each as `<label>__<name>`): neither server's, and no client
+      // function either; the call fails and the model is told the names to use.
+      const offered = this.mcpCollisions.get(part.name);
+      if (offered && offered.length > 1) {
+        const labels = offered.map((fn) => fn.serverLabel);
+        return this.acceptMcpCall(part, { ...offered[0]!, serverLabel: labels.join(', ') }, `Tool "${part.name}" is offered by more than one MCP server (${labels.join(', ')}); call ${offered.map((fn) => fn.name).join(' or ')}.`);
+      }
       this.functionCalled = true;
       const item: FunctionCallOutputItem = { id: newId('fc'), type: 'function_call', call_id: part.callId, name: part.name, arguments: part.arguments, status: 'completed' };
       this.output.push(item);
@@ -80,12 +93,12 @@ export class OutputAssembler {
     return { reason, usage: this.finishPart?.usage ?? { inputTokens: 0, outputTokens: 0 } };
   }
 
-  private acceptMcpCall(part: Extract<TextStreamPart, { type: 'tool-call' }>, mcp: McpFunction) {
+  private acceptMcpCall(part: Extract<TextStreamPart, { type: 'tool-call' }>, mcp: McpFunction, refused?: string) {
     const item: McpCallItem = {
       id: newId('mcp'), type: 'mcp_call', server_label: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments, output: null, error: null, status: 'in_progress',
     };
     this.output.push(item);
-    this.mcpCalls.push({ itemId: item.id, serverLabel: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments });
+    this.mcpCalls.push({ itemId: item.id, serverLabel: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments, ...(refused ? { refused } : {}) });
     const outputIndex = this.output.length - 1;
     this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '' } });
     this.writer.emit({ type: 'response.mcp_call_arguments.done', output_index: outputIndex, item_id: item.id, arguments: part.arguments });
