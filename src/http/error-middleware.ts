@@ -27,10 +27,12 @@ export function errorMiddleware(logger: Logger) {
       }
     } catch (error) {
       if (ctx.headerSent || !ctx.writable) {
-        // A body cut off by its client, or by the server for arriving too slowly (http/server.ts), is the peer's
-        // doing: logged at debug, or a trickling crowd would fill the error log.
+        // A body cut off by its client, or by the server for arriving too slowly (http/server.ts), and a client that
+        // left before its reply was built (a 499) are the peer's doing: logged at debug, or a trickling or impatient
+        // crowd would fill the error log.
         const cutOff = ctx.req.destroyed && !ctx.req.complete;
-        logger[cutOff ? 'debug' : 'error']({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
+        const clientGone = ApiError.isInstance(error) && error.status === 499;
+        logger[cutOff || clientGone ? 'debug' : 'error']({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
         return;
       }
       const apiError = toApiError(error);
