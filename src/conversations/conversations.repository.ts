@@ -6,6 +6,7 @@ import { notFound } from '../errors';
 import { newId } from '../ids';
 import type { McpToolDescription } from '../mcp/mcp-types';
 import type { ContentPart, ConversationItemRow, ConversationRow } from './conversations.table';
+import { outputTextToWire } from '../responses/response-wire';
 import { toUnixSeconds } from '../time';
 
 /**
@@ -235,7 +236,8 @@ export function itemToWire(row: ConversationItemRow) {
   };
   switch (row.type) {
     case 'message':
-      return { ...base, role: row.role, status: row.status, content: row.content ?? [], ...tail };
+      // Output text as OpenAI's reference has it (with its annotations and logprobs arrays).
+      return { ...base, role: row.role, status: row.status, content: (row.content ?? []).map((part) => (part.type === 'output_text' ? outputTextToWire({ type: 'output_text' as const, text: part.text }) : { type: 'input_text' as const, text: part.text })), ...tail };
     case 'function_call':
       return { ...base, status: row.status, call_id: row.call_id, name: row.name, arguments: row.arguments, ...tail };
     case 'function_call_output':

@@ -63,7 +63,7 @@ describe(`conversations and items (${backend})`, () => {
         { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is the weather?' }] },
         { ...base, id: expect.stringMatching(/^fc_/), type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
         { ...base, id: expect.stringMatching(/^fco_/), type: 'function_call_output', call_id: 'call_1', output: '{"celsius":4}' },
-        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It is 4 °C in Oslo.' }] },
+        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It is 4 °C in Oslo.', annotations: [], logprobs: [] }] },
       ],
       first_id: items.body.data[0].id,
       last_id: items.body.data[5].id,
@@ -424,7 +424,7 @@ describe(`conversations and items (${backend})`, () => {
     expect(rows.map((row) => [row.type, row.response_id])).toEqual([['function_call', 'resp_test1'], ['message', 'resp_test1']]);
     expect(itemToWire(rows[1])).toEqual({
       id: rows[1].id, object: 'conversation.item', type: 'message', role: 'assistant', status: 'completed',
-      content: [{ type: 'output_text', text: 'answer' }], created_at: expect.any(Number), metadata: {}, response_id: 'resp_test1',
+      content: [{ type: 'output_text', text: 'answer', annotations: [], logprobs: [] }], created_at: expect.any(Number), metadata: {}, response_id: 'resp_test1',
     });
     const viaApi = await call('GET', `/v2/conversations/${id}/items/${rows[0].id}`);
     expect(viaApi.body).toMatchObject({ id: 'fc_fixed_for_retry', type: 'function_call', call_id: 'call_a', name: 'lookup', response_id: 'resp_test1' });

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { itemToWire } from '../../src/conversations/conversations.repository';
 import type { chatChunks, chatCompletionToOpenAI } from '../../src/openai/openai-chat';
 import type { inputItemToWire, outputItemToWire, ResponseWire, streamEventToWire } from '../../src/responses/response-wire';
 
@@ -37,6 +38,7 @@ export const openAIReplyChecks = {
   usage: (wire: NonNullable<ResponseWire['usage']>): OpenAI.Responses.ResponseUsage => wire,
   inputMessage: (wire: WireAssistantInput): Replaced<OpenAI.Responses.ResponseInputMessageItem, 'role' | 'content', { content: unknown[] }> => wire,
   outputText: (wire: WireMessage['content'][number]): OpenAI.Responses.ResponseOutputText => wire,
+  conversationMessageContent: (wire: Extract<ReturnType<typeof itemToWire>, { content: unknown }>['content'][number]): OpenAI.Conversations.Message['content'][number] => wire,
   chatCompletion: (wire: ReturnType<typeof chatCompletionToOpenAI>): OpenAI.Chat.ChatCompletion => wire,
   streamEvent: (wire: ReturnType<typeof streamEventToWire>): { type: string; sequence_number: number } => wire,
 };

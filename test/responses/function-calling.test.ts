@@ -73,7 +73,7 @@ describe('responses: function calling', () => {
     ]);
     expect(items[1]).toMatchObject({ id: item.id, call_id: item.call_id, name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
     expect(items[2]).toMatchObject({ call_id: item.call_id, output: 'sunny' });
-    expect(items[3].content).toEqual([{ type: 'output_text', text: 'Tool get_weather returned: sunny' }]);
+    expect(items[3].content).toEqual([{ type: 'output_text', text: 'Tool get_weather returned: sunny', annotations: [], logprobs: [] }]);
   });
 
   it('streams a function call as output_item.added and output_item.done', async () => {

@@ -32,7 +32,7 @@ describe('responses: history from conversations and previous responses', () => {
     const items = await itemsOf(conversation);
     expect(items).toEqual([
       expect.objectContaining({ object: 'conversation.item', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'alpha beta gamma' }], response_id: response.id }),
-      expect.objectContaining({ object: 'conversation.item', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma' }], response_id: response.id }),
+      expect.objectContaining({ object: 'conversation.item', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }], response_id: response.id }),
     ]);
     // The output item in the conversation is the Response's own output item.
     expect(items[1].id).toBe(response.output[0].id);

@@ -2,6 +2,9 @@ import { useTestApp } from '../support/harness';
 import { isTerminal, type SseEvent } from '../support/sse';
 import { createResponse, openCreateStream, openResumeStream, outputText, readUntilFirstDelta, waitForFinal, wordList } from './helpers';
 
+/** The token details OpenAI's reference requires in a Response's usage (none are counted separately here). */
+const OPENAI_TOKEN_DETAILS = { input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
+
 /** Spec: Responses (background, synchronous, stream), Events (SSE), stream resume; DECISIONS 14. */
 describe('responses: background, synchronous and streamed modes', () => {
   const suite = useTestApp();
@@ -31,9 +34,9 @@ describe('responses: background, synchronous and streamed modes', () => {
     const final = await waitForFinal(suite.app, suite.key, created.body.id);
     expect(final).toMatchObject({ id: created.body.id, object: 'response', status: 'completed', background: true, error: null });
     expect(final.output).toEqual([
-      { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma' }] },
+      { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }] },
     ]);
-    expect(final.usage).toEqual({ input_tokens: 3, output_tokens: 3, total_tokens: 6, cost: expect.any(Number) });
+    expect(final.usage).toEqual({ input_tokens: 3, output_tokens: 3, total_tokens: 6, cost: expect.any(Number), ...OPENAI_TOKEN_DETAILS });
     expect(final.usage.cost).toBeGreaterThan(0);
     expect(final.completed_at).toBeGreaterThanOrEqual(final.created_at);
   });
@@ -123,7 +126,7 @@ describe('responses: background, synchronous and streamed modes', () => {
       output_index: 0,
       item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
     });
-    expect(partAdded.data).toEqual({ type: 'response.content_part.added', sequence_number: 3, output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: '', annotations: [] } });
+    expect(partAdded.data).toEqual({ type: 'response.content_part.added', sequence_number: 3, output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
     const partDone = events.find((event) => event.event === 'response.content_part.done')!;
     expect(partDone.data).toMatchObject({ output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: events.at(-1)!.data.response.output[0].content[0].text, annotations: [] } });
     for (const delta of deltas) {
@@ -134,6 +137,7 @@ describe('responses: background, synchronous and streamed modes', () => {
         content_index: 0,
         item_id: itemId,
         delta: expect.any(String),
+        logprobs: [],
       });
     }
     const text = deltas.map((delta) => delta.data.delta).join('');
@@ -147,19 +151,20 @@ describe('responses: background, synchronous and streamed modes', () => {
       content_index: 0,
       item_id: itemId,
       text,
+      logprobs: [],
     });
     expect(itemDone.data).toEqual({
       type: 'response.output_item.done',
       sequence_number: itemDone.data.sequence_number,
       output_index: 0,
-      item: { id: itemId, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] },
+      item: { id: itemId, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] },
     });
 
     // The final event carries the full Response, the same one GET returns afterwards.
     const response = completed.data.response;
     expect(response).toMatchObject({ id, object: 'response', status: 'completed', background: false, error: null });
     expect(response.output).toEqual([itemDone.data.item]);
-    expect(response.usage).toEqual({ input_tokens: 4, output_tokens: 30, total_tokens: 34, cost: expect.any(Number) });
+    expect(response.usage).toEqual({ input_tokens: 4, output_tokens: 30, total_tokens: 34, cost: expect.any(Number), ...OPENAI_TOKEN_DETAILS });
     const stored = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(stored.body).toEqual(response);
     expect(outputText(stored.body)).toBe(text);
@@ -168,7 +173,7 @@ describe('responses: background, synchronous and streamed modes', () => {
   it('max_output_tokens reached: incomplete, with incomplete_details and the truncated text (DECISIONS 16)', async () => {
     const sync = await createResponse(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4, background: false });
     expect(sync.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, error: null, max_output_tokens: 4 });
-    expect(sync.body.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: wordList(4) }] })]);
+    expect(sync.body.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: wordList(4), annotations: [], logprobs: [] }] })]);
     expect(sync.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 4 });
 
     const events = await (await openCreateStream(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4 })).readAll();

@@ -31,7 +31,7 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
     const item = { id: 'msg_dead0000000000000000', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
     const stored = [
       { type: 'response.output_item.added', output_index: 0, item },
-      { type: 'response.content_part.added', output_index: 0, content_index: 0, item_id: item.id, part: { type: 'output_text', text: '', annotations: [] } },
+      { type: 'response.content_part.added', output_index: 0, content_index: 0, item_id: item.id, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } },
       ...text.map((delta) => ({ type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: item.id, delta })),
     ];
     const first = (await events.read(id, -1)).length; // created, in_progress
