@@ -142,6 +142,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       throw invalidRequest('response', `max_output_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
     }
     const prompt = await buildPrompt(db, { account_id: accountId, conversation_id: conversationId ?? null, previous_response_id: body.previous_response_id ?? null, request }, model.contextWindow);
+    assertCallsAnswered(request, prompt.items);
     if (!prompt.fits) {
       throw invalidRequest(
         'response',
@@ -328,6 +329,22 @@ function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
  * A tool choice must be satisfiable by the Response's function tools (its own or its Assistant's): vendors
  * refuse `required` without tools or a named function that is not offered, after we would have started.
  */
+/**
+ * Every `function_call_output` of the input answers a `function_call` the model made: in this input, the previous
+ * Response or the conversation (the items of the prompt). An unknown `call_id` is a 400 naming it, as OpenAI's is,
+ * not an output silently passed to a model that never asked for it. Not checked when message_limit or automatic
+ * truncation may have left the call out of the prompt.
+ */
+function assertCallsAnswered(request: ResponseRequest, items: ReadonlyArray<{ type: string; callId?: string }>) {
+  if (request.message_limit !== null || request.truncation !== 'disabled') return;
+  const calls = new Set(items.filter((item) => item.type === 'function_call').map((item) => item.callId));
+  request.input.forEach((item, index) => {
+    if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
+      throw invalidRequest('response', `input[${index}]: no function call with call_id "${item.call_id}" in this input, its previous Response or its conversation.`);
+    }
+  });
+}
+
 function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], functionTools: FunctionToolSpec[], mcpTools: McpToolSpec[]) {
   if (choice === 'required' && functionTools.length === 0 && mcpTools.length === 0) {
     throw invalidRequest('response', 'tool_choice "required" needs at least one function or MCP tool.');

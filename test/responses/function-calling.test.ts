@@ -116,6 +116,34 @@ describe('responses: function calling', () => {
     expect(reply.body.usage.input_tokens).toBe(4 + 3);
   });
 
+  it('refuses a function_call_output whose call_id answers no function call, naming it; nothing is created', async () => {
+    const before = (await suite.app.request('GET', '/v2/organization/balance', { key: suite.key })).body;
+    const reply = await createResponse(suite.app, suite.key, { input: [{ type: 'function_call_output', call_id: 'call_nobody_made', output: 'sunny' }], tools, background: false });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toEqual({ error: { code: 'response.invalid_request', message: expect.stringContaining('"call_nobody_made"') } });
+    expect(reply.body.error.message).toMatch(/^input\[0\]: no function call with call_id "call_nobody_made"/);
+    // With a previous Response whose call has another id, the same.
+    const call = await createResponse(suite.app, suite.key, { input: CALL, tools, background: false });
+    const wrong = await createResponse(suite.app, suite.key, {
+      previous_response_id: call.body.id,
+      input: [{ type: 'function_call_output', call_id: `${call.body.output[0].call_id}x`, output: 'sunny' }],
+      tools,
+      background: false,
+    });
+    expect([wrong.status, wrong.body.error.code]).toEqual([400, 'response.invalid_request']);
+    // A call and its output in the same input are answered.
+    const together = await createResponse(suite.app, suite.key, {
+      input: [
+        { type: 'function_call', call_id: 'call_inline', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+        { type: 'function_call_output', call_id: 'call_inline', output: 'snow' },
+      ],
+      tools,
+      background: false,
+    });
+    expect(together.status).toBe(200);
+    expect((await suite.app.request('GET', '/v2/organization/balance', { key: suite.key })).body.balance).toBeLessThan(before.balance);
+  });
+
   it('refuses a function_call_output input item without call_id', async () => {
     const reply = await createResponse(suite.app, suite.key, { input: [{ type: 'function_call_output', output: 'sunny' }] });
     expect([reply.status, reply.body.error.code]).toEqual([400, 'response.invalid_request']);
