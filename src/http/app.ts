@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { methodNotAllowed } from './method-not-allowed';
 import Koa from 'koa';
 import type { AccountsService } from '../accounts/accounts.service';
 import { adminRoutes } from '../admin/admin.routes';
@@ -69,13 +70,12 @@ export function createApp(deps: AppDeps): Koa {
   app.use(consoleRoutes().routes());
 
   const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
+  const routers = publicRouteModules.map((module) => module(deps));
+  app.use(methodNotAllowed([admin, ...routers]));
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));
 
   const api = new Router();
-  for (const module of publicRouteModules) {
-    const router = module(deps);
-    api.use(router.routes(), router.allowedMethods({ throw: true }));
-  }
+  for (const router of routers) api.use(router.routes(), router.allowedMethods({ throw: true }));
   app.use(api.routes());
   return app;
 }
