@@ -303,7 +303,7 @@ export const operations: Operation[] = [
   // OpenAI-compatible surface
   { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'get', path: '/openai/v1/models', summary: 'Models (OpenAI shape)', reply: reply.openAIModelList },
   { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'get', path: '/openai/v1/models/{id}', summary: 'One model (OpenAI shape)', reply: reply.openAIModel },
-  { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'post', path: '/openai/v1/embeddings', summary: 'Embeddings (OpenAI shape)', body: openAIEmbeddingsBody, reply: reply.openAIEmbeddings },
+  { ...key, tag: 'OpenAI-compatible', openAIErrors: true, method: 'post', path: '/openai/v1/embeddings', summary: 'Embeddings (OpenAI shape)', body: openAIEmbeddingsBody, reply: reply.openAIEmbeddings, idempotencyKey: true },
   {
     ...key,
     tag: 'OpenAI-compatible',
@@ -313,6 +313,7 @@ export const operations: Operation[] = [
     summary: 'Chat completions (OpenAI shape)',
     body: openAIChatBody,
     reply: reply.openAIChatCompletion,
+    idempotencyKey: true,
     alternatives: [sse(reply.openAIChatChunk, 'With `stream: true`: `data:` chunks, then `data: [DONE]`')],
   },
   {

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { publicRouteModules, type PublicRoutesDeps } from '../../src/http/routes';
+import { operations } from '../../src/openapi/operations';
 import { declaredModelWork } from '../../src/limits/account-limits';
 import { pollUntil } from '../responses/helpers';
 import { useTestApp } from '../support/harness';
@@ -35,6 +36,12 @@ describe('account limits by route, on every surface', () => {
     });
     // A creation route of these kinds added to any surface without the declaration fails here.
     for (const route of routes.filter((entry) => /\/(responses|runs|chat\/completions|embeddings)$/.test(entry.path))) expect(route).toMatchObject({ work: expect.anything() });
+  });
+
+  it('every route that starts model work, and speech, takes an Idempotency-Key on every surface (Runs do not yet)', () => {
+    const documented = new Set(operations.filter((operation) => operation.method === 'post' && operation.idempotencyKey).map((operation) => operation.path.replace(/\{(\w+)\}/g, ':$1')));
+    const billable = postRoutes().filter((route) => route.work || /\/audio\/speech$/.test(route.path)).map((route) => route.path);
+    expect(billable.filter((path) => !documented.has(path)).sort()).toEqual(['/v2/threads/:threadId/runs', '/v2/threads/runs']);
   });
 });
 
