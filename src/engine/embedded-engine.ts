@@ -191,6 +191,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       }
     } finally {
       running.delete(job.id);
+      if (running.size === 0 && stopping) clearInterval(leaseTimer);
       if (running.size === 0) idle.splice(0).forEach((resolve) => resolve());
       void pump();
     }
@@ -370,7 +371,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       if (stopping) return { handedOver: running.size }; // a second call (close after a drain): already waited
       stopping = true;
       clearInterval(pollTimer);
-      clearInterval(leaseTimer);
+      // Leases are renewed for as long as a job runs here, through the grace and after the hand-over until the process
+      // exits (they stop with the last job, below): a lease left to expire while its job still ran (the grace is 60 s,
+      // a lease 30 s; a process outlives its hand-over by the close of its connections) let another replica claim it,
+      // and the two attempts' events collided: the Response ended failed, 'its event stream could not be stored'.
+      if (running.size === 0) clearInterval(leaseTimer);
       unsubscribeCancel?.();
       // Running jobs are abandoned, not failed: their lease lets the next start resume them.
       if (running.size > 0) {

@@ -1,6 +1,5 @@
 import http from 'node:http';
-import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
-import { ADMIN_TOKEN, dropSchema } from '../support/harness';
+import { callServer, newServerAccount, useServerProcesses, type ServerProcess } from '../support/crash-server';
 import { SseStream } from '../support/sse';
 
 /**
@@ -24,27 +23,10 @@ function probe(url: string): Promise<number | string> {
 const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
 
 describe('SIGTERM: drain, then hand over', () => {
-  let storage: ServerStorage;
-  let servers: ServerProcess[] = [];
-  beforeEach(async () => {
-    storage = await newServerStorage('switchyard-drain-');
-  });
-  afterEach(async () => {
-    for (const server of servers) server.child.kill('SIGKILL');
-    servers = [];
-    if (storage?.schema) await dropSchema(storage.schema);
-  });
-
-  async function start(env: Record<string, string>) {
-    const server = await startServerProcess(storage, env);
-    servers.push(server);
-    return server;
-  }
+  const { start } = useServerProcesses('switchyard-drain-');
 
   async function account(server: ServerProcess) {
-    const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const created = await callServer(server, 'POST', '/admin/accounts', { name: 'drain', balance: 100_000 }, admin);
-    return { 'x-auth-token': (await callServer(server, 'POST', `/admin/accounts/${created.body.id}/keys`, {}, admin)).body.key as string };
+    return (await newServerAccount(server, { name: 'drain', balance: 100_000 })).auth;
   }
 
   const exited = (server: ServerProcess) => new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { ADMIN_TOKEN, SIGNING_SECRET, postgresUrl } from './harness';
+import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from './harness';
 
 /**
  * The service in a process of its own (server-process.ts), for tests that kill it (SIGKILL) and start it again on
@@ -72,10 +72,51 @@ export async function callServer(server: ServerProcess, method: string, urlPath:
   return { status: reply.status, body: (await reply.json()) as any };
 }
 
+/** Sends `signal` (SIGKILL: a crash; SIGTERM: a deploy) and resolves with the exit code once the process is gone. */
+export async function stopServer(server: ServerProcess | undefined, signal: 'SIGKILL' | 'SIGTERM'): Promise<number | null> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return server?.child.exitCode ?? null;
+  const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+  server.child.kill(signal);
+  return exited;
+}
+
 /** SIGKILL, resolved once the process is gone (nothing to do when it already is). */
 export async function killServer(server: ServerProcess | undefined): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill('SIGKILL');
-  await exited;
+  await stopServer(server, 'SIGKILL');
+}
+
+/** A new account (`fields` as POST /admin/accounts takes them) and a key of it on `server`. */
+export async function newServerAccount(server: ServerProcess, fields: Record<string, unknown>): Promise<{ accountId: string; key: string; auth: { 'x-auth-token': string } }> {
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  const account = await callServer(server, 'POST', '/admin/accounts', fields, admin);
+  const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+  return { accountId: account.body.id, key, auth: { 'x-auth-token': key } };
+}
+
+/**
+ * Jest hooks for a test's server processes: a new storage before each test; after it, every process it started
+ * killed and the storage removed. `start` starts one on the current storage (`env` over the file's `baseEnv`).
+ */
+export function useServerProcesses(prefix: string, baseEnv: Record<string, string> = {}) {
+  let storage: ServerStorage | undefined;
+  const servers: ServerProcess[] = [];
+  beforeEach(async () => {
+    storage = await newServerStorage(prefix);
+  });
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await killServer(server);
+    if (!storage) return;
+    fs.rmSync(storage.dataDir, { recursive: true, force: true });
+    if (storage.schema) await dropSchema(storage.schema);
+  });
+  return {
+    get storage(): ServerStorage {
+      return storage!;
+    },
+    async start(env: Record<string, string> = {}): Promise<ServerProcess> {
+      const server = await startServerProcess(storage!, { ...baseEnv, ...env });
+      servers.push(server);
+      return server;
+    },
+  };
 }
