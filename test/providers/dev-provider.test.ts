@@ -25,9 +25,26 @@ async function failure(promise: Promise<unknown>): Promise<ProviderError> {
 }
 
 describe('dev-echo', () => {
-  it('echoes the latest user message, counting words as tokens', async () => {
+  it('echoes the latest user message with its whitespace kept, counting words as tokens', async () => {
     const result = await llm.generateText(ask('Hello   there,\n general  Kenobi'));
-    expect(result).toEqual({ text: 'Hello there, general Kenobi', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 4 } });
+    expect(result).toEqual({ text: 'Hello   there,\n general  Kenobi', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 4 } });
+    // Streamed: one delta per word, each with the whitespace before it; together the text exactly.
+    const parts = await collect(ask('  a\tb\n\nc  '));
+    const deltas = parts.filter((part) => part.type === 'text-delta').map((part) => (part as { text: string }).text);
+    expect(deltas).toEqual(['  a', '\tb', '\n\nc  ']);
+    expect((await llm.generateText(ask('/delay 1 x\n  y'))).text).toBe('x\n  y');
+  });
+
+  it('honours tool_choice: none answers a /call as text, required and a named function make a call', async () => {
+    const tools = [{ name: 'get_weather', description: 'weather', parameters: { type: 'object' } }, { name: 'other', parameters: { type: 'object' } }];
+    const none = await llm.generateText(ask('/call get_weather {"city": "Oslo"}', { tools, toolChoice: 'none' }));
+    expect(none).toMatchObject({ text: '/call get_weather {"city": "Oslo"}', toolCalls: [], finishReason: 'stop' });
+    const required = await llm.generateText(ask('just chatting', { tools, toolChoice: 'required' }));
+    expect(required).toMatchObject({ text: '', toolCalls: [{ name: 'get_weather', arguments: '{}' }], finishReason: 'tool_calls' });
+    const named = await llm.generateText(ask('/call get_weather {"city": "Oslo"}', { tools, toolChoice: { type: 'function', name: 'other' } }));
+    expect(named.toolCalls).toEqual([{ callId: expect.stringMatching(/^call_/), name: 'other', arguments: '{"city": "Oslo"}' }]);
+    const auto = await llm.generateText(ask('just chatting', { tools, toolChoice: 'auto' }));
+    expect(auto).toMatchObject({ text: 'just chatting', toolCalls: [] });
   });
 
   it('counts every word sent: instructions, history, function calls and outputs, input', async () => {

@@ -31,7 +31,7 @@ import { createDevTranscriptionModel } from './audio/dev-transcription';
  * requested schema (`{}` without one), so a client's JSON parsing and schema checks can be exercised offline.
  * When the latest item is a function_call_output the reply is `Tool NAME returned: OUTPUT`, so a
  * function-call round trip completes. Steps joined by ` /then ` (`/call a {} /then /call b {}`) are taken
- * one per tool result since the user message, so a tool loop can run several rounds. Stream deltas are the first word, then " word" for each next one.
+ * one per tool result since the user message, so a tool loop can run several rounds. Stream deltas are each word with the whitespace before it, so a reply keeps its spaces, tabs and newlines; the request's tool_choice is honoured (honourToolChoice).
  *
  * dev-embed: 256-dimension unit vectors by feature hashing of lower-cased words.
  *
@@ -73,7 +73,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     });
 
   type Plan =
-    | { kind: 'text'; words: string[]; delayMs: number }
+    | { kind: 'text'; pieces: string[]; delayMs: number }
     | { kind: 'call'; name: string; arguments: string; delayMs: number }
     | { kind: 'error'; errorKind: ProviderErrorKind; delayMs: number };
 
@@ -89,9 +89,23 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
       if (results < steps.length) return readDirectives(steps[results]!, 0);
       const call = request.items.find((item) => item.type === 'function_call' && item.callId === last.callId);
       const name = last.name ?? (call?.type === 'function_call' ? call.name : last.callId);
-      return { kind: 'text', words: words(`Tool ${name} returned: ${last.output}`), delayMs: 0 };
+      return { kind: 'text', pieces: pieces(`Tool ${name} returned: ${last.output}`), delayMs: 0 };
     }
-    return user ? readDirectives(steps[0]!, 0) : { kind: 'text', words: [], delayMs: 0 };
+    return user ? readDirectives(steps[0]!, 0) : { kind: 'text', pieces: [], delayMs: 0 };
+  }
+
+  /**
+   * The request's tool_choice, as a vendor honours it: `none` answers a `/call` as text (its directive echoed);
+   * `required` turns a text answer into a call of the first tool; `{type: function, name}` calls that function
+   * (with the `/call`'s arguments when there was one, else `{}`). `auto` (or none given) leaves the script as is.
+   */
+  function honourToolChoice(plan: Plan, request: GenerateTextRequest): Plan {
+    const choice = request.toolChoice;
+    if (plan.kind === 'error' || !choice || choice === 'auto') return plan;
+    if (choice === 'none') return plan.kind === 'call' ? { kind: 'text', pieces: pieces(`/call ${plan.name} ${plan.arguments}`), delayMs: plan.delayMs } : plan;
+    const name = choice === 'required' ? (plan.kind === 'call' ? plan.name : request.tools?.[0]?.name) : choice.name;
+    if (!name) return plan;
+    return { kind: 'call', name, arguments: plan.kind === 'call' ? plan.arguments : '{}', delayMs: plan.delayMs };
   }
 
   function readDirectives(text: string, delayMs: number): Plan {
@@ -100,7 +114,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     switch (directive) {
       case '/delay': {
         const ms = wholeNumber(rest[0], MAX_DELAY_MS, '/delay MS text');
-        return readDirectives(restText().slice(rest[0].length), ms);
+        return readDirectives(restText().slice(rest[0].length).trimStart(), ms);
       }
       case '/call': {
         if (!rest[0]) throw fail('bad_request', 'dev-echo: /call needs a tool name: /call NAME JSON');
@@ -108,7 +122,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
       }
       case '/words': {
         const count = wholeNumber(rest[0], MAX_WORDS, '/words N');
-        return { kind: 'text', words: Array.from({ length: count }, (_, index) => `w${index + 1}`), delayMs };
+        return { kind: 'text', pieces: Array.from({ length: count }, (_, index) => `${index > 0 ? ' ' : ''}w${index + 1}`), delayMs };
       }
       case '/error': {
         const errorKind = (rest[0] ?? 'server') as ProviderErrorKind;
@@ -116,7 +130,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
         return { kind: 'error', errorKind, delayMs };
       }
       default:
-        return { kind: 'text', words: words(text), delayMs };
+        return { kind: 'text', pieces: pieces(text), delayMs };
     }
   }
 
@@ -131,7 +145,7 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
     if (request.model !== DEV_ECHO) throw fail('not_found', `The dev vendor has no language model "${request.model}".`);
     const { signal } = request;
     throwIfAborted(signal);
-    const plan = asStructured(planReply(request), request.responseFormat);
+    const plan = asStructured(honourToolChoice(planReply(request), request), request.responseFormat);
     const inputTokens = countInputWords(request);
 
     if (plan.kind === 'error') {
@@ -149,13 +163,13 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
 
     // Continuing a reply (`continueFrom`): the words after the ones it already has, as a vendor's prefill would.
     const already = request.continueFrom ? words(request.continueFrom).length : 0;
-    const remaining = plan.words.slice(already);
+    const remaining = plan.pieces.slice(already);
     const limit = request.maxOutputTokens ?? Number.POSITIVE_INFINITY;
     const produced = remaining.slice(0, Math.max(0, limit));
     for (let index = 0; index < produced.length; index++) {
       if (index > 0 && plan.delayMs > 0) await sleep(plan.delayMs, signal);
       throwIfAborted(signal);
-      yield { type: 'text-delta', text: index === 0 && already === 0 ? produced[index] : ` ${produced[index]}` };
+      yield { type: 'text-delta', text: produced[index]! };
     }
     const finishReason = produced.length < remaining.length ? 'length' : 'stop';
     yield { type: 'finish', finishReason, usage: { inputTokens, outputTokens: produced.length } };
@@ -214,12 +228,12 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
 /** A text reply as JSON when structured output was asked for: the echoed text if it is JSON, else the schema's smallest value. */
 function asStructured<Plan extends { kind: string }>(plan: Plan, format: GenerateTextRequest['responseFormat']): Plan {
   if (!format || plan.kind !== 'text') return plan;
-  const text = (plan as unknown as { words: string[] }).words.join(' ');
+  const text = (plan as unknown as { pieces: string[] }).pieces.join('');
   try {
     JSON.parse(text);
     return plan;
   } catch {
-    return { ...plan, words: words(JSON.stringify(smallestValue(format.schema ?? { type: 'object' }))) };
+    return { ...plan, pieces: pieces(JSON.stringify(smallestValue(format.schema ?? { type: 'object' }))) };
   }
 }
 
@@ -249,6 +263,17 @@ function smallestValue(schema: Record<string, unknown>): unknown {
       return Object.fromEntries(required.filter((name) => properties[name]).map((name) => [name, smallestValue(properties[name]!)]));
     }
   }
+}
+
+/**
+ * A reply's text as its words, each with the whitespace before it (the last also with any after it): the deltas of
+ * its stream, one token each, which put together give back the text exactly, spaces, tabs and newlines kept.
+ */
+export function pieces(text: string): string[] {
+  const found = text.match(/\s*\S+/g) ?? [];
+  const trailing = /\s+$/.exec(text)?.[0];
+  if (found.length > 0 && trailing) found[found.length - 1] += trailing;
+  return found;
 }
 
 /** Whitespace-separated words: the dev vendor's tokens. */
