@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { bootstrapDefaultAccount } from './admin/bootstrap';
+import { bootstrapDefaultAccount, firstStartBanner } from './admin/bootstrap';
 import { ConfigError, loadConfig } from './config';
 import { createHttpServer } from './http/server';
 import { TemporalUnreachable } from './engine/temporal-engine';
@@ -42,12 +42,7 @@ async function main(mode: Mode): Promise<void> {
     if (mode === 'all' || config.engine.temporal) await runtime.startEngine();
     if (runtime.adminTokenFile) print(`Admin token: ${runtime.adminTokenFile}`);
     const bootstrap = await bootstrapDefaultAccount(runtime.deps);
-    if (bootstrap) {
-      print(
-        `Created the default account ${bootstrap.accountId}. Its API key (also saved to ${bootstrap.file}):\n\n  ${bootstrap.key}\n\n` +
-          `Try: curl -s http://127.0.0.1:${config.http.port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`,
-      );
-    }
+    if (bootstrap) print(firstStartBanner(bootstrap, config.http.port, process.stdout.isTTY === true));
     server = createHttpServer(runtime.app, config.http).listen(config.http.port, config.http.host);
     await new Promise<void>((resolve, reject) => server!.once('listening', resolve).once('error', reject));
     logger.info({ port: config.http.port, host: config.http.host, database: runtime.deps.database.kind }, 'listening');
