@@ -1,6 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { createContext, useContext, useMemo, useState } from 'react';
-import { createApi, type Api } from './api';
+import { useMemo, useState } from 'react';
+import { createApi } from './api';
+import { ConsoleContext } from './console-context';
 import { Link, useRouter } from './router';
 import { loadSession, saveSession, type Session } from './session';
 import { AccountPicker } from './pages/AccountPicker';
@@ -11,21 +12,6 @@ import { ResponsesPage } from './pages/Responses';
 import { RunsPage } from './pages/Runs';
 import { SignInPage } from './pages/SignIn';
 import { UsagePage } from './pages/Usage';
-
-interface ConsoleValue {
-  api: Api;
-  session: Session;
-  signOut(): void;
-}
-
-const ConsoleContext = createContext<ConsoleValue | null>(null);
-
-/** The API client and session of the signed-in console; pages below the shell only. */
-export function useConsole(): ConsoleValue {
-  const value = useContext(ConsoleContext);
-  if (!value) throw new Error('useConsole outside the signed-in console');
-  return value;
-}
 
 const PAGES = [
   { path: '/keys', label: 'API keys' },

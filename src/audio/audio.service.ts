@@ -9,7 +9,7 @@ import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
 import type { SpeechModel, SpeechResult, TranscriptionModel } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
-import { validateOutboundUrl } from '../webhooks/ssrf-guard';
+import { validateOutboundUrl } from '../outbound/address-guard';
 import type { SpeechOrder, TranscriptionOrder } from './audio.schema';
 import type { SpooledAudio } from './multipart-upload';
 import { billedSeconds, heldSeconds, transcriptionBody, transcriptionCharge, transcriptionOperationKey } from './transcription-result';

@@ -1,11 +1,9 @@
 import type { ModelType } from './catalog.table';
 
 export type { ModelType };
-export const MODEL_TYPES: readonly ModelType[] = ['llm', 'tts', 'stt', 'tti', 'ttv', 'embed'];
 
 /** Which adapter family speaks to a vendor; src/providers/registry.ts maps each to its factory. */
 export type AdapterKind = 'openai' | 'anthropic' | 'google' | 'openai-compatible' | 'deepgram' | 'dev';
-export const ADAPTER_KINDS: readonly AdapterKind[] = ['openai', 'anthropic', 'google', 'openai-compatible', 'deepgram', 'dev'];
 
 /** The service protocols a model can be used through (model record `protocols`). */
 export type ModelProtocol = 'responses' | 'chat_completions';

@@ -3,7 +3,7 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { createGuardedFetch, OutboundAddressRefusedError } from '../webhooks/ssrf-guard';
+import { createGuardedFetch, OutboundAddressRefusedError } from '../outbound/address-guard';
 import { budgetedFetch } from './mcp-budget';
 import { mcpHeadersProblem } from './mcp-headers';
 import type { McpServerSpec, McpToolDescription } from './mcp-types';

@@ -13,7 +13,7 @@ import type { EventLog, Follower } from '../events/event-log';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { hashRequest } from '../http/request-hash';
 import { newId } from '../ids';
-import { validateOutboundUrl } from '../webhooks/ssrf-guard';
+import { validateOutboundUrl } from '../outbound/address-guard';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
 import { generationHold, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/database';
 import { newId } from '../ids';
 import type { Logger } from '../logger';
-import { checkOutboundUrl, createGuardedFetch, OutboundAddressRefusedError, type ResolvedAddress } from './ssrf-guard';
+import { checkOutboundUrl, createGuardedFetch, OutboundAddressRefusedError, type ResolvedAddress } from '../outbound/address-guard';
 import type { WebhookDeliveryStatus } from './webhooks.table';
 
 /**

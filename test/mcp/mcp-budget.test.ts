@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { budgetedFetch, McpBudgetExceeded } from '../../src/mcp/mcp-budget';
-import { createGuardedFetch } from '../../src/webhooks/ssrf-guard';
+import { createGuardedFetch } from '../../src/outbound/address-guard';
 
 /** The reply budget of MCP servers is enforced while the reply is read: the connection is closed at the budget. */
 describe('budgetedFetch', () => {

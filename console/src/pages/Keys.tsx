@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { useConsole } from '../App';
+import { useConsole } from '../console-context';
 import { ConfirmDialog, CopyButton, ErrorNote, Field, Loading, StatusBadge, TableHead } from '../components/ui';
 import { when } from '../format';
 import type { ApiKey, ListEnvelope } from '../types';

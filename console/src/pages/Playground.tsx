@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState, type FormEvent } from 'react';
-import { useConsole } from '../App';
+import { useConsole } from '../console-context';
 import { ErrorNote, Field } from '../components/ui';
 import { count, money } from '../format';
 import { responseIdOf, useLiveResponse } from '../live';

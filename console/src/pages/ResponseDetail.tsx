@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { useConsole } from '../App';
+import { useConsole } from '../console-context';
 import { ErrorNote, Loading, StatusBadge } from '../components/ui';
 import { count, duration, money, when } from '../format';
 import { useLiveResponse } from '../live';

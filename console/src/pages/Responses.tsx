@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useConsole } from '../App';
+import { useConsole } from '../console-context';
 import { FilterSelect, Pager, useCursorPages } from '../components/paging';
 import { EmptyRow, ErrorNote, Loading, StatusBadge, TableHead } from '../components/ui';
 import { duration, money, when } from '../format';

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useMemo, useState } from 'react';
-import { useConsole } from '../App';
+import { useConsole } from '../console-context';
 import { BarChart } from '../components/BarChart';
 import { FilterSelect, Pager, useCursorPages } from '../components/paging';
 import { EmptyRow, ErrorNote, Field, Loading, TableHead } from '../components/ui';

@@ -85,10 +85,6 @@ export function blockedAddressKind(address: string): string | undefined {
   return kind ? `${kind} (${ipv4} inside an ${embedding.kind} address)` : undefined;
 }
 
-export function isBlockedAddress(address: string): boolean {
-  return blockedAddressKind(address) !== undefined;
-}
-
 /** The eight 16-bit groups of a valid IPv6 address (net.isIP already said it is one). */
 function ipv6Groups(address: string): number[] {
   let text = address;

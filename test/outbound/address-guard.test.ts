@@ -1,5 +1,5 @@
 import { ApiError } from '../../src/errors';
-import { blockedAddressKind } from '../../src/webhooks/address-ranges';
+import { blockedAddressKind } from '../../src/outbound/address-ranges';
 import {
   checkOutboundUrl,
   createGuardedFetch,
@@ -7,8 +7,8 @@ import {
   validateOutboundUrl,
   type GuardedFetch,
   type OutboundUrlOptions,
-} from '../../src/webhooks/ssrf-guard';
-import { answer, startReceiver, type Receiver } from './receiver';
+} from '../../src/outbound/address-guard';
+import { answer, startReceiver, type Receiver } from '../webhooks/receiver';
 
 /** Every non-public class, as [address, kind reported]. */
 const blocked: Array<[string, string]> = [
