@@ -78,7 +78,7 @@ export async function listConversations(executor: Db, accountId: string, page: P
 
 /**
  * Appends items in the given order (their `seq` follows the array). Used by the API and by the Responses
- * engine, which passes `responseId` (DECISIONS.md 21). Items that carry an `id` already stored in this
+ * engine, which passes `responseId` (api-decisions 21). Items that carry an `id` already stored in this
  * conversation are kept as they are, so a retried activity never appends twice.
  * Call it inside a transaction: it locks the conversation row (FOR NO KEY UPDATE) until commit, so appends to
  * one conversation are serialised. Each append's items then get contiguous `seq` values, and no append can

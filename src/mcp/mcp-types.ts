@@ -1,5 +1,5 @@
 /**
- * Remote MCP tools in Responses (spec "Responses", MCP tool; DECISIONS.md 23): the request's server spec and
+ * Remote MCP tools in Responses (spec "Responses", MCP tool; api-decisions 23): the request's server spec and
  * the two output item kinds, in the shapes of the OpenAI Responses API. Plain data only: the response flow
  * (workflow code) imports these.
  */

@@ -231,7 +231,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     return { response: row, replayed: false, follower };
   }
 
-  /** DECISIONS.md 17: same key + same body → the stored Response; different body → 400. */
+  /** api-decisions 17: same key + same body → the stored Response; different body → 400. */
   async function findIdempotent(accountId: string, key: string, requestHash: string): Promise<ResponseRow | undefined> {
     const existing = await findIdempotencyKey(db, accountId, key);
     if (!existing) return undefined;
@@ -253,7 +253,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     return responseToWire(await find(accountId, id));
   }
 
-  /** DECISIONS.md 15: cancel from queued/in_progress; again on cancelled is a no-op; otherwise 400. */
+  /** api-decisions 15: cancel from queued/in_progress; again on cancelled is a no-op; otherwise 400. */
   async function cancel(accountId: string, id: string): Promise<ResponseWire> {
     const row = await find(accountId, id);
     if (row.status === 'cancelled') return responseToWire(row);
@@ -265,7 +265,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     // The workflow finalises the cancel (aborting the vendor call first). If its worker is unreachable, answer
     // with the current state after a bound rather than hang; the cancel request stays recorded and applies.
     const final = await waitForFinal(accountId, id, AbortSignal.timeout(CANCEL_WAIT_MS));
-    // The generation finished before the cancel could stop it: the cancel lost the race (DECISIONS.md 15).
+    // The generation finished before the cancel could stop it: the cancel lost the race (api-decisions 15).
     if (isFinalStatus(final.status) && final.status !== 'cancelled') {
       throw invalidRequest('response', `Response ${id} ${final.status} before the cancel took effect.`, 'not_cancellable');
     }
