@@ -13,6 +13,7 @@ import * as runsByAccount from './20261129000000_runs_by_account';
 import * as placeHolds from './20261130000000_place_holds';
 import * as placeHoldsNoKeyLock from './20261201000000_place_holds_no_key_lock';
 import * as costCarry from './20261202000000_cost_carry';
+import * as accountSuspension from './20261202010000_account_suspension';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '20261130000000_place_holds': placeHolds,
   '20261201000000_place_holds_no_key_lock': placeHoldsNoKeyLock,
   '20261202000000_cost_carry': costCarry,
+  '20261202010000_account_suspension': accountSuspension,
 };

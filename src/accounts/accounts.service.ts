@@ -47,6 +47,7 @@ interface KeyRow {
   requests_per_minute: number | null;
   tokens_per_minute: number | null;
   concurrent_jobs: number | null;
+  suspended_at: Date | null;
 }
 
 /**
@@ -140,8 +141,10 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
   }
 
   /** `limits`: the fields given are set (null: back to the default); the others stay. */
-  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean; limits?: Partial<OwnLimits> }): Promise<AccountRow> {
-    const values: { name?: string; mcp_enabled?: boolean; requests_per_minute?: number | null; tokens_per_minute?: number | null; concurrent_jobs?: number | null } = {};
+  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean; limits?: Partial<OwnLimits>; suspended?: boolean }): Promise<AccountRow> {
+    const values: { name?: string; mcp_enabled?: boolean; requests_per_minute?: number | null; tokens_per_minute?: number | null; concurrent_jobs?: number | null; suspended_at?: Date | null } = {};
+    // Suspending keeps the first suspension's time; reactivating clears it.
+    if (patch.suspended !== undefined) values.suspended_at = patch.suspended ? sql<Date>`coalesce(suspended_at, now())` as unknown as Date : null;
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.mcpEnabled !== undefined) values.mcp_enabled = patch.mcpEnabled;
     if (patch.limits?.requestsPerMinute !== undefined) values.requests_per_minute = patch.limits.requestsPerMinute;
@@ -173,6 +176,14 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
       .where('id', '=', keyId)
       .returningAll()
       .executeTakeFirst();
+    if (!row) throw notFound('admin', `No API key with id ${keyId}.`);
+    await announce(KEY_CHANGED, keyId);
+    return row;
+  }
+
+  /** Re-enables a disabled key (an operator's undo; an expired key stays expired). Idempotent. */
+  async function enableKey(keyId: string): Promise<ApiKeyRow> {
+    const row = await db.updateTable('api_keys').set({ status: 'active', disabled_at: null }).where('id', '=', keyId).returningAll().executeTakeFirst();
     if (!row) throw notFound('admin', `No API key with id ${keyId}.`);
     await announce(KEY_CHANGED, keyId);
     return row;
@@ -213,6 +224,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
+    if (row.suspended_at) throw forbidden('auth', 'The account is suspended; its keys are refused until an operator reactivates it.');
     const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
     noteKeyUse(row.id);
     return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
@@ -236,6 +248,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
         'accounts.requests_per_minute',
         'accounts.tokens_per_minute',
         'accounts.concurrent_jobs',
+        'accounts.suspended_at',
       ])
       .where('api_keys.id', '=', keyId)
       .executeTakeFirst();
@@ -246,7 +259,7 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     return row;
   }
 
-  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, disableAccountKey, authenticate, authenticateOperator };
+  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, enableKey, disableAccountKey, authenticate, authenticateOperator };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
@@ -259,6 +272,8 @@ export function accountToWire(account: AccountRow) {
     // What it can spend now: the balance less the holds of operations in flight.
     available: account.balance - account.held,
     mcp_enabled: account.mcp_enabled,
+    // When an operator suspended it (its keys answer 403), as Unix seconds; null: active.
+    suspended_at: account.suspended_at ? toUnixSeconds(account.suspended_at) : null,
     // The account's own limits; null: the configured default (api-decisions 26).
     limits: { requests_per_minute: account.requests_per_minute, tokens_per_minute: account.tokens_per_minute, concurrent_jobs: account.concurrent_jobs },
     created_at: toUnixSeconds(account.created_at),

@@ -9,6 +9,8 @@ export interface AccountsTable {
   held: ColumnType<number, number | undefined, number>;
   /** The part of a kopeck the account paid beyond the exact sum of its costs, 0 <= carry < 1 (numeric, as text; ledger.ts). */
   cost_carry: ColumnType<string, string | undefined, string>;
+  /** When an operator suspended the account (its keys answer 403); null: active. */
+  suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   mcp_enabled: ColumnType<boolean, boolean | undefined, boolean>;
   /** Limits set by an operator (api-decisions 26); null: the configured default. */
   requests_per_minute: ColumnType<number | null, number | null | undefined, number | null>;

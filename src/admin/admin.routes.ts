@@ -8,6 +8,11 @@ import type { Ledger } from '../billing/ledger';
 import { transactionToWire } from '../billing/ledger';
 import { requireAdminToken } from '../http/auth';
 import { parseInput, queryInteger } from '../http/validation';
+import type { Db } from '../db/database';
+import { invalidRequest } from '../errors';
+import { usageQuerySchema } from '../organization/organization.schema';
+import { createOrganizationService } from '../organization/organization.service';
+import { usageToWire } from '../organization/organization.wire';
 
 /** Text Postgres cannot store (U+0000) is refused by the body reader (http/json-limits.ts), as for every route. */
 const storedName = z.string().trim().min(1).max(256);
@@ -35,14 +40,22 @@ export const creditSchema = z.strictObject({
   amount: z.number().int().positive().max(1e12),
   note: z.string().max(512).optional(),
 });
+/** An operator's debit or refund: whole kopecks, why, and a key that makes a repeat of it a no-op. */
+export const adjustmentSchema = z.strictObject({
+  type: z.enum(['debit', 'refund']),
+  amount: z.number().int().positive().max(1e12),
+  reason: z.string().trim().min(1).max(512),
+  idempotency_key: z.string().min(1).max(255),
+});
 export const createKeySchema = z.strictObject({
   name: storedName.optional(),
   expires_in: z.number().int().positive().max(MAX_KEY_LIFETIME_SECONDS).optional(),
 });
 
 /** The operators' "personal account area": accounts, credits and keys, behind the admin token. */
-export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; adminToken: string }): Router {
+export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; adminToken: string; db: Db }): Router {
   const { accounts, ledger } = deps;
+  const organization = createOrganizationService({ db: deps.db, accounts });
   const router = new Router({ prefix: '/admin' });
   router.use(requireAdminToken(deps.adminToken));
 
@@ -74,6 +87,14 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
     ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled, limits }));
   });
 
+  /** Suspend: the account's keys answer 403 at once on every replica (announced as any account change); reactivate undoes it. */
+  router.post('/accounts/:id/suspend', async (ctx) => {
+    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { suspended: true }));
+  });
+  router.post('/accounts/:id/reactivate', async (ctx) => {
+    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { suspended: false }));
+  });
+
   router.post('/accounts/:id/credits', async (ctx) => {
     const body = parseInput(creditSchema, ctx.request.body ?? {}, 'admin');
     await accounts.getAccount(ctx.params.id);
@@ -84,6 +105,52 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
     });
     ctx.status = 201;
     ctx.body = transactionToWire(transaction);
+  });
+
+  /**
+   * A debit or a refund by an operator, with its reason; idempotent by its key (operation key `admin:<key>`): the
+   * same key again answers the transaction written the first time, as the first reply did (201, with the header
+   * `Idempotent-Replayed: true`), whatever the body. A debit never takes the
+   * account below what it has available (balance less holds): more is a 400 and nothing is written.
+   */
+  router.post('/accounts/:id/adjustments', async (ctx) => {
+    const body = parseInput(adjustmentSchema, ctx.request.body ?? {}, 'admin');
+    const accountId = ctx.params.id;
+    await accounts.getAccount(accountId);
+    const operationKey = `admin:${body.idempotency_key}`;
+    const metadata = { source: 'admin', reason: body.reason, idempotency_key: body.idempotency_key };
+    const existing = await ledger.findOperation(accountId, operationKey);
+    if (existing) {
+      ctx.status = 201;
+      ctx.set('Idempotent-Replayed', 'true');
+      ctx.body = transactionToWire(existing);
+      return;
+    }
+    let transaction;
+    if (body.type === 'refund') {
+      // A concurrent repeat of the same key loses on the operation's unique key: it answers the winner's row.
+      transaction = await ledger.credit({ accountId, amount: body.amount, metadata, operationKey }).catch(async (error: unknown) => {
+        const written = await ledger.findOperation(accountId, operationKey);
+        if (!written) throw error;
+        return written;
+      });
+    } else {
+      const { available } = await organization.getBalance(accountId);
+      if (body.amount > available) {
+        throw invalidRequest('admin', `The account has ${available} kopecks available (its balance less what operations in flight hold); a debit of ${body.amount} would exceed it.`);
+      }
+      transaction = await ledger.debit({ accountId, cost: String(body.amount), operationKey, metadata });
+      if (!transaction || Number(transaction.amount) < body.amount) throw invalidRequest('admin', 'The available balance changed meanwhile; the debit was not taken whole.');
+    }
+    ctx.status = 201;
+    ctx.body = transactionToWire(transaction);
+  });
+
+  /** The account's debits summed by day, model or service (`group_by`, default day), over `from`..`to` (the usage API's). */
+  router.get('/accounts/:id/usage', async (ctx) => {
+    const query = parseInput(usageQuerySchema, ctx.query, 'admin');
+    await accounts.getAccount(ctx.params.id);
+    ctx.body = usageToWire(await organization.getUsage(ctx.params.id, { from: query.from, to: query.to, groupBy: query.group_by }));
   });
 
   router.post('/accounts/:id/keys', async (ctx) => {
@@ -100,6 +167,11 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
 
   router.post('/keys/:id/disable', async (ctx) => {
     const row = await accounts.disableKey(ctx.params.id);
+    ctx.body = { id: row.id, status: row.status };
+  });
+
+  router.post('/keys/:id/enable', async (ctx) => {
+    const row = await accounts.enableKey(ctx.params.id);
     ctx.body = { id: row.id, status: row.status };
   });
 

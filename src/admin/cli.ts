@@ -13,13 +13,20 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   account list [--name PART] [--limit N] [--after ACCOUNT_ID]
   account show ID          (balance, MCP flag, limits and keys with their last use)
   account credit ID --amount KOPECKS [--note TEXT]
+  account debit ID --amount KOPECKS --reason TEXT --key IDEMPOTENCY_KEY
+  account refund ID --amount KOPECKS --reason TEXT --key IDEMPOTENCY_KEY
+                    (the same --key again is a no-op that shows the first transaction)
+  account usage ID [--group-by day|model|service] [--from UNIX] [--to UNIX]
   account mcp ID --enable | --disable
+  account suspend ID       (its keys answer 403 until reactivated)
+  account reactivate ID
   account rename ID --name NAME
   account limits ID [--requests-per-minute N] [--tokens-per-minute N] [--concurrent-jobs N]
                     (N a whole number, or "default" for the service's default)
   key list ACCOUNT_ID
   key create ACCOUNT_ID [--name NAME] [--expires-in SECONDS]
   key disable KEY_ID
+  key enable KEY_ID
 
 Environment: SWITCHYARD_URL (default http://127.0.0.1:$PORT), ADMIN_TOKEN or DATA_DIR/admin-token.`;
 
@@ -96,6 +103,20 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
       body: { amount: integerFlag(flags, 'amount', true), note: stringFlag(flags, 'note', false) },
     };
   }
+  if (noun === 'account' && (verb === 'debit' || verb === 'refund')) {
+    return {
+      method: 'POST',
+      path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/adjustments`,
+      body: { type: verb, amount: integerFlag(flags, 'amount', true), reason: stringFlag(flags, 'reason', true), idempotency_key: stringFlag(flags, 'key', true) },
+    };
+  }
+  if (noun === 'account' && verb === 'usage') {
+    const query = new URLSearchParams();
+    if (stringFlag(flags, 'group-by', false)) query.set('group_by', stringFlag(flags, 'group-by', false)!);
+    for (const name of ['from', 'to']) if (flags[name] !== undefined) query.set(name, String(integerFlag(flags, name, true)));
+    return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/usage${query.size ? `?${query}` : ''}` };
+  }
+  if (noun === 'account' && (verb === 'suspend' || verb === 'reactivate')) return { method: 'POST', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/${verb}` };
   if (noun === 'account' && verb === 'mcp') {
     if ((flags.enable === true) === (flags.disable === true)) throw new UsageError('give exactly one of --enable or --disable');
     return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { mcp_enabled: flags.enable === true } };
@@ -119,7 +140,7 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
       body: { name: stringFlag(flags, 'name', false), expires_in: integerFlag(flags, 'expires-in', false) },
     };
   }
-  if (noun === 'key' && verb === 'disable') return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/disable` };
+  if (noun === 'key' && (verb === 'disable' || verb === 'enable')) return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/${verb}` };
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
 }
 
@@ -132,7 +153,7 @@ function describeKeys(keys: any[]): string {
 
 function describeAccount(account: any): string {
   const limits = Object.entries(account.limits ?? {}).map(([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`);
-  return `Account ${account.id} "${account.name}": balance ${account.balance} kopecks (${account.available} available), MCP ${account.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
+  return `Account ${account.id} "${account.name}"${account.suspended_at ? ` (suspended since ${when(account.suspended_at)})` : ''}: balance ${account.balance} kopecks (${account.available} available), MCP ${account.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
 }
 
 function describe(result: any): string {
@@ -144,8 +165,14 @@ function describe(result: any): string {
   }
   if (result.keys) return `${describeAccount(result)}\nKeys:\n${describeKeys(result.keys)}`;
   if (result.key) return `Key ${result.id} created. It is shown only now:\n\n  ${result.key}\n`;
+  if (result.object === 'organization.usage') {
+    const rows = result.data.map((group: any) => `  ${String(group.key).padEnd(24)} ${String(group.amount).padStart(12)} kopecks  ${String(group.transactions).padStart(6)} debits  ${group.prompt_tokens} in / ${group.completion_tokens} out tokens`);
+    return [`Usage by ${result.group_by}:`, ...(rows.length ? rows : ['  (none)']), `  ${'total'.padEnd(24)} ${String(result.total.amount).padStart(12)} kopecks  ${String(result.total.transactions).padStart(6)} debits`].join('\n');
+  }
   if (result.status === 'disabled') return `Key ${result.id} disabled.`;
-  if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}).`;
+  if (result.status === 'active' && result.id?.startsWith?.('key_')) return `Key ${result.id} enabled.`;
+  if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
+  if (result.type === 'debit') return `Debited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
   if (result.id?.startsWith?.('acct_')) return describeAccount(result);
   return JSON.stringify(result, null, 2);
 }

@@ -250,12 +250,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
       const key = operationOf(input.accountId, input.operationKey);
       let row = byOperation.get(key);
       if (!row) {
-        row = await executor
-          .selectFrom('ledger_transactions')
-          .selectAll()
-          .where('account_id', '=', input.accountId)
-          .where('operation_key', '=', input.operationKey)
-          .executeTakeFirst();
+        row = await findOperation(input.accountId, input.operationKey, executor);
         if (row) byOperation.set(key, row);
         else if (!(await executor.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst())) {
           throw new Error(`No debit written: there is no account ${input.accountId}.`);
@@ -381,7 +376,13 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     return released.rows.length;
   }
 
+  /** The transaction an operation (its key) wrote on the account, if any. */
+  function findOperation(accountId: string, operationKey: string, executor: Db = db) {
+    return executor.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('operation_key', '=', operationKey).executeTakeFirst();
+  }
+
   return {
+    findOperation,
     credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input),
     debit: (input: DebitInput, executor: Db = db) => debit(executor, input),
     hold,

@@ -69,7 +69,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(docsRoutes({ version: deps.config.version }).routes());
   app.use(consoleRoutes().routes());
 
-  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken });
+  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken, db: deps.db });
   const routers = publicRouteModules.map((module) => module(deps));
   app.use(methodNotAllowed([admin, ...routers]));
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));

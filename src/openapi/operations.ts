@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createAccountSchema, createKeySchema, creditSchema, listAccountsQuery, updateAccountSchema } from '../admin/admin.routes';
+import { adjustmentSchema, createAccountSchema, createKeySchema, creditSchema, listAccountsQuery, updateAccountSchema } from '../admin/admin.routes';
 import { assistantBodySchema, listAssistantsQuerySchema } from '../assistants/assistants.schema';
 import { speechBodySchema, transcriptionFieldsSchema } from '../audio/audio.schema';
 import { modelFilterSchema, vendorFilterSchema } from '../catalog/catalog.routes';
@@ -354,4 +354,13 @@ export const operations: Operation[] = [
   { tag: 'Admin', security: 'admin', method: 'get', path: '/admin/accounts/{id}/keys', summary: "An account's keys", reply: reply.listOf(reply.keyObject) },
   { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/keys', summary: 'Issue an API key (shown once)', body: createKeySchema, reply: reply.createdKey, replyStatus: 201 },
   { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/keys/{id}/disable', summary: 'Disable a key', reply: z.object({ id: z.string(), status: z.enum(['active', 'disabled']) }) },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/keys/{id}/enable', summary: 'Re-enable a disabled key', reply: z.object({ id: z.string(), status: z.enum(['active', 'disabled']) }) },
+  {
+    tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/adjustments',
+    summary: 'Debit or refund an account with a reason, idempotent by its key (the same key again: the first transaction, with Idempotent-Replayed: true)',
+    body: adjustmentSchema, reply: reply.transactionObject, replyStatus: 201,
+  },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/suspend', summary: 'Suspend an account: its keys answer 403', reply: reply.accountObject },
+  { tag: 'Admin', security: 'admin', method: 'post', path: '/admin/accounts/{id}/reactivate', summary: 'Reactivate a suspended account', reply: reply.accountObject },
+  { tag: 'Admin', security: 'admin', method: 'get', path: '/admin/accounts/{id}/usage', summary: "An account's debits by day, model or service", query: usageQuerySchema, reply: reply.usageObject },
 ];

@@ -300,6 +300,7 @@ export const accountObject = z
     balance: z.number().int(),
     available: z.number().int(),
     mcp_enabled: z.boolean(),
+    suspended_at: unixSeconds.nullable().describe('when an operator suspended it (its keys answer 403); null: active'),
     limits: z.object({ requests_per_minute: z.number().int().nullable(), tokens_per_minute: z.number().int().nullable(), concurrent_jobs: z.number().int().nullable() }),
     created_at: unixSeconds,
   })

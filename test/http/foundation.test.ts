@@ -34,7 +34,7 @@ describe('foundation: health, errors, admin, auth', () => {
   it('creates accounts with a credited balance and manages keys', async () => {
     const created = await app.admin('POST', '/admin/accounts', { name: 'acme', balance: 500, mcp_enabled: true });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^acct_/), name: 'acme', balance: 500, available: 500, mcp_enabled: true, limits: { requests_per_minute: null, tokens_per_minute: null, concurrent_jobs: null }, created_at: expect.any(Number) });
+    expect(created.body).toEqual({ id: expect.stringMatching(/^acct_/), name: 'acme', balance: 500, available: 500, mcp_enabled: true, suspended_at: null, limits: { requests_per_minute: null, tokens_per_minute: null, concurrent_jobs: null }, created_at: expect.any(Number) });
     const id = created.body.id;
     expect((await app.admin('GET', `/admin/accounts/${id}`)).body.balance).toBe(500);
     const credit = await app.admin('POST', `/admin/accounts/${id}/credits`, { amount: 250, note: 'top-up' });

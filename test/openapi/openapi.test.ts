@@ -183,6 +183,13 @@ describe('real replies match their documented schemas', () => {
     await call('GET', '/admin/accounts/{id}', { id: account.id }, { admin: true });
     await call('GET', '/admin/accounts/{id}/keys', { id: account.id }, { admin: true });
     await call('POST', '/admin/keys/{id}/disable', { id: created.id }, { admin: true });
+    await call('POST', '/admin/keys/{id}/enable', { id: created.id }, { admin: true });
+    await call('POST', '/admin/accounts/{id}/adjustments', { id: account.id }, { admin: true, body: { type: 'debit', amount: 3, reason: 'documented', idempotency_key: 'doc-1' } });
+    await call('POST', '/admin/accounts/{id}/adjustments', { id: account.id }, { admin: true, body: { type: 'debit', amount: 3, reason: 'documented', idempotency_key: 'doc-1' } });
+    await call('POST', '/admin/accounts/{id}/adjustments', { id: account.id }, { admin: true, body: { type: 'debit', amount: 10_000, reason: 'too much', idempotency_key: 'doc-2' } });
+    await call('GET', '/admin/accounts/{id}/usage', { id: account.id }, { admin: true, query: 'group_by=service' });
+    await call('POST', '/admin/accounts/{id}/suspend', { id: account.id }, { admin: true });
+    await call('POST', '/admin/accounts/{id}/reactivate', { id: account.id }, { admin: true });
     // The OpenAI-compatible remounts of Responses and Conversations
     const compatible = (await call('POST', '/openai/v1/responses', {}, { body: { model: 'dev-echo', input: 'compatible' } })).body;
     await call('GET', '/openai/v1/responses/{id}/input_items', { id: compatible.id });
