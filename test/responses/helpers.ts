@@ -98,4 +98,12 @@ export async function balanceOf(app: TestApp, key: string): Promise<number> {
   return reply.body.balance;
 }
 
-export const ZERO_USAGE = { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost: 0 };
+/** A Response's usage when nothing was used: with the token details OpenAI's reference requires (always 0 here). */
+export const ZERO_USAGE = {
+  input_tokens: 0,
+  output_tokens: 0,
+  total_tokens: 0,
+  cost: 0,
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+  output_tokens_details: { reasoning_tokens: 0 },
+};
