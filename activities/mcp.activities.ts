@@ -24,7 +24,8 @@ export function createMcpActivities(deps: McpActivityDeps) {
   const { db, logger } = deps;
   const sessions = deps.mcpSessions ?? createMcpSessionPool({ allowPrivateNetworks: false, toolTimeoutMs: 60_000 });
 
-  const serversOf = (request: { tools: Array<{ type: string }> }) => request.tools.filter((tool): tool is McpServerSpec => tool.type === 'mcp');
+  const serversOf = (request: { tools: Array<{ type: string }> }) =>
+    request.tools.filter((tool): tool is McpServerSpec => tool.type === 'mcp');
 
   // A Response's request never changes: the servers listMcpTools read serve its calls in this process
   // without another read. Bounded; a miss (another worker, a restart) reads the row.
@@ -33,7 +34,8 @@ export function createMcpActivities(deps: McpActivityDeps) {
     known.set(responseId, servers);
     if (known.size > 1000) known.delete(known.keys().next().value!);
   };
-  const serversFor = async (responseId: string) => known.get(responseId) ?? serversOf((await loadResponse(db, responseId)).request);
+  const serversFor = async (responseId: string) =>
+    known.get(responseId) ?? serversOf((await loadResponse(db, responseId)).request);
 
   /** Each server's tools: an earlier listing from the conversation or chain when it has every allowed tool, else a new one (concurrently). */
   async function listMcpTools({ responseId }: ResponseJobInput, passedContext?: ActivityContext): Promise<McpListing> {
@@ -41,18 +43,34 @@ export function createMcpActivities(deps: McpActivityDeps) {
     const row = await loadResponse(db, responseId);
     const servers = serversOf(row.request);
     remember(responseId, servers);
-    const earlier = await findEarlierListings(db, row, servers.map((server) => server.server_label));
+    const earlier = await findEarlierListings(
+      db,
+      row,
+      servers.map((server) => server.server_label),
+    );
     const heartbeat = setInterval(() => context.heartbeat(), 2000);
     const listed = await Promise.all(
       servers.map(async (server): Promise<{ item: McpListToolsItem; reused: boolean }> => {
         const previous = earlier.get(server.server_label);
         const names = new Set(previous?.tools.map((tool) => tool.name));
-        if (previous && (server.allowed_tools ?? []).every((name) => names.has(name)) && (server.allowed_tools || previous.tools.length > 0)) {
+        if (
+          previous &&
+          (server.allowed_tools ?? []).every((name) => names.has(name)) &&
+          (server.allowed_tools || previous.tools.length > 0)
+        ) {
           return { item: previous, reused: true };
         }
-        const item: McpListToolsItem = { id: newId('mcpl'), type: 'mcp_list_tools', server_label: server.server_label, tools: [], error: null };
+        const item: McpListToolsItem = {
+          id: newId('mcpl'),
+          type: 'mcp_list_tools',
+          server_label: server.server_label,
+          tools: [],
+          error: null,
+        };
         try {
-          const tools = await sessions.use(responseId, server, context.signal, (session) => session.listTools(context.signal));
+          const tools = await sessions.use(responseId, server, context.signal, (session) =>
+            session.listTools(context.signal),
+          );
           item.tools = allowedTools(tools, server.allowed_tools);
         } catch (error) {
           if (context.signal.aborted) throw abortError();
@@ -63,7 +81,13 @@ export function createMcpActivities(deps: McpActivityDeps) {
       }),
     ).finally(() => clearInterval(heartbeat));
     return {
-      servers: listed.map(({ item }) => ({ serverLabel: item.server_label, tools: allowedTools(item.tools, servers.find((server) => server.server_label === item.server_label)?.allowed_tools) })),
+      servers: listed.map(({ item }) => ({
+        serverLabel: item.server_label,
+        tools: allowedTools(
+          item.tools,
+          servers.find((server) => server.server_label === item.server_label)?.allowed_tools,
+        ),
+      })),
       items: listed.filter(({ reused }) => !reused).map(({ item }) => item),
     };
   }
@@ -73,11 +97,15 @@ export function createMcpActivities(deps: McpActivityDeps) {
    * a replay, a Temporal retry) returns the stored result, or, for a call that started and never finished,
    * an error saying it was not repeated. Every failure of the call itself is a result for the model.
    */
-  async function callMcpTool({ responseId, call }: ResponseJobInput & { call: McpCallRequest }, passedContext?: ActivityContext): Promise<McpCallResult> {
+  async function callMcpTool(
+    { responseId, call }: ResponseJobInput & { call: McpCallRequest },
+    passedContext?: ActivityContext,
+  ): Promise<McpCallResult> {
     const context = currentActivityContext(passedContext);
     const failure = (error: string): McpCallResult => ({ itemId: call.itemId, output: null, error });
     const claim = await claimMcpCall(db, call.itemId, responseId);
-    if (!claim.first) return claim.result ?? failure('The call was interrupted (the service restarted) and was not repeated.');
+    if (!claim.first)
+      return claim.result ?? failure('The call was interrupted (the service restarted) and was not repeated.');
 
     let result: McpCallResult;
     let args: unknown;
@@ -97,7 +125,9 @@ export function createMcpActivities(deps: McpActivityDeps) {
       } else {
         const heartbeat = setInterval(() => context.heartbeat(), 2000);
         try {
-          const outcome = await sessions.use(responseId, server, context.signal, (session) => session.callTool(call.name, args as Record<string, unknown>, context.signal));
+          const outcome = await sessions.use(responseId, server, context.signal, (session) =>
+            session.callTool(call.name, args as Record<string, unknown>, context.signal),
+          );
           result = { itemId: call.itemId, ...outcome } as McpCallResult;
         } catch (error) {
           if (context.signal.aborted) throw abortError();
@@ -108,7 +138,11 @@ export function createMcpActivities(deps: McpActivityDeps) {
       }
     }
     if (context.signal.aborted) throw abortError();
-    if (result.error !== null) logger.info({ responseId, serverLabel: call.serverLabel, tool: call.name, error: result.error }, 'MCP tool call failed');
+    if (result.error !== null)
+      logger.info(
+        { responseId, serverLabel: call.serverLabel, tool: call.name, error: result.error },
+        'MCP tool call failed',
+      );
     await storeMcpCallResult(db, result);
     return result;
   }

@@ -19,15 +19,33 @@ import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/res
 import { OutputAssembler } from '../src/responses/output-assembler';
 import { capOutput } from '../src/responses/output-cap';
 import { mcpFunctions } from '../src/mcp/mcp-tools';
-import { buildPrompt, outputItemToPrompt, promptTokenBound, promptTooLongMessage, type Prompt } from '../src/responses/prompt';
+import {
+  buildPrompt,
+  outputItemToPrompt,
+  promptTokenBound,
+  promptTooLongMessage,
+  type Prompt,
+} from '../src/responses/prompt';
 import { clientFunctionNames, partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
 import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, responseStream } from '../src/responses/response-events';
 import { isFinalStatus, type OutputItem } from '../src/responses/response-types';
-import { loadResponse, loadWithNextSequence, readStatus, startQueuedResponses, writeFinalizations } from '../src/responses/responses.repository';
+import {
+  loadResponse,
+  loadWithNextSequence,
+  readStatus,
+  startQueuedResponses,
+  writeFinalizations,
+} from '../src/responses/responses.repository';
 import type { ResponseRow } from '../src/responses/responses.table';
 import { RowHandoff } from '../src/responses/row-handoff';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
-import type { FinalizeResult, GenerationOutcome, GenerationRound, ResponseActivities, ResponseJobInput } from '../workflows/response.flow';
+import type {
+  FinalizeResult,
+  GenerationOutcome,
+  GenerationRound,
+  ResponseActivities,
+  ResponseJobInput,
+} from '../workflows/response.flow';
 import { createMcpActivities, type McpActivityDeps } from './mcp.activities';
 
 export interface ResponseActivityDeps extends McpActivityDeps {
@@ -65,7 +83,11 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   const starts = createGroupCommit<string, ResponseRow | undefined>({
     maxBatch: 200,
     write: async (ids) => {
-      const started = await startQueuedResponses(db, ids, Object.fromEntries(ids.map((id) => [id, [inProgressEvent(id)]])));
+      const started = await startQueuedResponses(
+        db,
+        ids,
+        Object.fromEntries(ids.map((id) => [id, [inProgressEvent(id)]])),
+      );
       const byId = new Map(started.map((row) => [row.id, row]));
       return ids.map((id) => byId.get(id));
     },
@@ -91,16 +113,21 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /** `mcp` only when the Response has MCP tools: the result of any other Response is what it always was. */
-  const started = (row: ResponseRow) => (row.request.tools.some((tool) => tool.type === 'mcp') ? { proceed: true, mcp: true } : { proceed: true });
+  const started = (row: ResponseRow) =>
+    row.request.tools.some((tool) => tool.type === 'mcp') ? { proceed: true, mcp: true } : { proceed: true };
 
   /**
    * The Response and the sequence number its output starts at: as startResponse left them, or read. Only a
    * first attempt trusts the handed-over sequence: an earlier attempt (here or, under Temporal, on another
    * worker) may have written events since.
    */
-  async function loadForGeneration(responseId: string, attempt: number): Promise<{ row: ResponseRow; nextSequence: number }> {
+  async function loadForGeneration(
+    responseId: string,
+    attempt: number,
+  ): Promise<{ row: ResponseRow; nextSequence: number }> {
     const handed = handoff.take(responseId);
-    if (handed?.nextSequence !== undefined && attempt === 1) return { row: handed.row, nextSequence: handed.nextSequence };
+    if (handed?.nextSequence !== undefined && attempt === 1)
+      return { row: handed.row, nextSequence: handed.nextSequence };
     return loadWithNextSequence(db, responseId);
   }
 
@@ -110,14 +137,28 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    * loop) the hold is raised first, lowering the cap to what the balance pays ('unpaid': not even one token).
    * Undefined for a Response from before holds.
    */
-  async function turnOutputCap(row: ResponseRow, model: CatalogModel, call: GenerateTextRequest, round: GenerationRound | undefined): Promise<number | 'unpaid' | undefined> {
+  async function turnOutputCap(
+    row: ResponseRow,
+    model: CatalogModel,
+    call: GenerateTextRequest,
+    round: GenerationRound | undefined,
+  ): Promise<number | 'unpaid' | undefined> {
     const held = row.request.hold;
     if (!held) return undefined;
     const inputBound = promptTokenBound(call);
     const prior = round?.billed;
     if (!prior && inputBound <= held.input_tokens) return held.output_tokens;
     try {
-      return await holdForGeneration(deps.ledger, { accountId: row.account_id, operationKey: `response:${row.id}`, jobId: row.id, price: model.price, inputBound, cap: held.output_tokens, capFixed: false, prior });
+      return await holdForGeneration(deps.ledger, {
+        accountId: row.account_id,
+        operationKey: `response:${row.id}`,
+        jobId: row.id,
+        price: model.price,
+        inputBound,
+        cap: held.output_tokens,
+        capFixed: false,
+        prior,
+      });
     } catch (error) {
       if (ApiError.isInstance(error) && error.status === 402) return 'unpaid';
       throw error;
@@ -125,7 +166,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
-  async function callProvider({ responseId, round }: ResponseJobInput & { round?: GenerationRound }, passedContext?: ActivityContext): Promise<GenerationOutcome> {
+  async function callProvider(
+    { responseId, round }: ResponseJobInput & { round?: GenerationRound },
+    passedContext?: ActivityContext,
+  ): Promise<GenerationOutcome> {
     const context = currentActivityContext(passedContext);
     const { row, nextSequence: firstSequence } = await loadForGeneration(responseId, context.attempt);
     if (isFinalStatus(row.status)) return { kind: 'cancelled' };
@@ -135,10 +179,15 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     // goes on from it (interrupted-turn.ts) rather than contradict it with another answer.
     let interrupted: InterruptedTurn | undefined;
     if (firstSequence > turnStart) {
-      const stored = (await events.read(responseId, turnStart - 1)).filter((event) => event.sequence_number < firstSequence);
+      const stored = (await events.read(responseId, turnStart - 1)).filter(
+        (event) => event.sequence_number < firstSequence,
+      );
       interrupted = readInterruptedTurn((round?.output ?? []) as OutputItem[], stored);
       if (interrupted.unresumable) {
-        return failed('response.interrupted', `The generation was interrupted after output had started and cannot be resumed (${interrupted.unresumable}); create the Response again.`);
+        return failed(
+          'response.interrupted',
+          `The generation was interrupted after output had started and cannot be resumed (${interrupted.unresumable}); create the Response again.`,
+        );
       }
     }
     // A previous attempt that stored (some of) the pending events and died before the model answered: the rest.
@@ -152,16 +201,29 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     // its first delta need not be written at once.
     const live = row.background || request.stream;
     const writer = new EventWriter(events, responseStream(responseId), firstSequence, { flushFirstDelta: live });
-    const heartbeat = setInterval(() => context.heartbeat({ sequence: writer.nextSequence }), deps.heartbeatIntervalMs ?? 2000);
+    const heartbeat = setInterval(
+      () => context.heartbeat({ sequence: writer.nextSequence }),
+      deps.heartbeatIntervalMs ?? 2000,
+    );
     const functions = round && !round.mcpToolsOff ? mcpFunctions(round.mcpServers, clientFunctionNames(request)) : [];
-    const assembler = new OutputAssembler(writer, interrupted?.output ?? ((round?.output ?? []) as OutputItem[]), functions);
+    const assembler = new OutputAssembler(
+      writer,
+      interrupted?.output ?? ((round?.output ?? []) as OutputItem[]),
+      functions,
+    );
     try {
       for (const event of pendingEvents) writer.emit(event);
       const prompt = await buildPrompt(db, row, model.contextWindow);
       // The conversation grew after the Response was accepted, and truncation is disabled.
       if (!prompt.fits) return failed('response.context_length_exceeded', promptTooLongMessage(prompt, model));
       const languageModel = deps.providers.languageModel(model.vendor);
-      const call = toGenerateTextRequest(request, model, withRound(prompt, round), context.signal, round && { functions, firstTurn: round.index === 0 });
+      const call = toGenerateTextRequest(
+        request,
+        model,
+        withRound(prompt, round),
+        context.signal,
+        round && { functions, firstTurn: round.index === 0 },
+      );
       if (interrupted?.open) {
         // The vendor continues the message where the dead attempt stopped (its prefix is sent as the reply so far),
         // or the message is closed `incomplete` and answered anew. The lost attempt's tokens are the operator's.
@@ -169,12 +231,19 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         assembler.resume(interrupted.open, continued);
         if (continued) call.continueFrom = interrupted.open.content[0].text;
         deps.metrics?.generationsResumed.inc({ vendor: model.vendor, how: continued ? 'continued' : 'regenerated' });
-        deps.metrics?.lostAttemptTokens.inc({ vendor: model.vendor }, estimatedTokens(interrupted.open.content[0].text));
+        deps.metrics?.lostAttemptTokens.inc(
+          { vendor: model.vendor },
+          estimatedTokens(interrupted.open.content[0].text),
+        );
       } else if (interrupted) {
         deps.metrics?.generationsResumed.inc({ vendor: model.vendor, how: 'rerun' });
       }
       const cap = await turnOutputCap(row, model, call, round);
-      if (cap === 'unpaid') return failed('organization.payment_required', 'The available balance does not pay for another model turn of this Response; top up the balance and create it again.');
+      if (cap === 'unpaid')
+        return failed(
+          'organization.payment_required',
+          'The available balance does not pay for another model turn of this Response; top up the balance and create it again.',
+        );
       if (cap !== undefined) call.maxOutputTokens = cap;
       const vendorParts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
       // The cap holds even against a vendor that streams past it (or never stops): cut there, billed at the cap.
@@ -222,7 +291,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         const unwrittenEvents = await writer.takeUnstored();
         const usage = assembler.reportedUsage;
         return {
-          ...failed('response.interrupted', 'The generation was interrupted because its event stream could not be stored; create the Response again.'),
+          ...failed(
+            'response.interrupted',
+            'The generation was interrupted because its event stream could not be stored; create the Response again.',
+          ),
           inputTokens: usage?.inputTokens ?? 0,
           outputTokens: usage?.outputTokens ?? 0,
           nextSequence: writer.nextSequence,
@@ -245,7 +317,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    * them all behind each other's WAL flush. A batch is one statement (writeFinalizations) and one commit;
    * one that appends to a conversation also needs the append in its transaction and goes alone.
    */
-  const finalizations = createGroupCommit<{ record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } }, { sequence: number; debited: number } | undefined>({
+  const finalizations = createGroupCommit<
+    { record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } },
+    { sequence: number; debited: number } | undefined
+  >({
     maxBatch: 100,
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'response_finalizations' }, size),
     write: async (items) => {
@@ -270,7 +345,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    * the debit, the generation's unwritten closing events and the final event. Guarded by the stored status, so
    * it writes all of it or, when a concurrent cancel finalised the Response first, none of it.
    */
-  async function finalizeResponse({ responseId, outcome }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
+  async function finalizeResponse({
+    responseId,
+    outcome,
+  }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
     // A handed-over row may be older than the stored one, but only in its status, and the write below is
     // guarded by the stored status.
     const row = handoff.take(responseId)?.row ?? (await loadResponse(db, responseId));
@@ -286,17 +364,31 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       const current = await loadResponse(db, responseId);
       return { ...settled, status: current.status };
     }
-    await events.notify(responseStream(responseId), [...unwritten, { ...(record.final_event as StreamEvent), sequence_number: written.sequence }]);
+    await events.notify(responseStream(responseId), [
+      ...unwritten,
+      { ...(record.final_event as StreamEvent), sequence_number: written.sequence },
+    ]);
     recordJobFinished(deps.metrics, 'response', status, deps.catalog.getModel(row.model));
     // Written in the finalisation's own statement (not ledger.debit): counted here, as the ledger counts its debits.
-    recordBilled(deps.metrics, { model: row.model, service: 'responses', amount: written.debited, inputTokens: record.usage?.input_tokens, outputTokens: record.usage?.output_tokens });
+    recordBilled(deps.metrics, {
+      model: row.model,
+      service: 'responses',
+      amount: written.debited,
+      inputTokens: record.usage?.input_tokens,
+      outputTokens: record.usage?.output_tokens,
+    });
     return { status, webhook: settled.webhook };
   }
 
   async function appendToConversation(trx: Db, row: ResponseRow, output: OutputItem[]) {
     const conversation = await findConversation(trx, row.account_id, row.conversation_id!);
     if (!conversation) return; // deleted while the Response ran: nothing to append to
-    await appendItems(trx, { conversationId: row.conversation_id!, accountId: row.account_id, items: conversationItemsOf(row, output), responseId: row.id });
+    await appendItems(trx, {
+      conversationId: row.conversation_id!,
+      accountId: row.account_id,
+      items: conversationItemsOf(row, output),
+      responseId: row.id,
+    });
   }
 
   async function sendWebhook({ responseId }: ResponseJobInput) {

@@ -11,7 +11,15 @@ import type { GenerateTextRequest, LanguageModel } from '../src/providers/provid
 import { vendorFailureOf } from '../src/providers/provider-errors';
 import { promptTokenBound } from '../src/responses/prompt';
 import { buildRunPrompt } from '../src/threads/run-prompt';
-import { loadRun, markExpired, markFinal, markRequiresAction, markRoundBilled, markStarted, readWait } from '../src/threads/runs.repository';
+import {
+  loadRun,
+  markExpired,
+  markFinal,
+  markRequiresAction,
+  markRoundBilled,
+  markStarted,
+  readWait,
+} from '../src/threads/runs.repository';
 import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from '../src/threads/runs.table';
 import { findThread, insertMessages } from '../src/threads/threads.repository';
 import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
@@ -40,29 +48,53 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
   async function startRun({ runId }: RunJobInput) {
     const run = await markStarted(db, runId);
     // A re-run (after a crash, or after a suspension in requires_action) finds it started.
-    return { proceed: run !== undefined && ['in_progress', 'requires_action'].includes(run.status) && run.cancel_requested_at === null };
+    return {
+      proceed:
+        run !== undefined &&
+        ['in_progress', 'requires_action'].includes(run.status) &&
+        run.cancel_requested_at === null,
+    };
   }
 
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
-  async function callModel({ runId, round }: RunJobInput & { round: number }, passedContext?: ActivityContext): Promise<ModelOutcome> {
+  async function callModel(
+    { runId, round }: RunJobInput & { round: number },
+    passedContext?: ActivityContext,
+  ): Promise<ModelOutcome> {
     const context = currentActivityContext(passedContext);
     const run = await loadRun(db, runId);
     if (!run || !isActiveRunStatus(run.status) || run.cancel_requested_at) return { kind: 'cancelled' };
     // Stored by requireAction: a re-run answers it again (its tokens are billed already).
     const stored = run.transcript[round];
-    if (stored) return { kind: 'tool_calls', calls: stored.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })), inputTokens: 0, outputTokens: 0 };
+    if (stored)
+      return {
+        kind: 'tool_calls',
+        calls: stored.calls.map(({ id, name, arguments: args }) => ({ id, name, arguments: args })),
+        inputTokens: 0,
+        outputTokens: 0,
+      };
     const model = deps.catalog.getModel(run.model);
     if (!model) return failed('model.not_found', `Model ${run.model} is no longer in the catalog.`);
     const prompt = await buildRunPrompt(db, run, model.contextWindow);
     if (!prompt.fits) {
-      return failed('run.context_length_exceeded', `The thread's newest message does not fit the context window of ${model.code} (${model.contextWindow}) beside the Run's instructions.`);
+      return failed(
+        'run.context_length_exceeded',
+        `The thread's newest message does not fit the context window of ${model.code} (${model.contextWindow}) beside the Run's instructions.`,
+      );
     }
     const tools = run.request.tools;
     const call: GenerateTextRequest = {
       model: model.upstreamId,
       instructions: prompt.instructions,
       items: prompt.items,
-      tools: tools.length > 0 ? tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } })) : undefined,
+      tools:
+        tools.length > 0
+          ? tools.map((tool) => ({
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters ?? { type: 'object', properties: {} },
+            }))
+          : undefined,
       parallelToolCalls: tools.length > 0 ? run.request.parallel_tool_calls : undefined,
       temperature: run.request.temperature ?? undefined,
       topP: run.request.top_p ?? undefined,
@@ -82,7 +114,11 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         capFixed: false,
       });
     } catch (error) {
-      if (ApiError.isInstance(error) && error.status === 402) return failed('organization.payment_required', 'The available balance does not pay for the next model call of this Run.');
+      if (ApiError.isInstance(error) && error.status === 402)
+        return failed(
+          'organization.payment_required',
+          'The available balance does not pay for the next model call of this Run.',
+        );
       throw error;
     }
     const heartbeat = setInterval(() => context.heartbeat({ round }), deps.heartbeatIntervalMs ?? 2000);
@@ -92,7 +128,11 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       const tokens = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens };
       if (result.toolCalls.length > 0) {
         const calls = run.request.parallel_tool_calls ? result.toolCalls : result.toolCalls.slice(0, 1);
-        return { kind: 'tool_calls', calls: calls.map((tool) => ({ id: tool.callId, name: tool.name, arguments: tool.arguments })), ...tokens };
+        return {
+          kind: 'tool_calls',
+          calls: calls.map((tool) => ({ id: tool.callId, name: tool.name, arguments: tool.arguments })),
+          ...tokens,
+        };
       }
       // Cut short by the output cap or the vendor's content filter: the answer is partial (or empty).
       const cut = result.finishReason === 'length' || result.finishReason === 'content_filter';
@@ -108,7 +148,14 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     }
   }
 
-  async function requireAction({ runId, round, outcome }: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> }): Promise<ToolOutputsState> {
+  async function requireAction({
+    runId,
+    round,
+    outcome,
+  }: RunJobInput & {
+    round: number;
+    outcome: Extract<ModelOutcome, { kind: 'tool_calls' }>;
+  }): Promise<ToolOutputsState> {
     const run = await loadRun(db, runId);
     if (!run) return { state: 'ended' };
     const { usage, exact } = addUsage(run, outcome.inputTokens, outcome.outputTokens);
@@ -119,7 +166,13 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         calls: { calls: outcome.calls },
         requiredAction: {
           type: 'submit_tool_outputs',
-          submit_tool_outputs: { tool_calls: outcome.calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) },
+          submit_tool_outputs: {
+            tool_calls: outcome.calls.map((call) => ({
+              id: call.id,
+              type: 'function',
+              function: { name: call.name, arguments: call.arguments },
+            })),
+          },
         },
         usage,
         timeoutMs,
@@ -151,10 +204,19 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
    * The final status, the last round's debit and (for an answer) the assistant's message, in one transaction. A
    * cancel asked before the end wins over an answer: the Run ends cancelled, its tokens billed, nothing appended.
    */
-  async function finalizeRun({ runId, round, ending }: RunJobInput & { round: number; ending: RunEnding }): Promise<{ status: string }> {
+  async function finalizeRun({
+    runId,
+    round,
+    ending,
+  }: RunJobInput & { round: number; ending: RunEnding }): Promise<{ status: string }> {
     const tokens = ending.kind === 'message' || ending.kind === 'failed' ? ending : { inputTokens: 0, outputTokens: 0 };
     const billed = tokens.inputTokens + tokens.outputTokens > 0;
-    const error = ending.kind === 'failed' ? { code: ending.code, message: ending.message } : ending.kind === 'expired' ? { code: 'run.expired', message: 'The tool outputs were not submitted in time.' } : null;
+    const error =
+      ending.kind === 'failed'
+        ? { code: ending.code, message: ending.message }
+        : ending.kind === 'expired'
+          ? { code: 'run.expired', message: 'The tool outputs were not submitted in time.' }
+          : null;
     // A second pass only when a cancel arrived between the read and the write (markFinal refuses an answer then).
     for (let pass = 0; pass < 2; pass++) {
       const run = await loadRun(db, runId);
@@ -164,16 +226,35 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       const status = run.cancel_requested_at && answered !== 'failed' ? 'cancelled' : answered;
       const { usage, exact } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
       const final = await inTransaction(db, async (trx) => {
-        const marked = await markFinal(trx, { id: runId, status, rounds: billed ? round + 1 : run.rounds, usage: billed || run.usage ? usage : null, error: status === 'cancelled' ? null : error });
+        const marked = await markFinal(trx, {
+          id: runId,
+          status,
+          rounds: billed ? round + 1 : run.rounds,
+          usage: billed || run.usage ? usage : null,
+          error: status === 'cancelled' ? null : error,
+        });
         if (!marked) return undefined;
         await ledger.debit(debitOf(marked, round, exact, tokens), trx);
         // The thread may have been deleted while the Run ran: then there is nothing to append to. An empty answer
         // appends nothing either (vendors refuse empty text in a later prompt).
-        if (ending.kind === 'message' && ending.text !== '' && status !== 'cancelled' && (await findThread(trx, run.account_id, run.thread_id))) {
+        if (
+          ending.kind === 'message' &&
+          ending.text !== '' &&
+          status !== 'cancelled' &&
+          (await findThread(trx, run.account_id, run.thread_id))
+        ) {
           await insertMessages(trx, {
             threadId: run.thread_id,
             accountId: run.account_id,
-            messages: [{ id: `msg_${runId.slice(4)}`, role: 'assistant', content: [{ type: 'text', text: ending.text }], runId, assistantId: run.assistant_id }],
+            messages: [
+              {
+                id: `msg_${runId.slice(4)}`,
+                role: 'assistant',
+                content: [{ type: 'text', text: ending.text }],
+                runId,
+                assistantId: run.assistant_id,
+              },
+            ],
           });
         }
         return marked;
@@ -185,13 +266,17 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     }
     const current = await loadRun(db, runId);
     // Still active after both passes: fail the attempt (retried, then abandoned) rather than leave the Run active.
-    if (current && isActiveRunStatus(current.status)) throw new Error(`Run ${runId} is still ${current.status} after its finalisation.`);
+    if (current && isActiveRunStatus(current.status))
+      throw new Error(`Run ${runId} is still ${current.status} after its finalisation.`);
     return { status: current?.status ?? 'cancelled' };
   }
 
   /** The Run's usage with this call's tokens added, and the exact cost to debit for them. */
   function addUsage(run: RunRow, inputTokens: number, outputTokens: number): { usage: RunUsage; exact: string } {
-    const { cost, exact } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, { input: inputTokens, output: outputTokens });
+    const { cost, exact } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, {
+      input: inputTokens,
+      output: outputTokens,
+    });
     const before = run.usage ?? { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cost: 0 };
     return {
       usage: {
@@ -214,7 +299,11 @@ function debitOf(run: RunRow, round: number, cost: string, tokens: { inputTokens
     cost,
     operationKey: runRoundOperationKey(run.id, round),
     metadata: { source: 'api', vendor: run.vendor, model: run.model, service: 'runs', run_id: run.id },
-    usage: { prompt_tokens: tokens.inputTokens, completion_tokens: tokens.outputTokens, total_tokens: tokens.inputTokens + tokens.outputTokens },
+    usage: {
+      prompt_tokens: tokens.inputTokens,
+      completion_tokens: tokens.outputTokens,
+      total_tokens: tokens.inputTokens + tokens.outputTokens,
+    },
   };
 }
 
@@ -222,7 +311,10 @@ function debitOf(run: RunRow, round: number, cost: string, tokens: { inputTokens
  * Where the wait after round `round` stands, from the stored Run. Expiry is decided by the database's clock (as
  * submissions are refused by it); the flow is handed the time left by that clock, not a deadline of another.
  */
-function waitState(run: { status: string; rounds: number; remaining_ms: number | null } | undefined, round: number): ToolOutputsState {
+function waitState(
+  run: { status: string; rounds: number; remaining_ms: number | null } | undefined,
+  round: number,
+): ToolOutputsState {
   if (!run) return { state: 'ended' };
   // A later round exists: this round's outputs were submitted and the Run went on. Read by a re-run of the job
   // that reached this step late (after a suspension or a takeover), which must follow the Run, not end it.

@@ -4,14 +4,26 @@ import type { CatalogModel } from '../src/catalog/catalog-types';
 import { inTransaction, type Db } from '../src/db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
 import { MEDIA_TYPES } from '../src/audio/audio-format';
-import { billedSeconds, heldSecondsOf, transcriptionBody, transcriptionCallbackPayload, transcriptionCharge, transcriptionOperationKey } from '../src/audio/transcription-result';
+import {
+  billedSeconds,
+  heldSecondsOf,
+  transcriptionBody,
+  transcriptionCallbackPayload,
+  transcriptionCharge,
+  transcriptionOperationKey,
+} from '../src/audio/transcription-result';
 import { loadTranscription, markFinal, markProcessing, readChunks } from '../src/audio/transcriptions.repository';
 import type { TranscriptionRow } from '../src/audio/transcriptions.table';
 import type { Logger } from '../src/logger';
 import type { AudioFormat, TranscriptionModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
-import type { TranscriptionActivities, TranscriptionJobInput, TranscriptionOutcome, TranscriptionState } from '../workflows/transcription.flow';
+import type {
+  TranscriptionActivities,
+  TranscriptionJobInput,
+  TranscriptionOutcome,
+  TranscriptionState,
+} from '../workflows/transcription.flow';
 
 export interface TranscriptionActivityDeps {
   db: Db;
@@ -33,31 +45,56 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
   const { ledger } = deps;
 
   const stateOf = (row: TranscriptionRow | undefined): TranscriptionState =>
-    row ? { proceed: row.status === 'processing', status: row.status, callback: row.callback_url !== null && FINAL.includes(row.status) } : { proceed: false, status: 'failed', callback: false };
+    row
+      ? {
+          proceed: row.status === 'processing',
+          status: row.status,
+          callback: row.callback_url !== null && FINAL.includes(row.status),
+        }
+      : { proceed: false, status: 'failed', callback: false };
 
   async function startTranscription({ transcriptionId }: TranscriptionJobInput): Promise<TranscriptionState> {
     return stateOf(await markProcessing(db, transcriptionId));
   }
 
   /** `passedContext`: the embedded engine's (heartbeat); under Temporal, Temporal's Context. */
-  async function transcribeAudio({ transcriptionId }: TranscriptionJobInput, passedContext?: ActivityContext): Promise<TranscriptionOutcome> {
+  async function transcribeAudio(
+    { transcriptionId }: TranscriptionJobInput,
+    passedContext?: ActivityContext,
+  ): Promise<TranscriptionOutcome> {
     const context = currentActivityContext(passedContext);
     const row = await loadTranscription(db, transcriptionId);
-    if (!row || row.status !== 'processing') return { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription is no longer processing.' };
+    if (!row || row.status !== 'processing')
+      return {
+        kind: 'failed',
+        code: 'transcription.execution_failed',
+        message: 'The transcription is no longer processing.',
+      };
     const model = deps.catalog.getModel(row.model);
-    if (!model) return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.` };
+    if (!model)
+      return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.` };
     const format = row.file_format as AudioFormat;
     const heartbeat = setInterval(() => context.heartbeat(), deps.heartbeatIntervalMs ?? 2000);
     try {
       const result = await deps.providers.transcriptionModel(model.vendor).transcribe({
         model: model.upstreamId,
-        audio: { format, mediaType: MEDIA_TYPES[format], filename: row.file_name, size: row.file_bytes, read: () => readChunks(db, transcriptionId) },
+        audio: {
+          format,
+          mediaType: MEDIA_TYPES[format],
+          filename: row.file_name,
+          size: row.file_bytes,
+          read: () => readChunks(db, transcriptionId),
+        },
         language: row.options.language ?? undefined,
         prompt: row.options.prompt ?? undefined,
         beamSize: row.options.beam_size ?? undefined,
         signal: context.signal,
       });
-      return { kind: 'completed', result: transcriptionBody(result), seconds: billedSeconds(result.durationSeconds, heldSecondsOf(row)) };
+      return {
+        kind: 'completed',
+        result: transcriptionBody(result),
+        seconds: billedSeconds(result.durationSeconds, heldSecondsOf(row)),
+      };
     } catch (error) {
       // Stopped by its engine (a shutdown, a Temporal cancellation): not the transcription's failure; it runs again.
       if (context.signal.aborted) throw abortError();
@@ -69,21 +106,39 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
     }
   }
 
-  async function finalizeTranscription({ transcriptionId, outcome }: TranscriptionJobInput & { outcome: TranscriptionOutcome }): Promise<TranscriptionState> {
+  async function finalizeTranscription({
+    transcriptionId,
+    outcome,
+  }: TranscriptionJobInput & { outcome: TranscriptionOutcome }): Promise<TranscriptionState> {
     let wrote = false;
     const row = await inTransaction(db, async (trx) => {
       const current = await loadTranscription(trx, transcriptionId);
       if (!current || FINAL.includes(current.status)) return current;
       // The billing hold placed at submission is settled by the debit, or released by a failure.
       if (outcome.kind === 'failed') {
-        const failed = await markFinal(trx, transcriptionId, { status: 'failed', error: { code: outcome.code, message: outcome.message }, cost: 0 });
+        const failed = await markFinal(trx, transcriptionId, {
+          status: 'failed',
+          error: { code: outcome.code, message: outcome.message },
+          cost: 0,
+        });
         wrote = Boolean(failed);
         if (failed) await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
         return failed;
       }
       const model = deps.catalog.getModel(current.model);
-      const charge = model ? transcriptionCharge({ accountId: current.account_id, model, seconds: outcome.seconds, requestId: transcriptionId }) : undefined;
-      const final = await markFinal(trx, transcriptionId, { status: 'completed', result: outcome.result, cost: charge?.cost ?? 0 });
+      const charge = model
+        ? transcriptionCharge({
+            accountId: current.account_id,
+            model,
+            seconds: outcome.seconds,
+            requestId: transcriptionId,
+          })
+        : undefined;
+      const final = await markFinal(trx, transcriptionId, {
+        status: 'completed',
+        result: outcome.result,
+        cost: charge?.cost ?? 0,
+      });
       wrote = Boolean(final);
       if (final) {
         if (charge) await ledger.debit(charge.debit, trx);
@@ -98,7 +153,12 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
   async function sendTranscriptionCallback({ transcriptionId }: TranscriptionJobInput): Promise<void> {
     const row = await loadTranscription(db, transcriptionId);
     if (!row?.callback_url || !FINAL.includes(row.status)) return;
-    await deps.webhooks.send({ resourceId: row.id, accountId: row.account_id, url: row.callback_url, payload: transcriptionCallbackPayload(row) });
+    await deps.webhooks.send({
+      resourceId: row.id,
+      accountId: row.account_id,
+      url: row.callback_url,
+      payload: transcriptionCallbackPayload(row),
+    });
   }
 
   return { startTranscription, transcribeAudio, finalizeTranscription, sendTranscriptionCallback };

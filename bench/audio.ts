@@ -10,7 +10,15 @@ import { environmentFacts, percentile, round, startBenchStack, writeReport } fro
  * from /proc: busboy streams the file to a temporary file (and, for an asynchronous model, into database
  * chunks), so memory must not grow with the file size (target: ≤ 150 MB over idle with 20 × 25 MiB).
  */
-export async function runAudioBench(options: { pglite: boolean; postgresUrl: string; concurrency: number; megabytes: number; rounds: number; model: string; output: string }) {
+export async function runAudioBench(options: {
+  pglite: boolean;
+  postgresUrl: string;
+  concurrency: number;
+  megabytes: number;
+  rounds: number;
+  model: string;
+  output: string;
+}) {
   const stack = await startBenchStack({ pin: false, pglite: options.pglite, postgresUrl: options.postgresUrl });
   try {
     const pid = stack.service.child.pid!;
@@ -18,7 +26,8 @@ export async function runAudioBench(options: { pglite: boolean; postgresUrl: str
     // A 16 kHz mono WAV of tone bursts: real audio for dev-stt to decode, `megabytes` long.
     const sampleRate = 16_000;
     const samples = new Float32Array(Math.floor((options.megabytes * 1024 * 1024 - 44) / 2));
-    for (let i = 0; i < samples.length; i++) samples[i] = Math.floor(i / sampleRate) % 3 === 0 ? 0 : 0.4 * Math.sin((2 * Math.PI * 300 * i) / sampleRate);
+    for (let i = 0; i < samples.length; i++)
+      samples[i] = Math.floor(i / sampleRate) % 3 === 0 ? 0 : 0.4 * Math.sin((2 * Math.PI * 300 * i) / sampleRate);
     const file = new Blob([wavFile(samples, sampleRate)]);
 
     const upload = async () => {
@@ -26,7 +35,11 @@ export async function runAudioBench(options: { pglite: boolean; postgresUrl: str
       form.append('model', options.model);
       form.append('file', file, 'bench.wav');
       const started = performance.now();
-      const reply = await fetch(`${stack.base}/v2/audio/transcription`, { method: 'POST', headers: { 'x-auth-token': stack.key }, body: form });
+      const reply = await fetch(`${stack.base}/v2/audio/transcription`, {
+        method: 'POST',
+        headers: { 'x-auth-token': stack.key },
+        body: form,
+      });
       const body = (await reply.json()) as { duration?: number; status?: string };
       if (reply.status !== 200) throw new Error(`upload answered ${reply.status}: ${JSON.stringify(body)}`);
       return performance.now() - started;
@@ -57,7 +70,11 @@ export async function runAudioBench(options: { pglite: boolean; postgresUrl: str
       uploads,
       seconds: round(seconds, 2),
       throughputMiBps: round((uploads * file.size) / 1024 / 1024 / seconds, 1),
-      latencyMs: { p50: round(percentile(latencies, 0.5), 0), p99: round(percentile(latencies, 0.99), 0), max: round(latencies[latencies.length - 1]!, 0) },
+      latencyMs: {
+        p50: round(percentile(latencies, 0.5), 0),
+        p99: round(percentile(latencies, 0.99), 0),
+        max: round(latencies[latencies.length - 1]!, 0),
+      },
       rssMb: { idle: round(idle, 1), peak: round(peak, 1), overIdle: round(peak - idle, 1), target: 150 },
     };
     writeReport(options.output, report);

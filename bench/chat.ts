@@ -1,4 +1,18 @@
-import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, runLoad, runPaced, runRateLadder, startBenchStack, summary, writeReport, type LoadResult, type LoadTarget } from './support';
+import {
+  balance,
+  compareLoads,
+  environmentFacts,
+  measureCpu,
+  stealMeter,
+  runLoad,
+  runPaced,
+  runRateLadder,
+  startBenchStack,
+  summary,
+  writeReport,
+  type LoadResult,
+  type LoadTarget,
+} from './support';
 
 /**
  * Chat benchmark: how much latency the service adds in front of a vendor.
@@ -66,7 +80,8 @@ export async function runChatBench(options: ChatBenchOptions) {
       body: chatBody,
     };
     const sample = await call(serviceTarget);
-    if (sample.status !== 200) throw new Error(`the service refused the benchmark request: ${sample.status} ${sample.text}`);
+    if (sample.status !== 200)
+      throw new Error(`the service refused the benchmark request: ${sample.status} ${sample.text}`);
     const perRequestAmount = Math.ceil(JSON.parse(sample.text).usage.cost);
     // The baseline is the very call the adapter makes per request (captured from the OpenAI adapter):
     // same path, same body, same auth header.
@@ -74,7 +89,11 @@ export async function runChatBench(options: ChatBenchOptions) {
       url: `${upstream}/v1/responses`,
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' },
-      body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }], store: false }),
+      body: JSON.stringify({
+        model: MODEL,
+        input: [{ role: 'user', content: [{ type: 'input_text', text: PROMPT }] }],
+        store: false,
+      }),
     };
     const balanceBefore = await balance(base, key);
 
@@ -114,13 +133,20 @@ export async function runChatBench(options: ChatBenchOptions) {
     // when autocannon stopped are answered (and billed) after it stopped counting, so the debits may
     // exceed the counted replies by at most one per connection and run.
     const balanceAfter = await balance(base, key);
-    const answered = warmService.ok + serviceSaturated.ok + servicePaced.ok + ladder.steps.reduce((sum, step) => sum + step.service.ok, 0);
+    const answered =
+      warmService.ok +
+      serviceSaturated.ok +
+      servicePaced.ok +
+      ladder.steps.reduce((sum, step) => sum + step.service.ok, 0);
     const debitedRequests = (balanceBefore - balanceAfter) / perRequestAmount;
     const billing = {
       per_request_kopecks: perRequestAmount,
       counted_2xx: answered,
       debited_requests: debitedRequests,
-      consistent: Number.isInteger(debitedRequests) && debitedRequests >= answered && debitedRequests - answered <= (3 + LADDER_RATES.length) * (load.connections + 50),
+      consistent:
+        Number.isInteger(debitedRequests) &&
+        debitedRequests >= answered &&
+        debitedRequests - answered <= (3 + LADDER_RATES.length) * (load.connections + 50),
     };
 
     const regimes = {
@@ -160,7 +186,8 @@ export async function runChatBench(options: ChatBenchOptions) {
   }
 }
 
-const compare = (direct: LoadResult, service: LoadResult) => compareLoads(direct, service, { p50: TARGET.addedP50Ms, p99: TARGET.addedP99Ms });
+const compare = (direct: LoadResult, service: LoadResult) =>
+  compareLoads(direct, service, { p50: TARGET.addedP50Ms, p99: TARGET.addedP99Ms });
 
 async function call(target: LoadTarget) {
   const reply = await fetch(target.url, { method: target.method, headers: target.headers, body: target.body });

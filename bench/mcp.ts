@@ -11,12 +11,25 @@ import { environmentFacts, percentile, round, startBenchStack, writeReport } fro
  * at-most-once record, its session with the server (initialize, call, close) and the recorded steps.
  * For reference, the bare session (connect, call, close) from this process. Target: ≤ 5 ms p50 per round.
  */
-export async function runMcpBench(options: { pglite: boolean; postgresUrl: string; rounds: number; samples: number; output: string }) {
+export async function runMcpBench(options: {
+  pglite: boolean;
+  postgresUrl: string;
+  rounds: number;
+  samples: number;
+  output: string;
+}) {
   const mcp = await startMcpTestServer();
-  const stack = await startBenchStack({ pin: false, pglite: options.pglite, postgresUrl: options.postgresUrl, extraEnv: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' } });
+  const stack = await startBenchStack({
+    pin: false,
+    pglite: options.pglite,
+    postgresUrl: options.postgresUrl,
+    extraEnv: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' },
+  });
   try {
     const tools = [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }];
-    const loop = Array.from({ length: options.rounds }, (_, index) => `/call add {"a": ${index}, "b": 1}`).join(' /then ');
+    const loop = Array.from({ length: options.rounds }, (_, index) => `/call add {"a": ${index}, "b": 1}`).join(
+      ' /then ',
+    );
     const respond = async (input: string) => {
       const started = performance.now();
       const reply = await fetch(`${stack.base}/v2/responses`, {
@@ -25,15 +38,20 @@ export async function runMcpBench(options: { pglite: boolean; postgresUrl: strin
         body: JSON.stringify({ model: 'dev-echo', input, tools, background: false }),
       });
       const body = (await reply.json()) as { status?: string; output?: Array<{ type: string; error?: string | null }> };
-      if (reply.status !== 200 || body.status !== 'completed') throw new Error(`the Response answered ${reply.status}: ${JSON.stringify(body)}`);
+      if (reply.status !== 200 || body.status !== 'completed')
+        throw new Error(`the Response answered ${reply.status}: ${JSON.stringify(body)}`);
       const calls = body.output!.filter((item) => item.type === 'mcp_call');
-      if (input === loop && (calls.length !== options.rounds || calls.some((call) => call.error))) throw new Error(`expected ${options.rounds} good calls: ${JSON.stringify(body.output)}`);
+      if (input === loop && (calls.length !== options.rounds || calls.some((call) => call.error)))
+        throw new Error(`expected ${options.rounds} good calls: ${JSON.stringify(body.output)}`);
       return performance.now() - started;
     };
     const direct = async () => {
       const started = performance.now();
       const controller = new AbortController();
-      const session = await connectMcpServer({ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }, { allowPrivateNetworks: true, timeoutMs: 10_000, signal: controller.signal });
+      const session = await connectMcpServer(
+        { type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' },
+        { allowPrivateNetworks: true, timeoutMs: 10_000, signal: controller.signal },
+      );
       const result = await session.callTool('add', { a: 1, b: 2 }, controller.signal);
       await session.close();
       if (result.output !== '3') throw new Error(`direct call gave ${JSON.stringify(result)}`);

@@ -3,19 +3,39 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { requestContext } from '../src/http/request-context';
 import { createMetrics } from '../src/metrics/metrics';
-import { percentile, round, runPaced, scrapeMetrics, startBenchStack, summary, type LoadResult, type LoadTarget } from './support';
+import {
+  percentile,
+  round,
+  runPaced,
+  scrapeMetrics,
+  startBenchStack,
+  summary,
+  type LoadResult,
+  type LoadTarget,
+} from './support';
 
 /**
  * What observability costs per request, in this process: the request middleware (request id, one histogram
  * observation, one log line at info into a sink) against a middleware that does nothing, in CPU per request
  * (target ≤ 0.05 ms); and the time and size of a scrape of a registry holding a busy day's series.
  */
-export async function runObservabilityBench(options: { requests: number; output: string; underLoad?: { postgresUrl: string; rate: number; durationSeconds: number; scrapeIntervalMs: number } }) {
+export async function runObservabilityBench(options: {
+  requests: number;
+  output: string;
+  underLoad?: { postgresUrl: string; rate: number; durationSeconds: number; scrapeIntervalMs: number };
+}) {
   const metrics = createMetrics();
   const sink = new Writable({ write: (_chunk, _encoding, done) => done() });
   const logged = requestContext(pino({ level: 'info' }, sink), metrics);
   const quiet = requestContext(pino({ level: 'warn' }, sink), metrics);
-  const routes = ['/v2/responses', '/v2/responses/:id', '/v2/chat/completions', '/openai/v1/chat/completions', '/v2/embeddings', '/v2/conversations/:conversationId/items'];
+  const routes = [
+    '/v2/responses',
+    '/v2/responses/:id',
+    '/v2/chat/completions',
+    '/openai/v1/chat/completions',
+    '/v2/embeddings',
+    '/v2/conversations/:conversationId/items',
+  ];
 
   const context = (index: number) => {
     const headers: Record<string, string> = {};
@@ -32,7 +52,9 @@ export async function runObservabilityBench(options: { requests: number; output:
   const next = async () => undefined;
   const noop = async (_ctx: unknown, nextStep: () => Promise<unknown>) => nextStep();
 
-  async function cpuPerRequest(middleware: (ctx: never, next: () => Promise<undefined>) => Promise<unknown>): Promise<number> {
+  async function cpuPerRequest(
+    middleware: (ctx: never, next: () => Promise<undefined>) => Promise<unknown>,
+  ): Promise<number> {
     for (let index = 0; index < 20_000; index++) await middleware(context(index) as never, next); // warm-up
     const before = process.cpuUsage();
     for (let index = 0; index < options.requests; index++) await middleware(context(index) as never, next);
@@ -82,7 +104,12 @@ const round4 = (value: number) => Math.round(value * 10_000) / 10_000;
  * without a scraper, interleaved. Prometheus scrapes every 15-60 s; the scraper here asks every
  * `scrapeIntervalMs` (far more often) so one run holds enough scrapes to measure and any effect shows.
  */
-async function scrapeUnderLoad(options: { postgresUrl: string; rate: number; durationSeconds: number; scrapeIntervalMs: number }) {
+async function scrapeUnderLoad(options: {
+  postgresUrl: string;
+  rate: number;
+  durationSeconds: number;
+  scrapeIntervalMs: number;
+}) {
   const stack = await startBenchStack({ pin: false, pglite: false, postgresUrl: options.postgresUrl });
   try {
     const target: LoadTarget = {
@@ -111,20 +138,33 @@ async function scrapeUnderLoad(options: { postgresUrl: string; rate: number; dur
       const withScrapes = await runPaced(target, load);
       scraping = false;
       await scraper;
-      process.stderr.write(`[observability] round ${index + 1}: without ${summary(withoutScrapes)} | with ${summary(withScrapes)}\n`);
+      process.stderr.write(
+        `[observability] round ${index + 1}: without ${summary(withoutScrapes)} | with ${summary(withScrapes)}\n`,
+      );
       rounds.push({ without_scrapes: withoutScrapes, with_scrapes: withScrapes });
     }
     scrapeMs.sort((a, b) => a - b);
-    const medianOf = (pick: (r: (typeof rounds)[number]) => number) => round([...rounds.map(pick)].sort((a, b) => a - b)[1]!);
+    const medianOf = (pick: (r: (typeof rounds)[number]) => number) =>
+      round([...rounds.map(pick)].sort((a, b) => a - b)[1]!);
     return {
       backend: stack.backend,
       traffic: `POST /v2/chat/completions at ${options.rate} requests/s, ${options.durationSeconds} s per round, 3 interleaved rounds`,
       scrape_interval_ms: options.scrapeIntervalMs,
       scrapes: scrapeMs.length,
-      scrape_ms: { p50: round(percentile(scrapeMs, 0.5)), p99: round(percentile(scrapeMs, 0.99)), max: round(scrapeMs.at(-1) ?? NaN) },
+      scrape_ms: {
+        p50: round(percentile(scrapeMs, 0.5)),
+        p99: round(percentile(scrapeMs, 0.99)),
+        max: round(scrapeMs.at(-1) ?? NaN),
+      },
       scrape_bytes: bytes,
-      traffic_p50_ms: { without_scrapes: medianOf((r) => r.without_scrapes.latencyMs.p50), with_scrapes: medianOf((r) => r.with_scrapes.latencyMs.p50) },
-      traffic_p99_ms: { without_scrapes: medianOf((r) => r.without_scrapes.latencyMs.p99), with_scrapes: medianOf((r) => r.with_scrapes.latencyMs.p99) },
+      traffic_p50_ms: {
+        without_scrapes: medianOf((r) => r.without_scrapes.latencyMs.p50),
+        with_scrapes: medianOf((r) => r.with_scrapes.latencyMs.p50),
+      },
+      traffic_p99_ms: {
+        without_scrapes: medianOf((r) => r.without_scrapes.latencyMs.p99),
+        with_scrapes: medianOf((r) => r.with_scrapes.latencyMs.p99),
+      },
       rounds,
     };
   } finally {

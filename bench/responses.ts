@@ -1,7 +1,25 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { balance, compareLoads, environmentFacts, measureCpu, stealMeter, percentile, round, rssMb, runLoad, runPaced, runRateLadder, scrapeMetrics, startBenchStack, summary, withPostgres, writeReport, type LoadTarget } from './support';
+import {
+  balance,
+  compareLoads,
+  environmentFacts,
+  measureCpu,
+  stealMeter,
+  percentile,
+  round,
+  rssMb,
+  runLoad,
+  runPaced,
+  runRateLadder,
+  scrapeMetrics,
+  startBenchStack,
+  summary,
+  withPostgres,
+  writeReport,
+  type LoadTarget,
+} from './support';
 
 /**
  * Responses benchmark, on the embedded engine, against a zero-latency OpenAI fake (its Responses API):
@@ -34,7 +52,13 @@ export type ResponsesPhase = (typeof RESPONSES_PHASES)[number];
 
 const MODEL = 'gpt-4.1-mini';
 /** Issue 18's targets: RSS is ≤ 300 MB with 1,000 streams and ≤ 1 GB with 10,000. */
-const TARGET = { syncAddedP50Ms: 2.5, syncAddedP99Ms: 15, ttftAddedP50Ms: 3, backgroundPerSecond: 1000, streamsRssMb: { 1000: 300, 10000: 1024 } };
+const TARGET = {
+  syncAddedP50Ms: 2.5,
+  syncAddedP99Ms: 15,
+  ttftAddedP50Ms: 3,
+  backgroundPerSecond: 1000,
+  streamsRssMb: { 1000: 300, 10000: 1024 },
+};
 const rssTargetMb = (streams: number) => (streams > 1000 ? TARGET.streamsRssMb[10000] : TARGET.streamsRssMb[1000]);
 const syncBudget = { p50: TARGET.syncAddedP50Ms, p99: TARGET.syncAddedP99Ms };
 /** Fixed rates (requests/s) at which the synchronous overhead is also measured, and each step's length. */
@@ -54,7 +78,9 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     },
     nodeFlags: [
       ...(options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : []),
-      ...(options.heapSnapshotDir ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`] : []),
+      ...(options.heapSnapshotDir
+        ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${options.heapSnapshotDir}`]
+        : []),
     ],
   });
   const phases = new Set(options.phases ?? RESPONSES_PHASES);
@@ -67,7 +93,11 @@ export async function runResponsesBench(options: ResponsesBenchOptions) {
     servicePid: service.child.pid!,
     serviceHeaders: { 'content-type': 'application/json', 'x-auth-token': key },
     directHeaders: { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' },
-    directBody: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true }),
+    directBody: JSON.stringify({
+      model: MODEL,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+      stream: true,
+    }),
   };
 
   try {
@@ -122,7 +152,12 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   const longInput = `/delay ${wordDelayMs} ${Array.from({ length: 60 }, (_, index) => `word${index}`).join(' ')}`;
   const open = await Promise.all(
     Array.from({ length: options.streams }, () =>
-      openStream(`${base}/v2/responses`, serviceHeaders, JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }), agent),
+      openStream(
+        `${base}/v2/responses`,
+        serviceHeaders,
+        JSON.stringify({ model: 'dev-echo', input: longInput, background: false, stream: true }),
+        agent,
+      ),
     ),
   );
   // Every stream is open once it has received its first delta (creation runs at the service's pace). Each
@@ -145,13 +180,23 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
   const heapSettled = await heapFigures(base);
   const streamsStillOpen = receiving();
   const failures = open.map((stream) => stream.failure()).filter((failure): failure is string => failure !== undefined);
-  const failureCounts = Object.fromEntries([...new Set(failures)].map((failure) => [failure, failures.filter((item) => item === failure).length]));
+  const failureCounts = Object.fromEntries(
+    [...new Set(failures)].map((failure) => [failure, failures.filter((item) => item === failure).length]),
+  );
   for (const stream of open) stream.close();
   agent.destroy();
   // Disconnecting does not stop generation (by design); cancel them so they do not load the next phases.
   const ids = open.map((stream) => stream.id()).filter((id): id is string => Boolean(id));
   for (let index = 0; index < ids.length; index += 50) {
-    await Promise.all(ids.slice(index, index + 50).map((id) => fetch(`${base}/v2/responses/${id}/cancel`, { method: 'POST', headers: serviceHeaders }).then((reply) => reply.arrayBuffer())));
+    await Promise.all(
+      ids
+        .slice(index, index + 50)
+        .map((id) =>
+          fetch(`${base}/v2/responses/${id}/cancel`, { method: 'POST', headers: serviceHeaders }).then((reply) =>
+            reply.arrayBuffer(),
+          ),
+        ),
+    );
   }
   const memory = {
     streams: options.streams,
@@ -163,7 +208,12 @@ async function memoryPhase({ options, base, servicePid, serviceHeaders }: PhaseC
     kb_per_stream: round(((rssOpen - rssBefore) * 1024) / options.streams, 1),
     /** What of that RSS is V8's heap (committed, and in use at the last collection) and memory outside it. */
     heap_mb_with_streams: heapOpen,
-    settled: { after_seconds: round(settleMs / 1000), streams_open: streamsStillOpen, rss_mb: rssSettled, heap_mb: heapSettled },
+    settled: {
+      after_seconds: round(settleMs / 1000),
+      streams_open: streamsStillOpen,
+      rss_mb: rssSettled,
+      heap_mb: heapSettled,
+    },
   };
   log(`  ${JSON.stringify(memory)}`);
   // Met only with every stream open at once (a stream that ended or failed holds no memory).
@@ -220,17 +270,32 @@ async function heapSnapshot(pid: number, dir: string): Promise<void> {
 
 /** A synchronous Response must complete; returns its cost (what one background Response debits). */
 async function costOfOne({ base, serviceHeaders }: PhaseContext): Promise<number> {
-  const sample = await fetch(`${base}/v2/responses`, { method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) });
+  const sample = await fetch(`${base}/v2/responses`, {
+    method: 'POST',
+    headers: serviceHeaders,
+    body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }),
+  });
   const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
-  if (sample.status !== 200 || sampleBody.status !== 'completed') throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
+  if (sample.status !== 200 || sampleBody.status !== 'completed')
+    throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
   return Math.ceil(sampleBody.usage.cost);
 }
 
 /** (a) Synchronous overhead: saturated, paced at half of it, and over the ladder of fixed rates. */
 async function syncPhase(context: PhaseContext) {
   const { options, base, upstream, servicePid, serviceHeaders, directHeaders, directBody } = context;
-  const syncTarget: LoadTarget = { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) };
-  const directTarget: LoadTarget = { url: `${upstream}/v1/responses`, method: 'POST', headers: directHeaders, body: directBody };
+  const syncTarget: LoadTarget = {
+    url: `${base}/v2/responses`,
+    method: 'POST',
+    headers: serviceHeaders,
+    body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }),
+  };
+  const directTarget: LoadTarget = {
+    url: `${upstream}/v1/responses`,
+    method: 'POST',
+    headers: directHeaders,
+    body: directBody,
+  };
   await costOfOne(context);
   log('warming up');
   await runLoad(directTarget, { connections: 20, durationSeconds: 2 });
@@ -274,7 +339,10 @@ async function ttftPhase({ base, upstream, serviceHeaders, directHeaders, direct
     ours.push(await firstDelta(`${base}/v2/responses`, serviceHeaders, streamBody));
   }
   const ttft = { direct_ms: distribution(direct.slice(20)), service_ms: distribution(ours.slice(20)) };
-  const added = { p50: round(ttft.service_ms.p50 - ttft.direct_ms.p50), p99: round(ttft.service_ms.p99 - ttft.direct_ms.p99) };
+  const added = {
+    p50: round(ttft.service_ms.p50 - ttft.direct_ms.p50),
+    p99: round(ttft.service_ms.p99 - ttft.direct_ms.p99),
+  };
   log(`  added p50 ${added.p50} ms, p99 ${added.p99} ms`);
   return { samples: ours.length - 20, ...ttft, added_ms: added, meets_target: added.p50 <= TARGET.ttftAddedP50Ms };
 }
@@ -307,7 +375,12 @@ async function backgroundPhase(context: PhaseContext) {
   let finishedAt = started;
   const created = await measureCpu(servicePid, async () => {
     const creating = runLoad(
-      { url: `${base}/v2/responses`, method: 'POST', headers: serviceHeaders, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
+      {
+        url: `${base}/v2/responses`,
+        method: 'POST',
+        headers: serviceHeaders,
+        body: JSON.stringify({ model: MODEL, input: 'Hello' }),
+      },
       { connections: Math.min(50, options.backgroundCount), durationSeconds: 600, amount: options.backgroundCount },
     ).then(
       (result) => (load = result),
@@ -330,7 +403,8 @@ async function backgroundPhase(context: PhaseContext) {
     created_per_second: round(created.ok / ((createdAt - started) / 1000)),
     completed_per_second: round(completed / ((finishedAt - started) / 1000)),
     cpu_ms_per_response: created.cpuMsPerRequest ?? null,
-    database_per_response: database && databaseBefore && completed > 0 ? perResponseDelta(databaseBefore, database, completed) : null,
+    database_per_response:
+      database && databaseBefore && completed > 0 ? perResponseDelta(databaseBefore, database, completed) : null,
   };
   log(`  ${JSON.stringify(background)}`);
   return { ...background, meets_target: background.completed_per_second >= TARGET.backgroundPerSecond };
@@ -340,8 +414,15 @@ async function backgroundPhase(context: PhaseContext) {
 async function databaseActivity(options: ResponsesBenchOptions): Promise<Record<string, number> | undefined> {
   if (options.pglite) return undefined;
   return withPostgres(options.postgresUrl, async (client) => {
-    const wal = await client.query<{ wal_records: string; wal_bytes: string }>('select wal_records, wal_bytes from pg_stat_wal');
-    const db = await client.query<{ xact_commit: string; tup_inserted: string; tup_updated: string; tup_deleted: string }>(
+    const wal = await client.query<{ wal_records: string; wal_bytes: string }>(
+      'select wal_records, wal_bytes from pg_stat_wal',
+    );
+    const db = await client.query<{
+      xact_commit: string;
+      tup_inserted: string;
+      tup_updated: string;
+      tup_deleted: string;
+    }>(
       'select xact_commit, tup_inserted, tup_updated, tup_deleted from pg_stat_database where datname = current_database()',
     );
     const statements = await client
@@ -366,26 +447,32 @@ async function databaseActivity(options: ResponsesBenchOptions): Promise<Record<
 }
 
 function perResponseDelta(before: Record<string, number>, after: Record<string, number>, count: number) {
-  return Object.fromEntries(Object.keys(after).map((name) => [name, round((after[name] - (before[name] ?? 0)) / count, 2)]));
+  return Object.fromEntries(
+    Object.keys(after).map((name) => [name, round((after[name] - (before[name] ?? 0)) / count, 2)]),
+  );
 }
 
 /** Milliseconds from sending the request to the first text delta on the SSE stream. */
 export function firstDelta(url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const request = http.request(url, { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
-      let buffer = '';
-      let done = false;
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        buffer += chunk;
-        if (!done && buffer.includes('output_text.delta')) {
-          done = true;
-          resolve(performance.now() - started);
-        }
-      });
-      response.on('end', () => (done ? undefined : reject(new Error(`no delta in: ${buffer.slice(0, 300)}`))));
-    });
+    const request = http.request(
+      url,
+      { method: 'POST', headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        let buffer = '';
+        let done = false;
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          buffer += chunk;
+          if (!done && buffer.includes('output_text.delta')) {
+            done = true;
+            resolve(performance.now() - started);
+          }
+        });
+        response.on('end', () => (done ? undefined : reject(new Error(`no delta in: ${buffer.slice(0, 300)}`))));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });
@@ -396,24 +483,39 @@ function openStream(url: string, headers: Record<string, string>, body: string, 
   let ended = false;
   let failure: string | undefined;
   let id: string | undefined;
-  const request = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
-    if (response.statusCode !== 200) failure = `HTTP ${response.statusCode}`;
-    response.setEncoding('utf8');
-    response.on('data', (chunk: string) => {
-      id ??= /"id":"(resp_[0-9a-f]+)"/.exec(chunk)?.[1];
-      if (chunk.includes('output_text.delta')) delta = true;
-    });
-    response.on('end', () => (ended = true));
-    response.on('error', () => undefined);
-  });
+  const request = http.request(
+    url,
+    { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+    (response) => {
+      if (response.statusCode !== 200) failure = `HTTP ${response.statusCode}`;
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        id ??= /"id":"(resp_[0-9a-f]+)"/.exec(chunk)?.[1];
+        if (chunk.includes('output_text.delta')) delta = true;
+      });
+      response.on('end', () => (ended = true));
+      response.on('error', () => undefined);
+    },
+  );
   request.on('error', (error) => (failure ??= (error as NodeJS.ErrnoException).code ?? error.message));
   request.end(body);
-  return Promise.resolve({ sawDelta: () => delta, ended: () => ended, failure: () => failure, id: () => id, close: () => request.destroy() });
+  return Promise.resolve({
+    sawDelta: () => delta,
+    ended: () => ended,
+    failure: () => failure,
+    id: () => id,
+    close: () => request.destroy(),
+  });
 }
 
 export function distribution(values: number[]) {
   const sorted = [...values].sort((a, b) => a - b);
-  return { p50: round(percentile(sorted, 0.5)), p90: round(percentile(sorted, 0.9)), p99: round(percentile(sorted, 0.99)), max: round(sorted.at(-1) ?? NaN) };
+  return {
+    p50: round(percentile(sorted, 0.5)),
+    p90: round(percentile(sorted, 0.9)),
+    p99: round(percentile(sorted, 0.99)),
+    max: round(sorted.at(-1) ?? NaN),
+  };
 }
 
 const log = (message: string) => process.stdout.write(`[bench responses] ${message}\n`);

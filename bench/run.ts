@@ -13,7 +13,8 @@ import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './resp
  * (npm script), then runs from dist/.
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
-const usage = 'usage: node dist/bench/run.js temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+const usage =
+  'usage: node dist/bench/run.js temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -48,7 +49,17 @@ async function main(argv: string[]) {
         pin: flag('--pin'),
         pacedFraction: number('--paced-fraction', 0.5),
         postgresUrl,
-        output: path.resolve(root, value('--out', path.join('bench', 'results', `chat${flag('--pglite') ? '-pglite' : ''}${flag('--pin') ? '-pinned' : ''}.json`))),
+        output: path.resolve(
+          root,
+          value(
+            '--out',
+            path.join(
+              'bench',
+              'results',
+              `chat${flag('--pglite') ? '-pglite' : ''}${flag('--pin') ? '-pinned' : ''}.json`,
+            ),
+          ),
+        ),
         profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
       });
       return;
@@ -61,10 +72,15 @@ async function main(argv: string[]) {
         streams: number('--streams', 1000),
         backgroundCount: number('--background', 5000),
         postgresUrl,
-        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json'))),
+        output: path.resolve(
+          root,
+          value('--out', path.join('bench', 'results', flag('--pglite') ? 'responses-pglite.json' : 'responses.json')),
+        ),
         phases: phaseList(value('--phases', RESPONSES_PHASES.join(','))),
         profileDir: rest.includes('--profile') ? path.resolve(value('--profile', 'bench/profiles')) : undefined,
-        heapSnapshotDir: rest.includes('--heap-snapshot') ? path.resolve(value('--heap-snapshot', 'bench/profiles')) : undefined,
+        heapSnapshotDir: rest.includes('--heap-snapshot')
+          ? path.resolve(value('--heap-snapshot', 'bench/profiles'))
+          : undefined,
       });
       return;
     case 'audio': {
@@ -76,7 +92,10 @@ async function main(argv: string[]) {
         megabytes: number('--megabytes', 24.9),
         rounds: number('--rounds', 2),
         model,
-        output: path.resolve(root, value('--out', path.join('bench', 'results', `audio-${model}${flag('--pglite') ? '-pglite' : ''}.json`))),
+        output: path.resolve(
+          root,
+          value('--out', path.join('bench', 'results', `audio-${model}${flag('--pglite') ? '-pglite' : ''}.json`)),
+        ),
       });
       return;
     }
@@ -86,7 +105,10 @@ async function main(argv: string[]) {
         postgresUrl,
         rounds: number('--rounds', 8),
         samples: number('--samples', 100),
-        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'mcp-pglite.json' : 'mcp.json'))),
+        output: path.resolve(
+          root,
+          value('--out', path.join('bench', 'results', flag('--pglite') ? 'mcp-pglite.json' : 'mcp.json')),
+        ),
       });
       return;
     case 'soak':
@@ -98,7 +120,10 @@ async function main(argv: string[]) {
         fraction: number('--fraction', 0.5),
         rate: rest.includes('--rate') ? number('--rate', 1) : undefined,
         connections: number('--connections', 100),
-        output: path.resolve(root, value('--out', path.join('bench', 'results', flag('--pglite') ? 'soak-pglite.json' : 'soak.json'))),
+        output: path.resolve(
+          root,
+          value('--out', path.join('bench', 'results', flag('--pglite') ? 'soak-pglite.json' : 'soak.json')),
+        ),
       });
       return;
     case 'observability':
@@ -124,7 +149,8 @@ async function main(argv: string[]) {
 function phaseList(text: string): ResponsesPhase[] {
   const phases = text.split(',').filter(Boolean);
   const unknown = phases.filter((phase) => !(RESPONSES_PHASES as readonly string[]).includes(phase));
-  if (unknown.length > 0 || phases.length === 0) throw new Error(`--phases takes a comma-separated subset of ${RESPONSES_PHASES.join(', ')}`);
+  if (unknown.length > 0 || phases.length === 0)
+    throw new Error(`--phases takes a comma-separated subset of ${RESPONSES_PHASES.join(', ')}`);
   return phases as ResponsesPhase[];
 }
 

@@ -20,9 +20,15 @@ async function main() {
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.once('listening', resolve));
   // OPS_PORT set (0: any free port): the operators' listener too, as in production.
-  const operationsServer = config.http.operations ? createHttpServer(runtime.operationsApp, config.http).listen(0, '127.0.0.1') : undefined;
+  const operationsServer = config.http.operations
+    ? createHttpServer(runtime.operationsApp, config.http).listen(0, '127.0.0.1')
+    : undefined;
   if (operationsServer) await new Promise<void>((resolve) => operationsServer.once('listening', resolve));
-  const account = await runtime.deps.accounts.createAccount({ name: 'bench', balance: 1_000_000_000_000, mcpEnabled: true });
+  const account = await runtime.deps.accounts.createAccount({
+    name: 'bench',
+    balance: 1_000_000_000_000,
+    mcpEnabled: true,
+  });
   const { key } = await runtime.deps.accounts.createKey(account.id, { name: 'bench' });
   process.send?.({
     port: (server.address() as AddressInfo).port,
@@ -42,7 +48,10 @@ async function main() {
   // The parent gone: stop at once. SIGTERM: as the service does in production (drain for SHUTDOWN_GRACE_MS, then
   // hand over what still runs), which the chaos suite's rolling restart exercises.
   process.on('disconnect', () => void stop());
-  process.once('SIGTERM', () => void shutDownGracefully({ runtime, server, operationsServer }).then(() => process.exit(0)));
+  process.once(
+    'SIGTERM',
+    () => void shutDownGracefully({ runtime, server, operationsServer }).then(() => process.exit(0)),
+  );
 }
 
 main().catch((error) => {

@@ -1,4 +1,17 @@
-import { environmentFacts, measureCpu, round, rssMb, runLoad, runPaced, startBenchStack, stealMeter, summary, withPostgres, writeReport, type LoadTarget } from './support';
+import {
+  environmentFacts,
+  measureCpu,
+  round,
+  rssMb,
+  runLoad,
+  runPaced,
+  startBenchStack,
+  stealMeter,
+  summary,
+  withPostgres,
+  writeReport,
+  type LoadTarget,
+} from './support';
 
 /**
  * Soak: synchronous Responses (auth, billing, the engine, the vendor call, persistence: every part of the
@@ -33,8 +46,12 @@ export async function runSoakBench(options: SoakBenchOptions) {
   // statements that scan them get slower by the minute, which a production Postgres does not do.
   const autovacuum = options.pglite
     ? undefined
-    : await withPostgres(options.postgresUrl, async (client) => (await client.query<{ autovacuum: string }>('show autovacuum')).rows[0].autovacuum);
-  if (autovacuum === 'off') log('WARNING: this Postgres runs with autovacuum off; expect the database to slow down as dead rows pile up');
+    : await withPostgres(
+        options.postgresUrl,
+        async (client) => (await client.query<{ autovacuum: string }>('show autovacuum')).rows[0].autovacuum,
+      );
+  if (autovacuum === 'off')
+    log('WARNING: this Postgres runs with autovacuum off; expect the database to slow down as dead rows pile up');
   const stack = await startBenchStack({ pin: true, pglite: options.pglite, postgresUrl: options.postgresUrl });
   const servicePid = stack.service.child.pid!;
   const service: LoadTarget = {
@@ -47,20 +64,32 @@ export async function runSoakBench(options: SoakBenchOptions) {
     url: `${stack.upstream}/v1/responses`,
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' },
-    body: JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true }),
+    body: JSON.stringify({
+      model: MODEL,
+      input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+      stream: true,
+    }),
   };
   try {
     await runLoad(service, { connections: 20, durationSeconds: 3 });
     const saturated = await runLoad(service, { connections: options.connections, durationSeconds: 10 });
     const rate = options.rate ?? Math.max(10, Math.floor(saturated.requestsPerSecond * options.fraction));
-    log(`saturated ${summary(saturated)}; holding ${rate}/s for ${options.minutes} min in ${options.windowSeconds} s windows`);
+    log(
+      `saturated ${summary(saturated)}; holding ${rate}/s for ${options.minutes} min in ${options.windowSeconds} s windows`,
+    );
     const windows: Array<ReturnType<typeof windowReport>> = [];
     const count = Math.max(3, Math.round((options.minutes * 60) / options.windowSeconds));
     const started = performance.now();
     for (let index = 0; index < count; index++) {
       // A short direct probe first: the fake's own latency in this window, so a slower VM is not read as drift.
-      const directProbe = await runPaced(direct, { rate, durationSeconds: Math.min(5, options.windowSeconds), connections: options.connections });
-      const run = await measureCpu(servicePid, () => runPaced(service, { rate, durationSeconds: options.windowSeconds, connections: options.connections }));
+      const directProbe = await runPaced(direct, {
+        rate,
+        durationSeconds: Math.min(5, options.windowSeconds),
+        connections: options.connections,
+      });
+      const run = await measureCpu(servicePid, () =>
+        runPaced(service, { rate, durationSeconds: options.windowSeconds, connections: options.connections }),
+      );
       const report = windowReport(index, (performance.now() - started) / 60_000, run, directProbe, rssMb(servicePid));
       windows.push(report);
       log(`  ${JSON.stringify(report)}`);
@@ -77,7 +106,8 @@ export async function runSoakBench(options: SoakBenchOptions) {
     const addedLast = mean(last.map((window) => window.added_p50_ms));
     const errors = windows.reduce((sum, window) => sum + window.errors, 0);
     const rssFlat = rssLast - rssFirst <= Math.max(RSS_GROWTH_LIMIT.mb, rssFirst * RSS_GROWTH_LIMIT.ratio);
-    const latencyFlat = addedLast - addedFirst <= Math.max(LATENCY_GROWTH_LIMIT.ms, addedFirst * LATENCY_GROWTH_LIMIT.ratio);
+    const latencyFlat =
+      addedLast - addedFirst <= Math.max(LATENCY_GROWTH_LIMIT.ms, addedFirst * LATENCY_GROWTH_LIMIT.ratio);
     const verdict = {
       rss_mb_first_third: rssFirst,
       rss_mb_last_third: rssLast,
@@ -116,7 +146,13 @@ export async function runSoakBench(options: SoakBenchOptions) {
   }
 }
 
-function windowReport(index: number, minute: number, run: Awaited<ReturnType<typeof runPaced>>, directProbe: Awaited<ReturnType<typeof runPaced>>, rss: number) {
+function windowReport(
+  index: number,
+  minute: number,
+  run: Awaited<ReturnType<typeof runPaced>>,
+  directProbe: Awaited<ReturnType<typeof runPaced>>,
+  rss: number,
+) {
   return {
     window: index,
     minute: round(minute, 2),

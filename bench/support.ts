@@ -25,10 +25,18 @@ export async function startChild<T>(
   options: { args?: string[]; env?: NodeJS.ProcessEnv; cpus?: string; timeoutMs?: number; nodeFlags?: string[] } = {},
 ): Promise<ChildHandle<T>> {
   const nodeArgs = [...(options.nodeFlags ?? []), path.resolve(__dirname, script), ...(options.args ?? [])];
-  const [command, args] = options.cpus ? ['taskset', ['-c', options.cpus, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
-  const child = spawn(command, args, { env: options.env ?? process.env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [command, args] = options.cpus
+    ? ['taskset', ['-c', options.cpus, process.execPath, ...nodeArgs]]
+    : [process.execPath, nodeArgs];
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not start within ${options.timeoutMs ?? 60_000} ms`)), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} did not start within ${options.timeoutMs ?? 60_000} ms`)),
+      options.timeoutMs ?? 60_000,
+    );
     child.once('message', (message) => {
       clearTimeout(timer);
       resolve(message as T);
@@ -83,7 +91,10 @@ export interface LoadResult {
  * histogram keeps whole milliseconds, too coarse for a 3 ms budget). For an even pace use runPaced:
  * autocannon's `overallRate` sends each second's quota as one burst.
  */
-export async function runLoad(target: LoadTarget, options: { connections: number; durationSeconds: number; overallRate?: number; amount?: number }): Promise<LoadResult> {
+export async function runLoad(
+  target: LoadTarget,
+  options: { connections: number; durationSeconds: number; overallRate?: number; amount?: number },
+): Promise<LoadResult> {
   const latencies: number[] = [];
   const startedAt = performance.now();
   let lastResponseAt = startedAt;
@@ -131,7 +142,10 @@ export async function runLoad(target: LoadTarget, options: { connections: number
  * per-request cost at a given load, which autocannon's `overallRate` cannot show: it releases each
  * second's quota as one burst.
  */
-export async function runPaced(target: LoadTarget, options: { rate: number; durationSeconds: number; connections: number }): Promise<LoadResult> {
+export async function runPaced(
+  target: LoadTarget,
+  options: { rate: number; durationSeconds: number; connections: number },
+): Promise<LoadResult> {
   const url = new URL(target.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const body = target.body === undefined ? undefined : Buffer.from(target.body);
@@ -299,7 +313,10 @@ export function compareLoads(direct: LoadResult, service: LoadResult, budget: { 
     /** Service throughput as a fraction of the bare upstream's. */
     throughput_ratio: round(service.requestsPerSecond / direct.requestsPerSecond),
     /** Service latency over the bare upstream's. */
-    latency_ratio: { p50: round(service.latencyMs.p50 / direct.latencyMs.p50), p99: round(service.latencyMs.p99 / direct.latencyMs.p99) },
+    latency_ratio: {
+      p50: round(service.latencyMs.p50 / direct.latencyMs.p50),
+      p99: round(service.latencyMs.p99 / direct.latencyMs.p99),
+    },
     meets_target: { p50: added.p50 <= budget.p50, p99: added.p99 <= budget.p99 },
   };
 }
@@ -317,7 +334,9 @@ const loadToWire = (result: LoadResult) => ({
 
 export const summary = (result: LoadResult) =>
   `${result.requestsPerSecond} req/s, p50 ${result.latencyMs.p50} ms, p99 ${result.latencyMs.p99} ms` +
-  (result.cpuMsPerRequest ? `, cpu/request service ${result.cpuMsPerRequest.service} ms, database ${result.cpuMsPerRequest.database} ms` : '') +
+  (result.cpuMsPerRequest
+    ? `, cpu/request service ${result.cpuMsPerRequest.service} ms, database ${result.cpuMsPerRequest.database} ms`
+    : '') +
   (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
 
 /** The account balance (kopecks) as the API reports it. */
@@ -341,7 +360,12 @@ export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Pr
  * The service's environment in a benchmark: fresh secrets, quiet logs, only the OpenAI vendor configured and
  * pointed at the fake upstream (nothing inherited from the caller's environment), Postgres when a URL is given.
  */
-function serviceEnvironment(options: { dataDir: string; upstream: string; postgresUrl?: string; extra?: NodeJS.ProcessEnv }): NodeJS.ProcessEnv {
+function serviceEnvironment(options: {
+  dataDir: string;
+  upstream: string;
+  postgresUrl?: string;
+  extra?: NodeJS.ProcessEnv;
+}): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -412,20 +436,30 @@ export async function startBenchStack(options: {
   const schema = options.pglite ? undefined : `bench_${randomBytes(5).toString('hex')}`;
   const cleanUp = async () => {
     await fake.stop();
-    if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
+    if (schema)
+      await withPostgres(options.postgresUrl, (client) => client.query(`drop schema if exists ${schema} cascade`));
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   let service: ChildHandle<{ port: number; key: string }>;
   const workers: ChildHandle<{ pid: number }>[] = [];
-  const temporalEnv = options.temporal ? { TEMPORAL_ADDRESS: options.temporal.address, TEMPORAL_TASK_QUEUE: `bench-${schema}` } : {};
+  const temporalEnv = options.temporal
+    ? { TEMPORAL_ADDRESS: options.temporal.address, TEMPORAL_TASK_QUEUE: `bench-${schema}` }
+    : {};
   try {
     if (schema) await withPostgres(options.postgresUrl, (client) => client.query(`create schema ${schema}`));
     // BENCH_SERVICE_DIST runs another build's service (its dist/bench) under this load generator, for
     // interleaved before/after comparisons of two commits in one session.
-    const serviceDir = process.env.BENCH_SERVICE_DIST ? path.resolve(process.env.BENCH_SERVICE_DIST, 'bench') : __dirname;
+    const serviceDir = process.env.BENCH_SERVICE_DIST
+      ? path.resolve(process.env.BENCH_SERVICE_DIST, 'bench')
+      : __dirname;
     service = await startChild<{ port: number; key: string }>(path.join(serviceDir, 'service-process.js'), {
       args: schema ? ['--schema', schema] : [],
-      env: serviceEnvironment({ dataDir, upstream, postgresUrl: schema ? options.postgresUrl : undefined, extra: { ...options.extraEnv, ...temporalEnv } }),
+      env: serviceEnvironment({
+        dataDir,
+        upstream,
+        postgresUrl: schema ? options.postgresUrl : undefined,
+        extra: { ...options.extraEnv, ...temporalEnv },
+      }),
       cpus: pin ? '1' : undefined,
       nodeFlags: [...SERVICE_NODE_FLAGS, ...(options.nodeFlags ?? [])],
     });
@@ -434,7 +468,12 @@ export async function startBenchStack(options: {
       workers.push(
         await startChild<{ pid: number }>(path.join(serviceDir, 'worker-process.js'), {
           args: ['--schema', schema],
-          env: serviceEnvironment({ dataDir, upstream, postgresUrl: options.postgresUrl, extra: { ...options.extraEnv, ...temporalEnv } }),
+          env: serviceEnvironment({
+            dataDir,
+            upstream,
+            postgresUrl: options.postgresUrl,
+            extra: { ...options.extraEnv, ...temporalEnv },
+          }),
           cpus: pin ? '1' : undefined,
           nodeFlags: SERVICE_NODE_FLAGS,
         }),
@@ -523,7 +562,10 @@ export async function measureCpu(servicePid: number | undefined, run: () => Prom
   if (serviceBefore === undefined || serviceAfter === undefined || result.ok === 0) return result;
   return {
     ...result,
-    cpuMsPerRequest: { service: round((serviceAfter - serviceBefore) / result.ok), database: round(postgresCpuSince(databaseBefore) / result.ok) },
+    cpuMsPerRequest: {
+      service: round((serviceAfter - serviceBefore) / result.ok),
+      database: round(postgresCpuSince(databaseBefore) / result.ok),
+    },
   };
 }
 
@@ -538,7 +580,14 @@ export async function measureCpu(servicePid: number | undefined, run: () => Prom
 export async function runRateLadder(
   direct: LoadTarget,
   service: LoadTarget,
-  options: { rates: number[]; durationSeconds: number; connections: number; budget: { p50: number; p99: number }; servicePid?: number; log: (line: string) => void },
+  options: {
+    rates: number[];
+    durationSeconds: number;
+    connections: number;
+    budget: { p50: number; p99: number };
+    servicePid?: number;
+    log: (line: string) => void;
+  },
 ) {
   const steps: ReturnType<typeof compareLoads>[] = [];
   const rates: number[] = [];
@@ -547,7 +596,9 @@ export async function runRateLadder(
     const directRun = await runPaced(direct, load);
     const serviceRun = await measureCpu(options.servicePid, () => runPaced(service, load));
     const step = compareLoads(directRun, serviceRun, options.budget);
-    options.log(`  ${rate}/s: added p50 ${step.added_ms.p50} ms, p99 ${step.added_ms.p99} ms (service ${summary(serviceRun)})`);
+    options.log(
+      `  ${rate}/s: added p50 ${step.added_ms.p50} ms, p99 ${step.added_ms.p99} ms (service ${summary(serviceRun)})`,
+    );
     steps.push(step);
     rates.push(rate);
     if (step.added_ms.p50 > 10 * options.budget.p50) break;

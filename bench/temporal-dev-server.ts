@@ -16,18 +16,25 @@ export async function startTemporalDevServer(): Promise<TemporalDevServer> {
   const binary: string = ensureCli();
   const port = await freePort();
   const uiPort = await freePort();
-  const child = spawn(binary, startDevArgs({ port, uiPort }), { env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(binary, startDevArgs({ port, uiPort }), {
+    env: { ...process.env, TEMPORAL_VERSION_CHECK_DISABLED: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const address = `127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   while (!(await answers(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the Temporal dev server did not start on ${address}`);
+    if (child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`the Temporal dev server did not start on ${address}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   // The port answers a little before the frontend serves: give the namespace its moment through a real call.
   const { Connection } = await import('@temporalio/client');
   for (;;) {
     const connection = await Connection.connect({ address }).catch(() => undefined);
-    const ok = await connection?.workflowService.describeNamespace({ namespace: 'default' }).then(() => true, () => false);
+    const ok = await connection?.workflowService.describeNamespace({ namespace: 'default' }).then(
+      () => true,
+      () => false,
+    );
     await connection?.close();
     if (ok) break;
     if (Date.now() > deadline) throw new Error('the Temporal dev server has no default namespace');
@@ -64,4 +71,3 @@ function answers(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
-

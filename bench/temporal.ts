@@ -1,6 +1,19 @@
 import { distribution, firstDelta } from './responses';
 import { startTemporalDevServer } from './temporal-dev-server';
-import { balance, environmentFacts, percentile, postgresCpuMs, postgresCpuSince, processCpuMs, round, runLoad, startBenchStack, stealMeter, writeReport, type BenchStack } from './support';
+import {
+  balance,
+  environmentFacts,
+  percentile,
+  postgresCpuMs,
+  postgresCpuSince,
+  processCpuMs,
+  round,
+  runLoad,
+  startBenchStack,
+  stealMeter,
+  writeReport,
+  type BenchStack,
+} from './support';
 
 /**
  * `npm run bench -- temporal`: Responses on a real Temporal server against the embedded engine, in interleaved
@@ -35,7 +48,13 @@ interface RoundResult {
   ttft_added_p99_ms: number;
   background_completed_per_second: number;
   background_completed: number;
-  cpu_ms_per_response: { api: number; workers: number; postgres: number; temporal_server: number | null; total: number };
+  cpu_ms_per_response: {
+    api: number;
+    workers: number;
+    postgres: number;
+    temporal_server: number | null;
+    total: number;
+  };
 }
 
 export async function runTemporalBench(options: TemporalBenchOptions) {
@@ -65,11 +84,15 @@ export async function runTemporalBench(options: TemporalBenchOptions) {
   } finally {
     await server?.stop();
   }
-  const medians = Object.fromEntries(Object.entries(results).map(([name, rounds]) => [name, medianOf(rounds)])) as Record<SetupName, RoundResult>;
+  const medians = Object.fromEntries(
+    Object.entries(results).map(([name, rounds]) => [name, medianOf(rounds)]),
+  ) as Record<SetupName, RoundResult>;
   const report = {
     benchmark: 'temporal',
     backend: 'postgres',
-    temporal_server: server ? 'temporal CLI 1.5.1 dev server (Server 1.29.1), SQLite in memory, own process' : `existing server at ${address}`,
+    temporal_server: server
+      ? 'temporal CLI 1.5.1 dev server (Server 1.29.1), SQLite in memory, own process'
+      : `existing server at ${address}`,
     upstream: 'shared OpenAI fake (test/fakes) in zero-latency mode (Responses API, streamed), own process',
     model: MODEL,
     rounds: options.rounds,
@@ -90,10 +113,18 @@ export async function runTemporalBench(options: TemporalBenchOptions) {
   return report;
 }
 
-async function measure(stack: BenchStack, options: TemporalBenchOptions, temporalPid: number | undefined): Promise<RoundResult> {
+async function measure(
+  stack: BenchStack,
+  options: TemporalBenchOptions,
+  temporalPid: number | undefined,
+): Promise<RoundResult> {
   const headers = { 'content-type': 'application/json', 'x-auth-token': stack.key };
   const directHeaders = { 'content-type': 'application/json', authorization: 'Bearer bench-upstream-key' };
-  const directBody = JSON.stringify({ model: MODEL, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }], stream: true });
+  const directBody = JSON.stringify({
+    model: MODEL,
+    input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hello' }] }],
+    stream: true,
+  });
   const streamBody = JSON.stringify({ model: MODEL, input: 'Hello', background: false, stream: true });
 
   // Time to first delta, one at a time, the direct call and ours alternating; the first 20 warm up.
@@ -107,18 +138,32 @@ async function measure(stack: BenchStack, options: TemporalBenchOptions, tempora
   const oursMs = distribution(ours.slice(20));
 
   // Background: the price of one, then N created at once and counted as their debits land.
-  const sample = await fetch(`${stack.base}/v2/responses`, { method: 'POST', headers, body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }) });
+  const sample = await fetch(`${stack.base}/v2/responses`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }),
+  });
   const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
   if (sampleBody.status !== 'completed') throw new Error(`sample Response: ${JSON.stringify(sampleBody)}`);
   // Each debit is the cost rounded up to a whole kopeck.
   const price = Math.ceil(sampleBody.usage.cost);
   const before = await balance(stack.base, stack.key);
   const pids = { api: stack.service.child.pid!, workers: stack.workers.map((worker) => worker.child.pid!) };
-  const cpuBefore = { api: processCpuMs(pids.api)!, workers: pids.workers.map((pid) => processCpuMs(pid)!), temporal: temporalPid ? processCpuMs(temporalPid) : undefined, postgres: postgresCpuMs() };
+  const cpuBefore = {
+    api: processCpuMs(pids.api)!,
+    workers: pids.workers.map((pid) => processCpuMs(pid)!),
+    temporal: temporalPid ? processCpuMs(temporalPid) : undefined,
+    postgres: postgresCpuMs(),
+  };
   const started = performance.now();
   let created = 0;
   const creating = runLoad(
-    { url: `${stack.base}/v2/responses`, method: 'POST', headers, body: JSON.stringify({ model: MODEL, input: 'Hello' }) },
+    {
+      url: `${stack.base}/v2/responses`,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ model: MODEL, input: 'Hello' }),
+    },
     { connections: 50, durationSeconds: 600, amount: options.backgroundCount },
   ).then((result) => (created = result.ok));
   let completed = 0;
@@ -134,18 +179,31 @@ async function measure(stack: BenchStack, options: TemporalBenchOptions, tempora
   const api = per(processCpuMs(pids.api)! - cpuBefore.api);
   const workers = per(pids.workers.reduce((sum, pid, index) => sum + processCpuMs(pid)! - cpuBefore.workers[index], 0));
   const postgres = per(postgresCpuSince(cpuBefore.postgres));
-  const temporalServer = temporalPid && cpuBefore.temporal !== undefined ? per(processCpuMs(temporalPid)! - cpuBefore.temporal) : null;
+  const temporalServer =
+    temporalPid && cpuBefore.temporal !== undefined ? per(processCpuMs(temporalPid)! - cpuBefore.temporal) : null;
   return {
     ttft_added_p50_ms: round(oursMs.p50 - directMs.p50),
     ttft_added_p99_ms: round(oursMs.p99 - directMs.p99),
     background_completed_per_second: round(completed / ((finishedAt - started) / 1000)),
     background_completed: completed,
-    cpu_ms_per_response: { api, workers, postgres, temporal_server: temporalServer, total: round(api + workers + postgres + (temporalServer ?? 0)) },
+    cpu_ms_per_response: {
+      api,
+      workers,
+      postgres,
+      temporal_server: temporalServer,
+      total: round(api + workers + postgres + (temporalServer ?? 0)),
+    },
   };
 }
 
 function medianOf(rounds: RoundResult[]): RoundResult {
-  const median = (pick: (round: RoundResult) => number) => round(percentile([...rounds.map(pick)].sort((a, b) => a - b), 0.5));
+  const median = (pick: (round: RoundResult) => number) =>
+    round(
+      percentile(
+        [...rounds.map(pick)].sort((a, b) => a - b),
+        0.5,
+      ),
+    );
   return {
     ttft_added_p50_ms: median((r) => r.ttft_added_p50_ms),
     ttft_added_p99_ms: median((r) => r.ttft_added_p99_ms),
@@ -155,7 +213,10 @@ function medianOf(rounds: RoundResult[]): RoundResult {
       api: median((r) => r.cpu_ms_per_response.api),
       workers: median((r) => r.cpu_ms_per_response.workers),
       postgres: median((r) => r.cpu_ms_per_response.postgres),
-      temporal_server: rounds[0]?.cpu_ms_per_response.temporal_server === null ? null : median((r) => r.cpu_ms_per_response.temporal_server ?? 0),
+      temporal_server:
+        rounds[0]?.cpu_ms_per_response.temporal_server === null
+          ? null
+          : median((r) => r.cpu_ms_per_response.temporal_server ?? 0),
       total: median((r) => r.cpu_ms_per_response.total),
     },
   };

@@ -3,7 +3,22 @@ import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { startMcpTestServer } from '../test/mcp/mcp-test-server';
 import { streamTranscription, toneWav, wavHeader } from '../test/audio/audio-fixtures';
-import { ADMIN_TOKEN, admin, api, heldDrained, ledgerColumns, ledgerOf, newAccount, progress, startService, stop, waitFinal, type Row, type Service, type Storage } from './service';
+import {
+  ADMIN_TOKEN,
+  admin,
+  api,
+  heldDrained,
+  ledgerColumns,
+  ledgerOf,
+  newAccount,
+  progress,
+  startService,
+  stop,
+  waitFinal,
+  type Row,
+  type Service,
+  type Storage,
+} from './service';
 
 /**
  * Everything the attack audit threw at one process, at once, with /healthz probed back to back throughout and the
@@ -47,12 +62,27 @@ export async function hostileInput(storage: Storage): Promise<Row> {
       bystanderRound(service, bystander.key),
     ]);
     const healthMs = await health.stop();
-    expect(`crafted WAVs answered ${crafted.join(',')}`, crafted.every((status) => status === 400));
-    expect(`NUL fields answered ${nul.join(',')}`, nul.every((status) => status === 400));
+    expect(
+      `crafted WAVs answered ${crafted.join(',')}`,
+      crafted.every((status) => status === 400),
+    );
+    expect(
+      `NUL fields answered ${nul.join(',')}`,
+      nul.every((status) => status === 400),
+    );
     expect(`${tricklers.notCut} of ${tricklers.total} tricklers not cut within 30 s`, tricklers.notCut === 0);
-    expect(`${readers.notClosed} of ${readers.total} non-reading clients still connected after 60 s`, readers.notClosed === 0);
-    expect(`webhook Responses created ${webhooks.ids.length} of ${webhooks.total}`, webhooks.ids.length === webhooks.total);
-    expect(`MCP listings: ${listings.statuses.join(',')}`, listings.statuses.every((status) => status === 'completed'));
+    expect(
+      `${readers.notClosed} of ${readers.total} non-reading clients still connected after 60 s`,
+      readers.notClosed === 0,
+    );
+    expect(
+      `webhook Responses created ${webhooks.ids.length} of ${webhooks.total}`,
+      webhooks.ids.length === webhooks.total,
+    );
+    expect(
+      `MCP listings: ${listings.statuses.join(',')}`,
+      listings.statuses.every((status) => status === 'completed'),
+    );
 
     const responseIds = [...webhooks.ids, ...listings.ids];
     const settled = await waitFinal(service, responseIds, attacker.key);
@@ -61,7 +91,8 @@ export async function hostileInput(storage: Storage): Promise<Row> {
     const attackerLedger = await ledgerOf(service, attacker.key);
     const bystanderLedger = await ledgerOf(service, bystander.key);
     const peakRssMb = memory.stop();
-    const overBound = healthMs.max > HEALTH_BUDGET_MS || healthMs.failed > 0 || peakRssMb > RSS_BOUND_MB || findings.length > 0;
+    const overBound =
+      healthMs.max > HEALTH_BUDGET_MS || healthMs.failed > 0 || peakRssMb > RSS_BOUND_MB || findings.length > 0;
     const columns = ledgerColumns(attackerLedger);
     return {
       database: storage.name,
@@ -97,7 +128,11 @@ export async function hostileInput(storage: Storage): Promise<Row> {
 /** Ten background Responses of the bystander, created at once: the ms until all have completed. */
 async function bystanderRound(service: Service, key: string): Promise<number> {
   const started = Date.now();
-  const created = await Promise.all(Array.from({ length: 10 }, () => api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: '/words 5' }, key)));
+  const created = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: '/words 5' }, key),
+    ),
+  );
   await waitFinal(
     service,
     created.filter((reply) => reply.status === 200).map((reply) => reply.body.id as string),
@@ -159,7 +194,14 @@ function probeHealth(apiUrl: string, operationsUrl: string) {
       running = false;
       await Promise.all([loop, apiLoop]);
       keptAgent.destroy();
-      return { max: Math.max(kept.max, fresh.max), count: kept.count + fresh.count, failed: kept.failed + fresh.failed, kept, fresh, freshApi };
+      return {
+        max: Math.max(kept.max, fresh.max),
+        count: kept.count + fresh.count,
+        failed: kept.failed + fresh.failed,
+        kept,
+        fresh,
+        freshApi,
+      };
     },
   };
 }
@@ -190,7 +232,12 @@ async function craftedWavs(service: Service, key: string): Promise<number[]> {
   const head = wavHeader({ sampleRate: 1, channels: 1, bits: 8, totalBytes: CRAFTED_BYTES });
   const replies = await Promise.all(
     ['dev-stt', 'dev-stt', 'dev-stt-async', 'dev-stt-async'].map((model) =>
-      streamTranscription(service.baseUrl, key, { model }, { name: 'crafted.wav', head, fillBytes: CRAFTED_BYTES - head.length }),
+      streamTranscription(
+        service.baseUrl,
+        key,
+        { model },
+        { name: 'crafted.wav', head, fillBytes: CRAFTED_BYTES - head.length },
+      ),
     ),
   );
   return replies.map((reply) => reply.status);
@@ -204,8 +251,16 @@ async function nulFields(service: Service, key: string): Promise<number[]> {
     { model: 'dev-stt-async', prompt: 'a\u0000b' },
     { model: 'dev-stt-async', source: 'a\u0000b' },
   ];
-  const transcriptions = await Promise.all(fields.map((form) => streamTranscription(service.baseUrl, key, form, { name: 'tone.wav', head: wav, fillBytes: 0 })));
-  const responses = await Promise.all(Array.from({ length: 5 }, () => api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: 'a\u0000b' }, key)));
+  const transcriptions = await Promise.all(
+    fields.map((form) =>
+      streamTranscription(service.baseUrl, key, form, { name: 'tone.wav', head: wav, fillBytes: 0 }),
+    ),
+  );
+  const responses = await Promise.all(
+    Array.from({ length: 5 }, () =>
+      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: 'a\u0000b' }, key),
+    ),
+  );
   return [...transcriptions.map((reply) => reply.status), ...responses.map((reply) => reply.status)];
 }
 
@@ -227,7 +282,11 @@ async function trickleBodies(service: Service, key: string, count: number) {
           const auth = index % 2 === 0 ? `x-auth-token: ${key}\r\n` : '';
           socket.on('error', () => undefined);
           socket.on('data', () => undefined);
-          socket.once('connect', () => socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}content-type: application/json\r\ncontent-length: 9000000\r\n\r\n{`));
+          socket.once('connect', () =>
+            socket.write(
+              `POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}content-type: application/json\r\ncontent-length: 9000000\r\n\r\n{`,
+            ),
+          );
           const drip = setInterval(() => socket.writable && socket.write(' '), 2000);
           const deadline = setTimeout(() => (socket.destroy(), resolve(false)), 30_000);
           socket.once('close', () => {
@@ -247,7 +306,13 @@ async function largeConversation(service: Service, key: string): Promise<string>
   const created = await api(service, 'POST', '/v2/conversations', {}, key);
   const item = { type: 'message', role: 'user', content: 'q'.repeat(450 * 1000) };
   for (let index = 0; index < 80; index += 10) {
-    await api(service, 'POST', `/v2/conversations/${created.body.id}/items`, { items: Array.from({ length: 10 }, () => item) }, key);
+    await api(
+      service,
+      'POST',
+      `/v2/conversations/${created.body.id}/items`,
+      { items: Array.from({ length: 10 }, () => item) },
+      key,
+    );
   }
   return created.body.id as string;
 }
@@ -283,15 +348,31 @@ async function nonReaders(service: Service, key: string, conversationId: string,
         }),
     ),
   );
-  const metrics = await (await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-  const closedByServer = [...metrics.matchAll(/switchyard_http_connections_closed_total\{reason="(stalled_reply|unsent_budget)"\} (\d+)/g)].map((match) => `${match[2]} ${match[1]}`);
-  return { total: count, notClosed: closed.filter((ok) => !ok).length, closedByServer: closedByServer.join(', ') || 'none' };
+  const metrics = await (
+    await fetch(`${service.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  ).text();
+  const closedByServer = [
+    ...metrics.matchAll(/switchyard_http_connections_closed_total\{reason="(stalled_reply|unsent_budget)"\} (\d+)/g),
+  ].map((match) => `${match[2]} ${match[1]}`);
+  return {
+    total: count,
+    notClosed: closed.filter((ok) => !ok).length,
+    closedByServer: closedByServer.join(', ') || 'none',
+  };
 }
 
 /** `count` cheap background Responses whose webhook goes to a receiver that never answers. */
 async function hangingWebhooks(service: Service, key: string, receiverUrl: string, count: number) {
   const replies = await Promise.all(
-    Array.from({ length: count }, () => api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: 'hi', metadata: { webhook_url: receiverUrl } }, key)),
+    Array.from({ length: count }, () =>
+      api(
+        service,
+        'POST',
+        '/v2/responses',
+        { model: 'dev-echo', input: 'hi', metadata: { webhook_url: receiverUrl } },
+        key,
+      ),
+    ),
   );
   return { total: count, ids: replies.filter((reply) => reply.status === 200).map((reply) => reply.body.id as string) };
 }
@@ -300,9 +381,14 @@ async function hangingWebhooks(service: Service, key: string, receiverUrl: strin
 async function oversizedListings(service: Service, key: string, serverUrl: string, count: number) {
   const tool = { type: 'mcp', server_label: 'huge', server_url: serverUrl, require_approval: 'never' };
   const replies = await Promise.all(
-    Array.from({ length: count }, () => api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: 'hi', tools: [tool], background: false }, key)),
+    Array.from({ length: count }, () =>
+      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: 'hi', tools: [tool], background: false }, key),
+    ),
   );
-  return { ids: replies.filter((reply) => reply.status === 200).map((reply) => reply.body.id as string), statuses: replies.map((reply) => reply.body.status ?? reply.status) };
+  return {
+    ids: replies.filter((reply) => reply.status === 200).map((reply) => reply.body.id as string),
+    statuses: replies.map((reply) => reply.body.status ?? reply.status),
+  };
 }
 
 /**

@@ -1,4 +1,16 @@
-import { api, ADMIN_TOKEN, ledgerColumns, ledgerOf, progress, signalled, startApi, waitFinal, type Row, type Service, type Storage } from './service';
+import {
+  api,
+  ADMIN_TOKEN,
+  ledgerColumns,
+  ledgerOf,
+  progress,
+  signalled,
+  startApi,
+  waitFinal,
+  type Row,
+  type Service,
+  type Storage,
+} from './service';
 
 /**
  * A deploy as an operator runs one: two replicas of the API (each running the embedded engine) on one Postgres
@@ -94,7 +106,10 @@ async function resumedCount(baseUrl: string): Promise<number> {
     (reply) => reply.text(),
     () => '',
   );
-  return [...text.matchAll(/^switchyard_generations_resumed_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...text.matchAll(/^switchyard_generations_resumed_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
 }
 
 /**
@@ -102,7 +117,10 @@ async function resumedCount(baseUrl: string): Promise<number> {
  * before `response.completed` (a hand-over, a replica gone), read again from another replica after the last
  * sequence number seen.
  */
-async function streamWithResume(live: Array<Omit<Service, 'workers'>>, key: string): Promise<{ id: string; text: string; resumes: number }> {
+async function streamWithResume(
+  live: Array<Omit<Service, 'workers'>>,
+  key: string,
+): Promise<{ id: string; text: string; resumes: number }> {
   let id = '';
   let text = '';
   let last = -1;
@@ -112,7 +130,9 @@ async function streamWithResume(live: Array<Omit<Service, 'workers'>>, key: stri
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     const replica = live[attempt % live.length]!;
     const request = id
-      ? fetch(`${replica.baseUrl}/v2/responses/${id}?stream=true&starting_after=${last}`, { headers: { 'x-auth-token': key } })
+      ? fetch(`${replica.baseUrl}/v2/responses/${id}?stream=true&starting_after=${last}`, {
+          headers: { 'x-auth-token': key },
+        })
       : fetch(`${replica.baseUrl}/v2/responses`, {
           method: 'POST',
           headers: { 'x-auth-token': key, 'content-type': 'application/json' },
@@ -135,7 +155,12 @@ async function streamWithResume(live: Array<Omit<Service, 'workers'>>, key: stri
           buffer = buffer.slice(end + 2);
           const data = /^data: (.*)$/m.exec(frame)?.[1];
           if (!data) continue;
-          const event = JSON.parse(data) as { type: string; sequence_number: number; delta?: string; response?: { id: string } };
+          const event = JSON.parse(data) as {
+            type: string;
+            sequence_number: number;
+            delta?: string;
+            response?: { id: string };
+          };
           if (event.sequence_number <= last) continue;
           last = event.sequence_number;
           if (!id && event.response?.id) id = event.response.id;

@@ -48,7 +48,12 @@ import {
  * and answers the service as it stands after (the process restarted or replaced); after each round every Response
  * answered so far must end. Answers the service and the round totals, once every hold is settled.
  */
-async function burstsCutBy(storage: Storage, rounds: number, pauseMs: { min: number; spread: number }, cut: (service: Service, round: number) => Promise<Service>) {
+async function burstsCutBy(
+  storage: Storage,
+  rounds: number,
+  pauseMs: { min: number; spread: number },
+  cut: (service: Service, round: number) => Promise<Service>,
+) {
   let service = await startService(storage, {});
   const { key } = service;
   const ids: string[] = [];
@@ -63,7 +68,9 @@ async function burstsCutBy(storage: Storage, rounds: number, pauseMs: { min: num
     service = { ...(await cut(service, round)), key };
     // Creations a kill cut off failed at the client: not counted (their ids were never answered).
     const created = await creating;
-    progress(`${storage.name}: round ${round + 1}: ${created.ids.length} of ${created.attempted} creations answered; waiting for every Response to end`);
+    progress(
+      `${storage.name}: round ${round + 1}: ${created.ids.length} of ${created.attempted} creations answered; waiting for every Response to end`,
+    );
     ids.push(...created.ids);
     attempted += created.attempted;
     const outcome = await waitFinal(service, ids, key);
@@ -78,12 +85,17 @@ async function burstsCutBy(storage: Storage, rounds: number, pauseMs: { min: num
 }
 
 async function killLoop(storage: Storage, rounds: number): Promise<Row> {
-  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(storage, rounds, { min: 150, spread: 250 }, async (running, round) => {
-    await kill(running);
-    progress(`${storage.name}: round ${round + 1}: API killed; restarting`);
-    // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
-    return startService(storage, {}, running.workers);
-  });
+  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(
+    storage,
+    rounds,
+    { min: 150, spread: 250 },
+    async (running, round) => {
+      await kill(running);
+      progress(`${storage.name}: round ${round + 1}: API killed; restarting`);
+      // Under Temporal only the API dies here; the workers go on (workerKillLoop kills them).
+      return startService(storage, {}, running.workers);
+    },
+  );
   const ledger = await ledgerOf(service, service.key);
   await stop(service);
   return {
@@ -104,13 +116,18 @@ async function killLoop(storage: Storage, rounds: number): Promise<Row> {
  * runs them again on a live worker, which continues a Response from the text it had streamed.
  */
 async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
-  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(storage, rounds, { min: 300, spread: 400 }, async (running, round) => {
-    const victim = round % running.workers.length;
-    await killProcess(running.workers[victim]!);
-    running.workers[victim] = await startWorker(storage, {});
-    progress(`${storage.name}: round ${round + 1}: worker ${victim + 1} killed and replaced`);
-    return running;
-  });
+  const { service, ids, attempted, maxRecoveryMs, stuck, lost } = await burstsCutBy(
+    storage,
+    rounds,
+    { min: 300, spread: 400 },
+    async (running, round) => {
+      const victim = round % running.workers.length;
+      await killProcess(running.workers[victim]!);
+      running.workers[victim] = await startWorker(storage, {});
+      progress(`${storage.name}: round ${round + 1}: worker ${victim + 1} killed and replaced`);
+      return running;
+    },
+  );
   const ledger = await ledgerOf(service, service.key);
   const statuses = new Map<string, number>();
   for (const id of ids) {
@@ -136,7 +153,12 @@ async function workerKillLoop(storage: Storage, rounds: number): Promise<Row> {
 const WORKER_RECOVERY_BUDGET_MS = 30_000;
 
 async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<Row> {
-  const service = await startService(storage, { OPENAI_API_KEY: 'chaos-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_TIMEOUT_MS: '2000', PROVIDER_MAX_RETRIES: '1' });
+  const service = await startService(storage, {
+    OPENAI_API_KEY: 'chaos-key',
+    OPENAI_BASE_URL: fake.baseURL,
+    PROVIDER_TIMEOUT_MS: '2000',
+    PROVIDER_MAX_RETRIES: '1',
+  });
   const faults: Array<[string, FakeScript]> = [
     ['429', { status: 429, retryAfter: '1' }],
     ['500', { status: 500 }],
@@ -154,7 +176,11 @@ async function vendorFaults(storage: Storage, fake: FakeVendorServer): Promise<R
     fake.reset();
     // The fault on every attempt (the retry included), so the Response must end failed, cleanly.
     fake.script(fault, fault, fault);
-    const created = await api(service, 'POST', '/v2/responses', { model: 'gpt-4.1-mini', input: `chaos ${name}`, stream: false });
+    const created = await api(service, 'POST', '/v2/responses', {
+      model: 'gpt-4.1-mini',
+      input: `chaos ${name}`,
+      stream: false,
+    });
     if (created.status !== 200) {
       outcomes.push(`${name}: ${created.status}`);
       continue;
@@ -185,8 +211,20 @@ async function overdraft(storage: Storage): Promise<Row> {
   const replies = await Promise.all(
     Array.from({ length: 500 }, (_, index) =>
       index % 2 === 0
-        ? api(service, 'POST', '/v2/responses', { model: 'dev-echo', input: '/words 40', background: false }, account.key)
-        : api(service, 'POST', '/v2/chat/completions', { model: 'dev-echo', messages: [{ role: 'user', content: '/words 40' }] }, account.key),
+        ? api(
+            service,
+            'POST',
+            '/v2/responses',
+            { model: 'dev-echo', input: '/words 40', background: false },
+            account.key,
+          )
+        : api(
+            service,
+            'POST',
+            '/v2/chat/completions',
+            { model: 'dev-echo', messages: [{ role: 'user', content: '/words 40' }] },
+            account.key,
+          ),
     ),
   );
   const paid = replies.filter((reply) => reply.status === 200).length;
@@ -212,19 +250,27 @@ async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
   let failed = 0;
   for (let offset = 0; offset < sockets; offset += 500) {
     await Promise.all(
-      Array.from({ length: Math.min(500, sockets - offset) }, () =>
-        new Promise<void>((resolve) => {
-          const socket = net.connect(port, '127.0.0.1');
-          socket.on('error', () => undefined);
-          socket.once('connect', () => (open.push(socket), resolve()));
-          socket.once('error', () => (failed++, resolve()));
-        }),
+      Array.from(
+        { length: Math.min(500, sockets - offset) },
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = net.connect(port, '127.0.0.1');
+            socket.on('error', () => undefined);
+            socket.once('connect', () => (open.push(socket), resolve()));
+            socket.once('error', () => (failed++, resolve()));
+          }),
       ),
     );
   }
   const started = Date.now();
-  const health = await fetch(`${service.baseUrl}/healthz`).then((reply) => reply.status, () => 0);
-  const balance = await api(service, 'GET', '/v2/organization/balance').then((reply) => reply.status, () => 0);
+  const health = await fetch(`${service.baseUrl}/healthz`).then(
+    (reply) => reply.status,
+    () => 0,
+  );
+  const balance = await api(service, 'GET', '/v2/organization/balance').then(
+    (reply) => reply.status,
+    () => 0,
+  );
   const answeredMs = Date.now() - started;
   const stillOpen = open.filter((socket) => !socket.destroyed && socket.readyState === 'open').length;
   open.forEach((socket) => socket.destroy());
@@ -245,9 +291,37 @@ async function idleFlood(storage: Storage, sockets: number): Promise<Row> {
 }
 
 function table(rows: Row[]): string {
-  const header = ['database', 'scenario', 'operations', 'stuck', 'lost', 'double debits', 'negative balances', 'held after', 'ledger mismatch', 'failures billed', 'resumed', 'max recovery ms', 'max health ms'];
+  const header = [
+    'database',
+    'scenario',
+    'operations',
+    'stuck',
+    'lost',
+    'double debits',
+    'negative balances',
+    'held after',
+    'ledger mismatch',
+    'failures billed',
+    'resumed',
+    'max recovery ms',
+    'max health ms',
+  ];
   const lines = rows.map((row) =>
-    [row.database, row.scenario, row.operations, row.stuck, row.lost, row.doubleDebits, row.negativeBalances, row.heldAfter, row.ledgerMismatch, row.billedFailures ?? '-', row.resumed ?? '-', row.maxRecoveryMs ?? '-', row.maxHealthMs ?? '-'].map(String),
+    [
+      row.database,
+      row.scenario,
+      row.operations,
+      row.stuck,
+      row.lost,
+      row.doubleDebits,
+      row.negativeBalances,
+      row.heldAfter,
+      row.ledgerMismatch,
+      row.billedFailures ?? '-',
+      row.resumed ?? '-',
+      row.maxRecoveryMs ?? '-',
+      row.maxHealthMs ?? '-',
+    ].map(String),
   );
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
@@ -280,7 +354,14 @@ async function main(argv: string[]) {
     for (const name of databases) {
       const scenarios: Array<[string, (storage: Storage) => Promise<Row>]> = [
         ['kill', (storage) => killLoop(storage, rounds)],
-        ...(onTemporal ? [['worker-kill', (storage: Storage) => workerKillLoop(storage, rounds)] as [string, (storage: Storage) => Promise<Row>]] : []),
+        ...(onTemporal
+          ? [
+              ['worker-kill', (storage: Storage) => workerKillLoop(storage, rounds)] as [
+                string,
+                (storage: Storage) => Promise<Row>,
+              ],
+            ]
+          : []),
         ['vendor-faults', (storage) => vendorFaults(storage, fake)],
         ['overdraft', overdraft],
         ['idle-flood', (storage) => idleFlood(storage, sockets)],
@@ -307,15 +388,41 @@ async function main(argv: string[]) {
   process.stdout.write(`\n${table(rows)}\n`);
   const failures = rows.filter(
     (row) =>
-      row.stuck + row.lost + row.doubleDebits + row.negativeBalances + row.heldAfter + Math.abs(row.ledgerMismatch) + (row.billedFailures ?? 0) > 0 ||
+      row.stuck +
+        row.lost +
+        row.doubleDebits +
+        row.negativeBalances +
+        row.heldAfter +
+        Math.abs(row.ledgerMismatch) +
+        (row.billedFailures ?? 0) >
+        0 ||
       row.overBound ||
       (row.scenario.startsWith('kill') && (row.maxRecoveryMs ?? 0) > (row.recoveryBudgetMs ?? 5000)),
   );
   // A run of some scenarios only (`--only`) is written beside the full runs', not over them.
-  const output = path.join(ROOT, 'chaos', 'results', `chaos${onTemporal ? '-temporal' : ''}${only.length > 0 ? `-${only.join('-')}` : ''}.json`);
+  const output = path.join(
+    ROOT,
+    'chaos',
+    'results',
+    `chaos${onTemporal ? '-temporal' : ''}${only.length > 0 ? `-${only.join('-')}` : ''}.json`,
+  );
   fs.mkdirSync(path.dirname(output), { recursive: true });
-  fs.writeFileSync(output, JSON.stringify({ date: new Date().toISOString(), machine: { cpus: os.cpus().length, node: process.version }, rows, failures: failures.length }, null, 2) + '\n');
-  process.stdout.write(`\n${failures.length === 0 ? 'all invariants held' : `${failures.length} scenario(s) broke an invariant`}; written to ${path.relative(ROOT, output)}\n`);
+  fs.writeFileSync(
+    output,
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        machine: { cpus: os.cpus().length, node: process.version },
+        rows,
+        failures: failures.length,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  process.stdout.write(
+    `\n${failures.length === 0 ? 'all invariants held' : `${failures.length} scenario(s) broke an invariant`}; written to ${path.relative(ROOT, output)}\n`,
+  );
   process.exitCode = failures.length === 0 ? 0 : 1;
 }
 

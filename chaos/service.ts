@@ -74,43 +74,69 @@ export function serviceEnv(storage: Storage, env: Record<string, string>): NodeJ
     DATA_DIR: storage.dataDir,
     OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
     ...(storage.postgresUrl ? { DATABASE_URL: storage.postgresUrl } : { DATABASE_URL: '' }),
-    ...(storage.temporal ? { TEMPORAL_ADDRESS: storage.temporal.address, TEMPORAL_TASK_QUEUE: storage.temporal.taskQueue } : {}),
+    ...(storage.temporal
+      ? { TEMPORAL_ADDRESS: storage.temporal.address, TEMPORAL_TASK_QUEUE: storage.temporal.taskQueue }
+      : {}),
     ...env,
   };
 }
 
 /** One Temporal worker process (bench/worker-process.ts) for `storage`; resolves once it polls. */
 export function startWorker(storage: Storage, env: Record<string, string>): Promise<ChildProcess> {
-  const child = fork(WORKER, ['--schema', storage.schema!], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = fork(WORKER, ['--schema', storage.schema!], {
+    env: serviceEnv(storage, env),
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready: ${stderr.slice(-2000)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before it was ready: ${stderr.slice(-2000)}`)),
+    );
   });
 }
 
 /** The API (and, under `--temporal`, its workers unless `workers` hands over running ones). */
-export async function startService(storage: Storage, env: Record<string, string>, workers?: ChildProcess[]): Promise<Service> {
+export async function startService(
+  storage: Storage,
+  env: Record<string, string>,
+  workers?: ChildProcess[],
+): Promise<Service> {
   const api = await startApi(storage, env);
   if (!storage.temporal) return { ...api, workers: [] };
-  return { ...api, workers: workers ?? (await Promise.all(Array.from({ length: TEMPORAL_WORKERS }, () => startWorker(storage, env)))) };
+  return {
+    ...api,
+    workers: workers ?? (await Promise.all(Array.from({ length: TEMPORAL_WORKERS }, () => startWorker(storage, env)))),
+  };
 }
 
 export async function startApi(storage: Storage, env: Record<string, string>): Promise<Omit<Service, 'workers'>> {
-  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], { env: serviceEnv(storage, env), stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = fork(SERVICE, storage.schema ? ['--schema', storage.schema] : [], {
+    env: serviceEnv(storage, env),
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
   child.stderr?.on('data', (chunk) => (stderr += chunk));
   return new Promise((resolve, reject) => {
     child.once('message', (message: { port: number; operationsPort?: number; key: string; accountId: string }) => {
       const operationsUrl = message.operationsPort ? `http://127.0.0.1:${message.operationsPort}` : undefined;
-      resolve({ child, baseUrl: `http://127.0.0.1:${message.port}`, operationsUrl, key: message.key, accountId: message.accountId });
+      resolve({
+        child,
+        baseUrl: `http://127.0.0.1:${message.port}`,
+        operationsUrl,
+        key: message.key,
+        accountId: message.accountId,
+      });
       // A service that dies on its own (not killed by a scenario) is a finding: say why.
       child.once('exit', (code, signal) => {
-        if (signal !== 'SIGKILL' && signal !== 'SIGTERM' && code !== 0) progress(`service ${child.pid} exited by itself (${code ?? signal}): ${stderr.slice(-2000)}`);
+        if (signal !== 'SIGKILL' && signal !== 'SIGTERM' && code !== 0)
+          progress(`service ${child.pid} exited by itself (${code ?? signal}): ${stderr.slice(-2000)}`);
       });
     });
-    child.once('exit', (code, signal) => reject(new Error(`service exited (${code ?? signal}) before it was ready: ${stderr.slice(-2000)}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`service exited (${code ?? signal}) before it was ready: ${stderr.slice(-2000)}`)),
+    );
   });
 }
 
@@ -136,14 +162,23 @@ export function signalled(child: ChildProcess, signal: NodeJS.Signals): Promise<
   });
 }
 
-export async function api(service: Service, method: string, urlPath: string, body?: unknown, key = service.key): Promise<{ status: number; body: any }> {
+export async function api(
+  service: Service,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+  key = service.key,
+): Promise<{ status: number; body: any }> {
   const reply = await fetch(service.baseUrl + urlPath, {
     method,
     headers: { 'x-auth-token': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await reply.text();
-  return { status: reply.status, body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text };
+  return {
+    status: reply.status,
+    body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text,
+  };
 }
 
 export async function admin(service: Service, method: string, urlPath: string, body?: unknown) {
@@ -167,7 +202,13 @@ export async function ledgerOf(service: Service, key: string) {
   const transactions: Array<{ id: string; type: string; amount: number; metadata: Record<string, unknown> }> = [];
   let after: string | undefined;
   for (;;) {
-    const page = await api(service, 'GET', `/v2/organization/transactions?limit=100${after ? `&after_id=${after}` : ''}`, undefined, key);
+    const page = await api(
+      service,
+      'GET',
+      `/v2/organization/transactions?limit=100${after ? `&after_id=${after}` : ''}`,
+      undefined,
+      key,
+    );
     const data = page.body.data ?? page.body.transactions ?? page.body;
     if (!Array.isArray(data) || data.length === 0) break;
     transactions.push(...data);
@@ -195,12 +236,23 @@ export async function ledgerOf(service: Service, key: string) {
 }
 
 /** The ledger's invariants as table columns: each should be 0. */
-export function ledgerColumns(ledger: Pick<Awaited<ReturnType<typeof ledgerOf>>, 'doubleDebits' | 'balance' | 'held' | 'mismatch'>) {
-  return { doubleDebits: ledger.doubleDebits, negativeBalances: ledger.balance < 0 ? 1 : 0, heldAfter: ledger.held, ledgerMismatch: ledger.mismatch };
+export function ledgerColumns(
+  ledger: Pick<Awaited<ReturnType<typeof ledgerOf>>, 'doubleDebits' | 'balance' | 'held' | 'mismatch'>,
+) {
+  return {
+    doubleDebits: ledger.doubleDebits,
+    negativeBalances: ledger.balance < 0 ? 1 : 0,
+    heldAfter: ledger.held,
+    ledgerMismatch: ledger.mismatch,
+  };
 }
 
 /** Polls the Responses until every one is final; answers the ms it took, the ones still not final and the ones gone. */
-export async function waitFinal(service: Service, ids: string[], key = service.key): Promise<{ ms: number; stuck: string[]; lost: string[] }> {
+export async function waitFinal(
+  service: Service,
+  ids: string[],
+  key = service.key,
+): Promise<{ ms: number; stuck: string[]; lost: string[] }> {
   const started = Date.now();
   const pending = new Set(ids);
   const lost: string[] = [];
@@ -232,16 +284,29 @@ export async function heldDrained(service: Service, key: string): Promise<number
 }
 
 /** Background and synchronous Responses created at once; the ids of those whose creation was answered. */
-export async function burst(service: Service, count: number, input: string): Promise<{ ids: string[]; attempted: number }> {
+export async function burst(
+  service: Service,
+  count: number,
+  input: string,
+): Promise<{ ids: string[]; attempted: number }> {
   const replies = await Promise.all(
     Array.from({ length: count }, (_, index) =>
-      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input, background: index % 4 !== 0 }).catch(() => undefined),
+      api(service, 'POST', '/v2/responses', { model: 'dev-echo', input, background: index % 4 !== 0 }).catch(
+        () => undefined,
+      ),
     ),
   );
-  return { ids: replies.flatMap((reply) => (reply?.status === 200 ? [reply.body.id as string] : [])), attempted: count };
+  return {
+    ids: replies.flatMap((reply) => (reply?.status === 200 ? [reply.body.id as string] : [])),
+    attempted: count,
+  };
 }
 
-export async function newStorage(name: Storage['name'], postgresUrl: string, temporalAddress?: string): Promise<Storage> {
+export async function newStorage(
+  name: Storage['name'],
+  postgresUrl: string,
+  temporalAddress?: string,
+): Promise<Storage> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `chaos-${name.replace('+', '-')}-`));
   if (name === 'pglite') return { name, dataDir };
   const schema = `chaos_${randomBytes(5).toString('hex')}`;
@@ -249,7 +314,13 @@ export async function newStorage(name: Storage['name'], postgresUrl: string, tem
   await client.connect();
   await client.query(`create schema ${schema}`);
   await client.end();
-  return { name, dataDir, schema, postgresUrl, ...(temporalAddress ? { temporal: { address: temporalAddress, taskQueue: `chaos-${schema}` } } : {}) };
+  return {
+    name,
+    dataDir,
+    schema,
+    postgresUrl,
+    ...(temporalAddress ? { temporal: { address: temporalAddress, taskQueue: `chaos-${schema}` } } : {}),
+  };
 }
 
 export async function dropStorage(storage: Storage): Promise<void> {

@@ -39,7 +39,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
     .addUniqueConstraint('ledger_transactions_operation_unique', ['account_id', 'operation_key'])
     .execute();
-  await db.schema.createIndex('ledger_transactions_account_seq_idx').on('ledger_transactions').columns(['account_id', 'seq']).execute();
+  await db.schema
+    .createIndex('ledger_transactions_account_seq_idx')
+    .on('ledger_transactions')
+    .columns(['account_id', 'seq'])
+    .execute();
 
   await db.schema
     .createTable('conversations')
@@ -49,7 +53,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('metadata', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
     .execute();
-  await db.schema.createIndex('conversations_account_seq_idx').on('conversations').columns(['account_id', 'seq']).execute();
+  await db.schema
+    .createIndex('conversations_account_seq_idx')
+    .on('conversations')
+    .columns(['account_id', 'seq'])
+    .execute();
 
   await db.schema
     .createTable('conversation_items')
@@ -69,7 +77,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('metadata', 'jsonb', (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
     .execute();
-  await db.schema.createIndex('conversation_items_conversation_seq_idx').on('conversation_items').columns(['conversation_id', 'seq']).execute();
+  await db.schema
+    .createIndex('conversation_items_conversation_seq_idx')
+    .on('conversation_items')
+    .columns(['conversation_id', 'seq'])
+    .execute();
 
   await db.schema
     .createTable('assistants')
@@ -214,9 +226,21 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   for (const table of [
-    'webhook_deliveries', 'job_steps', 'jobs', 'idempotency_keys', 'response_events', 'responses',
-    'catalog_prices', 'catalog_models', 'catalog_vendors', 'assistants', 'conversation_items', 'conversations',
-    'ledger_transactions', 'api_keys', 'accounts',
+    'webhook_deliveries',
+    'job_steps',
+    'jobs',
+    'idempotency_keys',
+    'response_events',
+    'responses',
+    'catalog_prices',
+    'catalog_models',
+    'catalog_vendors',
+    'assistants',
+    'conversation_items',
+    'conversations',
+    'ledger_transactions',
+    'api_keys',
+    'accounts',
   ]) {
     await db.schema.dropTable(table).ifExists().execute();
   }

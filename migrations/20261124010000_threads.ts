@@ -34,7 +34,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('run_id', 'text')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(now))
     .execute();
-  await db.schema.createIndex('thread_messages_thread_seq_idx').on('thread_messages').columns(['thread_id', 'seq']).execute();
+  await db.schema
+    .createIndex('thread_messages_thread_seq_idx')
+    .on('thread_messages')
+    .columns(['thread_id', 'seq'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

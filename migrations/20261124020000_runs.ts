@@ -36,10 +36,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('runs_thread_seq_idx').on('runs').columns(['thread_id', 'seq']).execute();
   // One active Run per thread, kept by the database whatever the races between creations.
-  await sql`create unique index runs_one_active_per_thread on runs (thread_id) where status in ('queued', 'in_progress', 'requires_action', 'cancelling')`.execute(db);
+  await sql`create unique index runs_one_active_per_thread on runs (thread_id) where status in ('queued', 'in_progress', 'requires_action', 'cancelling')`.execute(
+    db,
+  );
 
-  await db.schema.alterTable('jobs').addColumn('suspensions', 'integer', (c) => c.notNull().defaultTo(0)).execute();
-  await db.schema.alterTable('jobs').addColumn('wakes', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('jobs')
+    .addColumn('suspensions', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable('jobs')
+    .addColumn('wakes', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -27,9 +27,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('status_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('transcriptions_account_created').on('transcriptions').columns(['account_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('transcriptions_account_created')
+    .on('transcriptions')
+    .columns(['account_id', 'created_at'])
+    .execute();
   // Uploads abandoned mid-way are found by age.
-  await db.schema.createIndex('transcriptions_uploading').on('transcriptions').column('created_at').where(sql.ref('status'), '=', 'uploading').execute();
+  await db.schema
+    .createIndex('transcriptions_uploading')
+    .on('transcriptions')
+    .column('created_at')
+    .where(sql.ref('status'), '=', 'uploading')
+    .execute();
 
   await db.schema
     .createTable('transcription_chunks')

@@ -25,5 +25,10 @@ export async function up(db: Kysely<any>): Promise<void> {
 
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('mcp_calls').execute();
-  await db.schema.alterTable('conversation_items').dropColumn('server_label').dropColumn('tools').dropColumn('error').execute();
+  await db.schema
+    .alterTable('conversation_items')
+    .dropColumn('server_label')
+    .dropColumn('tools')
+    .dropColumn('error')
+    .execute();
 }

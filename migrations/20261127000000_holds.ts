@@ -8,7 +8,10 @@ import { sql, type Kysely } from 'kysely';
  * that placed it, so the holds of a process that died are released by the sweep (ledger.ts).
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('accounts').addColumn('held', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('held', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema
     .createTable('ledger_holds')
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id').onDelete('cascade'))

@@ -20,11 +20,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('request_windows_pkey', ['account_id', 'window_start'])
     .execute();
   // Counting recent debits' tokens (tokens per minute) reads an account's newest ledger rows.
-  await sql`create index if not exists ledger_transactions_account_created_idx on ledger_transactions (account_id, created_at)`.execute(db);
+  await sql`create index if not exists ledger_transactions_account_created_idx on ledger_transactions (account_id, created_at)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`drop index if exists ledger_transactions_account_created_idx`.execute(db);
   await db.schema.dropTable('request_windows').execute();
-  await db.schema.alterTable('accounts').dropColumn('requests_per_minute').dropColumn('tokens_per_minute').dropColumn('concurrent_jobs').execute();
+  await db.schema
+    .alterTable('accounts')
+    .dropColumn('requests_per_minute')
+    .dropColumn('tokens_per_minute')
+    .dropColumn('concurrent_jobs')
+    .execute();
 }

@@ -15,7 +15,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .alterTable('accounts')
     .addColumn('cost_carry', 'numeric', (c) => c.notNull().defaultTo(0))
     .execute();
-  await sql`alter table accounts add constraint accounts_cost_carry_range check (cost_carry >= 0 and cost_carry < 1)`.execute(db);
+  await sql`alter table accounts add constraint accounts_cost_carry_range check (cost_carry >= 0 and cost_carry < 1)`.execute(
+    db,
+  );
   await db.schema.alterTable('ledger_transactions').addColumn('cost', 'numeric').execute();
   await sql`alter table ledger_transactions drop constraint ledger_transactions_amount_check`.execute(db);
   await sql`alter table ledger_transactions add constraint ledger_transactions_amount_check
@@ -25,7 +27,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await sql`delete from ledger_transactions where amount = 0`.execute(db);
   await sql`alter table ledger_transactions drop constraint ledger_transactions_amount_check`.execute(db);
-  await sql`alter table ledger_transactions add constraint ledger_transactions_amount_check check (amount > 0)`.execute(db);
+  await sql`alter table ledger_transactions add constraint ledger_transactions_amount_check check (amount > 0)`.execute(
+    db,
+  );
   await db.schema.alterTable('ledger_transactions').dropColumn('cost').execute();
   await db.schema.alterTable('accounts').dropConstraint('accounts_cost_carry_range').execute();
   await db.schema.alterTable('accounts').dropColumn('cost_carry').execute();

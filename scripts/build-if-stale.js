@@ -66,10 +66,14 @@ function buildPart({ name, sources, output, stamp, steps }) {
     } catch (error) {
       if (!(error instanceof MissingDevTool)) throw error;
       if (present && !force) {
-        process.stdout.write(`[build] ${name}: sources changed since the build, but ${error.message} (a dev dependency) is not installed; using the existing build\n`);
+        process.stdout.write(
+          `[build] ${name}: sources changed since the build, but ${error.message} (a dev dependency) is not installed; using the existing build\n`,
+        );
         return;
       }
-      process.stderr.write(`[build] ${name}: not built, and ${error.message} (a dev dependency) is not installed: run npm ci, then npm run build (a production install can then drop the dev dependencies)\n`);
+      process.stderr.write(
+        `[build] ${name}: not built, and ${error.message} (a dev dependency) is not installed: run npm ci, then npm run build (a production install can then drop the dev dependencies)\n`,
+      );
       process.exit(1);
     }
     const started = Date.now();
@@ -85,16 +89,20 @@ const tsc = () => devTool('typescript/bin/tsc');
 // The build config when the project has one (this repository does; the build script's test project has one file).
 const buildConfig = fs.existsSync(path.join(root, 'tsconfig.build.json')) ? 'tsconfig.build.json' : 'tsconfig.json';
 
-if (only !== 'console') buildPart({
-  name: 'service',
-  sources: ['src', 'workflows', 'activities', 'migrations', 'tsconfig.json', buildConfig, 'package-lock.json'],
-  output: path.join(root, 'dist', 'src', 'main.js'),
-  stamp: path.join(root, 'dist', '.build-stamp'),
-  steps: [
-    () => ({ label: 'compiling TypeScript (about a minute the first time)', args: [tsc(), '-p', path.join(root, buildConfig)] }),
-    () => ({ label: 'bundling the Temporal workflows', args: [path.join(__dirname, 'bundle-workflows.js')] }),
-  ],
-});
+if (only !== 'console')
+  buildPart({
+    name: 'service',
+    sources: ['src', 'workflows', 'activities', 'migrations', 'tsconfig.json', buildConfig, 'package-lock.json'],
+    output: path.join(root, 'dist', 'src', 'main.js'),
+    stamp: path.join(root, 'dist', '.build-stamp'),
+    steps: [
+      () => ({
+        label: 'compiling TypeScript (about a minute the first time)',
+        args: [tsc(), '-p', path.join(root, buildConfig)],
+      }),
+      () => ({ label: 'bundling the Temporal workflows', args: [path.join(__dirname, 'bundle-workflows.js')] }),
+    ],
+  });
 
 if (only !== 'service' && fs.existsSync(path.join(root, 'console', 'vite.config.mts'))) {
   buildPart({
@@ -106,7 +114,14 @@ if (only !== 'service' && fs.existsSync(path.join(root, 'console', 'vite.config.
       () => ({ label: 'type-checking', args: [tsc(), '-p', path.join(root, 'console', 'tsconfig.json')] }),
       () => ({
         label: 'bundling with Vite',
-        args: [path.join(path.dirname(devTool('vite/package.json')), 'bin', 'vite.js'), 'build', '--logLevel', 'warn', '-c', path.join(root, 'console', 'vite.config.mts')],
+        args: [
+          path.join(path.dirname(devTool('vite/package.json')), 'bin', 'vite.js'),
+          'build',
+          '--logLevel',
+          'warn',
+          '-c',
+          path.join(root, 'console', 'vite.config.mts'),
+        ],
       }),
     ],
   });
@@ -115,7 +130,18 @@ if (only !== 'service' && fs.existsSync(path.join(root, 'console', 'vite.config.
 if (tools) {
   buildPart({
     name: 'benchmarks and chaos suite',
-    sources: ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test', 'tsconfig.json', 'tsconfig.tools.json', 'package-lock.json'],
+    sources: [
+      'src',
+      'workflows',
+      'activities',
+      'migrations',
+      'bench',
+      'chaos',
+      'test',
+      'tsconfig.json',
+      'tsconfig.tools.json',
+      'package-lock.json',
+    ],
     output: path.join(root, 'dist', 'chaos', 'run.js'),
     stamp: path.join(root, 'dist', '.tools-stamp'),
     steps: [() => ({ label: 'compiling TypeScript', args: [tsc(), '-p', path.join(root, 'tsconfig.tools.json')] })],

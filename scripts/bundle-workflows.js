@@ -19,9 +19,18 @@ async function main() {
 
 /** webpack's progress is noise in a build; warnings and errors still show. */
 function quietLogger() {
-  const write = (level) => (message, meta) => process.stderr.write(`workflow bundle ${level}: ${message}${meta ? ` ${JSON.stringify(meta)}` : ''}\n`);
+  const write = (level) => (message, meta) =>
+    process.stderr.write(`workflow bundle ${level}: ${message}${meta ? ` ${JSON.stringify(meta)}` : ''}\n`);
   const silent = () => undefined;
-  return { trace: silent, debug: silent, info: silent, warn: write('warning'), error: write('error'), log: (level, message, meta) => (level === 'WARN' || level === 'ERROR' ? write(level.toLowerCase())(message, meta) : undefined) };
+  return {
+    trace: silent,
+    debug: silent,
+    info: silent,
+    warn: write('warning'),
+    error: write('error'),
+    log: (level, message, meta) =>
+      level === 'WARN' || level === 'ERROR' ? write(level.toLowerCase())(message, meta) : undefined,
+  };
 }
 
 main().catch((error) => {

@@ -42,7 +42,9 @@ function goBinary() {
   const onPath = spawnSync('go', ['version'], { stdio: 'ignore' });
   if (onPath.status === 0) return 'go';
   if (fs.existsSync('/usr/local/go/bin/go')) return '/usr/local/go/bin/go';
-  fail('The Temporal CLI is not built yet and no Go toolchain was found: install Go (or set GO=/path/to/go), or set TEMPORAL_CLI to a temporal binary.');
+  fail(
+    'The Temporal CLI is not built yet and no Go toolchain was found: install Go (or set GO=/path/to/go), or set TEMPORAL_CLI to a temporal binary.',
+  );
 }
 
 function fail(message) {
@@ -71,12 +73,24 @@ function ensureCli() {
   const staging = fs.mkdtempSync(path.join(dir, 'build-'));
   const result = spawnSync(
     go,
-    ['install', '-v', '-trimpath', '-ldflags', `-s -w -X github.com/temporalio/cli/temporalcli.Version=${CLI_VERSION.slice(1)}`, `${CLI_MODULE}@${CLI_VERSION}`],
-    { stdio: ['ignore', 'inherit', 'inherit'], env: { ...process.env, CGO_ENABLED: '0', GOBIN: staging, GOFLAGS: process.env.GOFLAGS ?? '' } },
+    [
+      'install',
+      '-v',
+      '-trimpath',
+      '-ldflags',
+      `-s -w -X github.com/temporalio/cli/temporalcli.Version=${CLI_VERSION.slice(1)}`,
+      `${CLI_MODULE}@${CLI_VERSION}`,
+    ],
+    {
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, CGO_ENABLED: '0', GOBIN: staging, GOFLAGS: process.env.GOFLAGS ?? '' },
+    },
   );
   if (result.status !== 0) {
     fs.rmSync(staging, { recursive: true, force: true });
-    fail(`Building the Temporal CLI failed (go install exited with ${result.status ?? result.signal}). See the output above.`);
+    fail(
+      `Building the Temporal CLI failed (go install exited with ${result.status ?? result.signal}). See the output above.`,
+    );
   }
   fs.renameSync(path.join(staging, 'temporal'), binary);
   fs.rmSync(staging, { recursive: true, force: true });
@@ -85,9 +99,25 @@ function ensureCli() {
 }
 
 function startDevArgs({ port, uiPort, dbFile }) {
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--namespace', 'default'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--namespace',
+    'default',
+  ];
   if (dbFile) args.push('--db-filename', dbFile);
-  args.push('--dynamic-config-value', 'frontend.enableServerVersionCheck=false', '--log-level', process.env.TEMPORAL_LOG_LEVEL ?? 'warn');
+  args.push(
+    '--dynamic-config-value',
+    'frontend.enableServerVersionCheck=false',
+    '--log-level',
+    process.env.TEMPORAL_LOG_LEVEL ?? 'warn',
+  );
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   return args;
 }

@@ -24,8 +24,18 @@ const environmentSchema = z.object({
   HTTP_BODY_GRACE_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   HTTP_BODY_MIN_BYTES_PER_SECOND: z.coerce.number().int().min(0).max(1_000_000_000).default(8_192),
   HTTP_SEND_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
-  HTTP_REPLY_BUILD_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
-  HTTP_MAX_UNSENT_BYTES: z.coerce.number().int().min(1024 * 1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  HTTP_REPLY_BUILD_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
+  HTTP_MAX_UNSENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
   DATA_DIR: z.string().min(1).default('./.data'),
   DATABASE_URL: z
     .string()
@@ -52,11 +62,31 @@ const environmentSchema = z.object({
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
-  RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce.number().int().min(1000).max(24 * 3_600_000).default(600_000),
+  RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .max(24 * 3_600_000)
+    .default(600_000),
   MCP_TOOL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  MCP_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).max(1024 * 1024 * 1024).default(4 * 1024 * 1024),
-  MCP_MAX_LISTING_BYTES: z.coerce.number().int().min(256).max(64 * 1024 * 1024).default(1024 * 1024),
-  PROVIDER_MAX_STREAM_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  MCP_MAX_RESPONSE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
+  MCP_MAX_LISTING_BYTES: z.coerce
+    .number()
+    .int()
+    .min(256)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  PROVIDER_MAX_STREAM_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .default(64 * 1024 * 1024),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
   WEBHOOK_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(4),
@@ -202,7 +232,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http: {
       port: value.PORT,
       host: value.HOST,
-      operations: value.OPS_PORT === undefined ? undefined : { port: value.OPS_PORT, host: value.OPS_HOST ?? value.HOST },
+      operations:
+        value.OPS_PORT === undefined ? undefined : { port: value.OPS_PORT, host: value.OPS_HOST ?? value.HOST },
       bodyLimitBytes: 10 * 1024 * 1024,
       headersTimeoutMs: value.HTTP_HEADERS_TIMEOUT_MS,
       requestTimeoutMs: value.HTTP_REQUEST_TIMEOUT_MS,
@@ -216,10 +247,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       replyBuildBytes: value.HTTP_REPLY_BUILD_BYTES,
     },
     dataDir,
-    database: { url: value.DATABASE_URL, poolSize: value.DATABASE_POOL_SIZE, preparedStatements: value.DATABASE_PREPARED_STATEMENTS, dataDir },
+    database: {
+      url: value.DATABASE_URL,
+      poolSize: value.DATABASE_POOL_SIZE,
+      preparedStatements: value.DATABASE_PREPARED_STATEMENTS,
+      dataDir,
+    },
     auth: { signingSecret: value.KEY_SIGNING_SECRET, issuer: value.KEY_ISSUER, dataDir, cacheMs: value.AUTH_CACHE_MS },
     admin: { token: value.ADMIN_TOKEN, dataDir, starterBalance: value.STARTER_BALANCE },
-    version: (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version,
+    version: (JSON.parse(fs.readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string })
+      .version,
     logLevel: value.LOG_LEVEL,
     logFormat: value.LOG_FORMAT,
     metricsToken: value.METRICS_TOKEN,
@@ -228,20 +265,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outbound: { allowPrivateNetworks: value.OUTBOUND_ALLOW_PRIVATE_NETWORKS },
     engine: {
       temporal: value.TEMPORAL_ADDRESS
-        ? { address: value.TEMPORAL_ADDRESS, namespace: value.TEMPORAL_NAMESPACE, taskQueue: value.TEMPORAL_TASK_QUEUE, shutdownGraceMs: value.WORKER_SHUTDOWN_GRACE_MS }
+        ? {
+            address: value.TEMPORAL_ADDRESS,
+            namespace: value.TEMPORAL_NAMESPACE,
+            taskQueue: value.TEMPORAL_TASK_QUEUE,
+            shutdownGraceMs: value.WORKER_SHUTDOWN_GRACE_MS,
+          }
         : undefined,
       concurrency: value.ENGINE_CONCURRENCY,
       leaseMs: value.ENGINE_LEASE_MS,
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },
-    mcp: { toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS, maxResponseBytes: value.MCP_MAX_RESPONSE_BYTES, maxListingBytes: value.MCP_MAX_LISTING_BYTES },
+    mcp: {
+      toolTimeoutMs: value.MCP_TOOL_TIMEOUT_MS,
+      maxResponseBytes: value.MCP_MAX_RESPONSE_BYTES,
+      maxListingBytes: value.MCP_MAX_LISTING_BYTES,
+    },
     webhooks: {
       timeoutMs: value.WEBHOOK_TIMEOUT_MS,
       concurrency: value.WEBHOOK_CONCURRENCY,
       perAccountConcurrency: value.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
       leftOverAfterMs: value.WEBHOOK_LEFT_OVER_AFTER_MS,
     },
-    limits: { requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE, tokensPerMinute: value.LIMIT_TOKENS_PER_MINUTE, concurrentJobs: value.LIMIT_CONCURRENT_JOBS },
+    limits: {
+      requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE,
+      tokensPerMinute: value.LIMIT_TOKENS_PER_MINUTE,
+      concurrentJobs: value.LIMIT_CONCURRENT_JOBS,
+    },
     providers: {
       timeoutMs: value.PROVIDER_TIMEOUT_MS,
       maxRetries: value.PROVIDER_MAX_RETRIES,

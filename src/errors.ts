@@ -7,8 +7,24 @@
 const marker = Symbol.for('switchyard.ApiError');
 
 export type ErrorArea =
-  | 'request' | 'auth' | 'admin' | 'conversation' | 'item' | 'response' | 'assistant' | 'model' | 'vendor'
-  | 'embedding' | 'audio' | 'transcription' | 'organization' | 'thread' | 'message' | 'run' | 'chat' | 'mcp';
+  | 'request'
+  | 'auth'
+  | 'admin'
+  | 'conversation'
+  | 'item'
+  | 'response'
+  | 'assistant'
+  | 'model'
+  | 'vendor'
+  | 'embedding'
+  | 'audio'
+  | 'transcription'
+  | 'organization'
+  | 'thread'
+  | 'message'
+  | 'run'
+  | 'chat'
+  | 'mcp';
 
 export class ApiError extends Error {
   override readonly name: string = 'ApiError';
@@ -50,4 +66,6 @@ export const executionFailed = (area: ErrorArea, message: string, cause?: unknow
 
 /** 429 with the seconds after which a retry can succeed (api-decisions 26). */
 export const rateLimited = (message: string, retryAfterSeconds: number) =>
-  new ApiError(429, 'request.rate_limited', message, { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  new ApiError(429, 'request.rate_limited', message, {
+    headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });

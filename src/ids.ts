@@ -1,7 +1,23 @@
 import { randomBytes } from 'node:crypto';
 
 /** Opaque ids with a type prefix: `conv_` + 24 hex characters of randomness. */
-export type IdPrefix = 'acct' | 'key' | 'txn' | 'conv' | 'msg' | 'fc' | 'fco' | 'resp' | 'wh' | 'req' | 'thread' | 'run' | 'call' | 'stt' | 'mcpl' | 'mcp';
+export type IdPrefix =
+  | 'acct'
+  | 'key'
+  | 'txn'
+  | 'conv'
+  | 'msg'
+  | 'fc'
+  | 'fco'
+  | 'resp'
+  | 'wh'
+  | 'req'
+  | 'thread'
+  | 'run'
+  | 'call'
+  | 'stt'
+  | 'mcpl'
+  | 'mcp';
 
 // Random bytes are drawn from the CSPRNG 256 ids at a time and each byte is used once (as randomUUID does
 // with its own cache): one call into crypto per 256 ids instead of one per id, several per request.

@@ -27,9 +27,14 @@ async function main(mode: Mode): Promise<void> {
   let worker: RunningWorker | undefined;
   // `all` with TEMPORAL_ADDRESS runs the worker in this process too; `worker` runs only the worker.
   if (mode === 'worker' || (mode === 'all' && config.engine.temporal)) {
-    if (!config.engine.temporal) throw new Error('`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
+    if (!config.engine.temporal)
+      throw new Error(
+        '`worker` runs Temporal workflows: set TEMPORAL_ADDRESS (the embedded engine runs inside `all`).',
+      );
     if (mode === 'worker' && !config.database.url) {
-      throw new Error('A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).');
+      throw new Error(
+        'A separate `worker` process cannot share the embedded database: set DATABASE_URL (or run `all`).',
+      );
     }
     worker = await startTemporalWorker(runtime);
     worker.running.catch((error) => {
@@ -78,6 +83,10 @@ if (!['all', 'api', 'worker', 'migrate'].includes(mode)) {
   process.exit(2);
 }
 main(mode).catch((error) => {
-  process.stderr.write(error instanceof ConfigError || error instanceof TemporalUnreachable ? `${error.message}\n` : `Start-up failed: ${error?.stack ?? error}\n`);
+  process.stderr.write(
+    error instanceof ConfigError || error instanceof TemporalUnreachable
+      ? `${error.message}\n`
+      : `Start-up failed: ${error?.stack ?? error}\n`,
+  );
   process.exit(1);
 });

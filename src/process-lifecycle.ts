@@ -18,10 +18,25 @@ export interface RunningWorker {
  * A Temporal worker over this runtime's activities (`npm run worker`, `all` with TEMPORAL_ADDRESS, and the tests'
  * apps and worker processes): the workflow bundle `npm run build` wrote unless `workflowBundlePath` names another.
  */
-export async function startTemporalWorker(runtime: Runtime, options: { workflowBundlePath?: string; shutdownGraceMs?: number } = {}): Promise<RunningWorker> {
+export async function startTemporalWorker(
+  runtime: Runtime,
+  options: { workflowBundlePath?: string; shutdownGraceMs?: number } = {},
+): Promise<RunningWorker> {
   const { config, db, logger, metrics, events, webhooks, catalog, providers, ledger, mcpSessions } = runtime.deps;
-  if (!config.engine.temporal) throw new Error('A Temporal worker needs TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
-  const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
+  if (!config.engine.temporal)
+    throw new Error('A Temporal worker needs TEMPORAL_ADDRESS (the embedded engine runs inside `all`).');
+  const activities = createActivities({
+    db,
+    logger,
+    metrics,
+    events,
+    webhooks,
+    catalog,
+    providers,
+    ledger,
+    requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
+    mcpSessions,
+  });
   const worker = await runTemporalWorker({ ...config.engine.temporal, ...options, logger, activities });
   const running = worker.run();
   return {

@@ -90,9 +90,18 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   const database = await openDatabase(config.database, options.database);
   try {
     await migrateToLatest(database.db);
-    const catalog = await createCatalog({ path: config.catalogPath, settings: config.providers.settings, db: database.db });
-    const providers = createProviderRegistry({ catalog, settings: config.providers, observer: vendorCallObserver(metrics, logger) });
-    const signingSecret = config.auth.signingSecret ?? loadOrCreateSecretFile(config.auth.dataDir, 'key-signing-secret').value;
+    const catalog = await createCatalog({
+      path: config.catalogPath,
+      settings: config.providers.settings,
+      db: database.db,
+    });
+    const providers = createProviderRegistry({
+      catalog,
+      settings: config.providers,
+      observer: vendorCallObserver(metrics, logger),
+    });
+    const signingSecret =
+      config.auth.signingSecret ?? loadOrCreateSecretFile(config.auth.dataDir, 'key-signing-secret').value;
     let adminTokenFile: string | undefined;
     let adminToken = config.admin.token;
     if (!adminToken) {
@@ -108,19 +117,46 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       database.kind === 'postgres' && database.postgres
         ? await createPostgresBus({ ...database.postgres, logger })
         : createInProcessBus();
-    const accounts = createAccountsService({ db, ledger, signer: createKeySigner(signingSecret, config.auth.issuer), bus, cacheMs: config.auth.cacheMs });
+    const accounts = createAccountsService({
+      db,
+      ledger,
+      signer: createKeySigner(signingSecret, config.auth.issuer),
+      bus,
+      cacheMs: config.auth.cacheMs,
+    });
     const events = createEventLog({ db, bus, metrics });
     const webhooks = createWebhookDispatcher({
       db,
       logger,
-      deliverer: createWebhookSender({ db, allowPrivateNetworks: config.outbound.allowPrivateNetworks, logger, metrics, timeoutMs: config.webhooks.timeoutMs }),
+      deliverer: createWebhookSender({
+        db,
+        allowPrivateNetworks: config.outbound.allowPrivateNetworks,
+        logger,
+        metrics,
+        timeoutMs: config.webhooks.timeoutMs,
+      }),
       concurrency: config.webhooks.concurrency,
       perAccountConcurrency: config.webhooks.perAccountConcurrency,
     });
-    const mcpSessions = createMcpSessionPool({ allowPrivateNetworks: config.outbound.allowPrivateNetworks, ...config.mcp });
+    const mcpSessions = createMcpSessionPool({
+      allowPrivateNetworks: config.outbound.allowPrivateNetworks,
+      ...config.mcp,
+    });
     // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
     const handoff = new RowHandoff();
-    const activities = createActivities({ db, logger, metrics, events, webhooks, catalog, providers, handoff, ledger, requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs, mcpSessions });
+    const activities = createActivities({
+      db,
+      logger,
+      metrics,
+      events,
+      webhooks,
+      catalog,
+      providers,
+      handoff,
+      ledger,
+      requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
+      mcpSessions,
+    });
     const engine = config.engine.temporal
       ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
       : createEmbeddedEngine({
@@ -135,14 +171,54 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           exclusiveStorage: database.kind === 'pglite',
           liveness: database.postgres ? { connectionString: database.postgres.connectionString } : undefined,
         });
-    const responses = createResponsesService({ db, catalog, ledger, engine, events, handoff, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const responses = createResponsesService({
+      db,
+      catalog,
+      ledger,
+      engine,
+      events,
+      handoff,
+      metrics,
+      allowPrivateNetworks: config.outbound.allowPrivateNetworks,
+    });
     const runs = createRunsService({ db, catalog, ledger, engine, metrics });
     const replies = createIdempotentReplies(db);
-    const audio = createAudioService({ db, catalog, ledger, engine, providers, metrics, allowPrivateNetworks: config.outbound.allowPrivateNetworks });
+    const audio = createAudioService({
+      db,
+      catalog,
+      ledger,
+      engine,
+      providers,
+      metrics,
+      allowPrivateNetworks: config.outbound.allowPrivateNetworks,
+    });
     const limits = createAccountLimits({ db, defaults: config.limits });
     const lifecycle = createLifecycle();
     const replyBudget = createReplyBudget(config.http.replyBuildBytes);
-    const deps: RuntimeDeps = { config, logger, metrics, database, db, adminToken, ledger, accounts, limits, catalog, providers, bus, events, webhooks, mcpSessions, engine, responses, runs, replies, audio, lifecycle, replyBudget };
+    const deps: RuntimeDeps = {
+      config,
+      logger,
+      metrics,
+      database,
+      db,
+      adminToken,
+      ledger,
+      accounts,
+      limits,
+      catalog,
+      providers,
+      bus,
+      events,
+      webhooks,
+      mcpSessions,
+      engine,
+      responses,
+      runs,
+      replies,
+      audio,
+      lifecycle,
+      replyBudget,
+    };
     const app = createApp(deps);
     let holdSweep: NodeJS.Timeout | undefined;
     let webhookSweep: NodeJS.Timeout | undefined;
@@ -159,7 +235,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         // unsent until the next start.
         const leftOverAfterMs = config.webhooks.leftOverAfterMs;
         const sendLeftOver = () =>
-          webhooks.sendLeftOver(database.kind === 'pglite' ? 0 : leftOverAfterMs).catch((error) => logger.warn({ err: error }, 'sending left-over webhooks failed'));
+          webhooks
+            .sendLeftOver(database.kind === 'pglite' ? 0 : leftOverAfterMs)
+            .catch((error) => logger.warn({ err: error }, 'sending left-over webhooks failed'));
         await sendLeftOver();
         if (database.kind !== 'pglite') {
           webhookSweep = setInterval(() => void sendLeftOver(), Math.min(30_000, Math.ceil(leftOverAfterMs / 2)));
@@ -168,10 +246,19 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         // Holds a dead process left (one of a request it was serving; one whose job was never written) are
         // released now and every half minute. Single-process storage: every other owner is dead. Postgres with
         // the embedded engine: an owner whose liveness lock is free. Under Temporal: after an hour.
-        const ownerDied = database.kind === 'pglite' ? sql<boolean>`true` : config.engine.temporal ? sql<boolean>`false` : ownerDiedSql('h.owner');
+        const ownerDied =
+          database.kind === 'pglite'
+            ? sql<boolean>`true`
+            : config.engine.temporal
+              ? sql<boolean>`false`
+              : ownerDiedSql('h.owner');
         const sweep = async () => {
-          await ledger.releaseAbandoned({ ownerDied, maxAgeMs: ABANDONED_HOLD_AGE_MS }).catch((error) => logger.warn({ err: error }, 'releasing abandoned holds failed'));
-          await limits.sweepWindows().catch((error) => logger.warn({ err: error }, 'forgetting ended request windows failed'));
+          await ledger
+            .releaseAbandoned({ ownerDied, maxAgeMs: ABANDONED_HOLD_AGE_MS })
+            .catch((error) => logger.warn({ err: error }, 'releasing abandoned holds failed'));
+          await limits
+            .sweepWindows()
+            .catch((error) => logger.warn({ err: error }, 'forgetting ended request windows failed'));
         };
         await sweep();
         holdSweep = setInterval(() => void sweep(), HOLD_SWEEP_INTERVAL_MS);
@@ -182,7 +269,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         const { handedOver } = await engine.stop({ graceMs });
         lifecycle.handOver();
         metrics.drains.inc({ outcome: handedOver > 0 ? 'handed_over' : 'drained' });
-        logger.info({ graceMs, handedOver }, handedOver > 0 ? 'drain ended: jobs handed over to the next process' : 'drained: no job left running');
+        logger.info(
+          { graceMs, handedOver },
+          handedOver > 0 ? 'drain ended: jobs handed over to the next process' : 'drained: no job left running',
+        );
         return { handedOver };
       },
       async close() {

@@ -9,15 +9,25 @@ import madge from 'madge';
 describe('import structure', () => {
   it('has no circular imports', async () => {
     const root = path.resolve(__dirname, '..');
-    const folders = ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test'].map((folder) => path.join(root, folder));
-    const graph = await madge(folders, { fileExtensions: ['ts'], tsConfig: path.join(root, 'tsconfig.json'), baseDir: root });
+    const folders = ['src', 'workflows', 'activities', 'migrations', 'bench', 'chaos', 'test'].map((folder) =>
+      path.join(root, folder),
+    );
+    const graph = await madge(folders, {
+      fileExtensions: ['ts'],
+      tsConfig: path.join(root, 'tsconfig.json'),
+      baseDir: root,
+    });
     expect(Object.keys(graph.obj()).length).toBeGreaterThan(100);
     expect(graph.circular()).toEqual([]);
   });
 
   it('has no circular imports in the console', async () => {
     const root = path.resolve(__dirname, '..', 'console');
-    const graph = await madge(path.join(root, 'src'), { fileExtensions: ['ts', 'tsx'], tsConfig: path.join(root, 'tsconfig.json'), baseDir: root });
+    const graph = await madge(path.join(root, 'src'), {
+      fileExtensions: ['ts', 'tsx'],
+      tsConfig: path.join(root, 'tsconfig.json'),
+      baseDir: root,
+    });
     expect(Object.keys(graph.obj()).length).toBeGreaterThan(15);
     expect(graph.circular()).toEqual([]);
   });

@@ -90,12 +90,16 @@ export interface ResponseActivities {
 export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput): Promise<string> {
   const { activities } = ctx;
   let outcome: GenerationOutcome = { kind: 'cancelled' };
-  const start = ctx.cancelRequested() ? { proceed: false } : await ctx.nonCancellable(() => activities.startResponse(input));
+  const start = ctx.cancelRequested()
+    ? { proceed: false }
+    : await ctx.nonCancellable(() => activities.startResponse(input));
   if (start.proceed && !ctx.cancelRequested()) {
     ctx.setStatus('in_progress');
     const usage = { inputTokens: 0, outputTokens: 0 };
     try {
-      outcome = start.mcp ? await mcpLoop(ctx, input, usage) : await ctx.cancellable(() => activities.callProvider(input));
+      outcome = start.mcp
+        ? await mcpLoop(ctx, input, usage)
+        : await ctx.cancellable(() => activities.callProvider(input));
     } catch (err) {
       if (ctx.isCancellation(err)) {
         outcome = usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
@@ -122,7 +126,11 @@ export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: 
  * the results, at most MAX_MCP_ROUNDS times, then once more without MCP tools. It ends when the model
  * answers in text or calls a client-side function. `usage` sums the turns billed so far (for a cancel).
  */
-async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput, usage: { inputTokens: number; outputTokens: number }): Promise<GenerationOutcome> {
+async function mcpLoop(
+  ctx: FlowContext<ResponseActivities>,
+  input: ResponseJobInput,
+  usage: { inputTokens: number; outputTokens: number },
+): Promise<GenerationOutcome> {
   const { activities } = ctx;
   const listing = await ctx.cancellable(() => activities.listMcpTools(input));
   let round: GenerationRound = {
@@ -143,12 +151,17 @@ async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobI
     const { mcpCalls: calls, ...generated } = { ...outcome, ...usage };
     if (!calls?.length) return generated;
 
-    const results = await Promise.all(calls.map((call) => ctx.cancellable(() => activities.callMcpTool({ ...input, call }))));
+    const results = await Promise.all(
+      calls.map((call) => ctx.cancellable(() => activities.callMcpTool({ ...input, call }))),
+    );
     const output = completeCalls(outcome.output, results);
     const completion = callCompletionEvents(output, results);
     if (outcome.functionCalled) {
       // The client answers the function call with a new Response; the call results close this one.
-      const numbered = completion.map((event, offset) => ({ ...event, sequence_number: outcome.nextSequence + offset }));
+      const numbered = completion.map((event, offset) => ({
+        ...event,
+        sequence_number: outcome.nextSequence + offset,
+      }));
       return { ...generated, output, unwrittenEvents: numbered, nextSequence: outcome.nextSequence + numbered.length };
     }
     round = {
@@ -169,7 +182,13 @@ async function mcpLoop(ctx: FlowContext<ResponseActivities>, input: ResponseJobI
  * workflow when an activity ran out of retries. Answers the final status.
  */
 export async function endResponseFailed(activities: ResponseActivities, input: ResponseJobInput): Promise<string> {
-  const outcome = { kind: 'failed', code: 'response.execution_failed', message: 'The Response could not be processed; retry the request.', inputTokens: 0, outputTokens: 0 } as const;
+  const outcome = {
+    kind: 'failed',
+    code: 'response.execution_failed',
+    message: 'The Response could not be processed; retry the request.',
+    inputTokens: 0,
+    outputTokens: 0,
+  } as const;
   const final = await activities.finalizeResponse({ responseId: input.responseId, outcome });
   if (final.webhook) await activities.sendWebhook({ responseId: input.responseId });
   return final.status;

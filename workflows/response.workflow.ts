@@ -3,8 +3,10 @@ import { endResponseFailed, responseFlow, type ResponseActivities, type Response
 import { BOOKKEEPING_ACTIVITY, endingFailed, GENERATION_ACTIVITY, temporalFlowContext } from './temporal-context';
 
 // The MCP steps talk to remote servers, heartbeat and are cancelled like the vendor call.
-const generation = proxyActivities<Pick<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(GENERATION_ACTIVITY);
-const bookkeeping = proxyActivities<Omit<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(BOOKKEEPING_ACTIVITY);
+const generation =
+  proxyActivities<Pick<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(GENERATION_ACTIVITY);
+const bookkeeping =
+  proxyActivities<Omit<ResponseActivities, 'callProvider' | 'listMcpTools' | 'callMcpTool'>>(BOOKKEEPING_ACTIVITY);
 
 /** Durable name: `responseWorkflow`. Workflow id = `response/<Response id>`. Signal `cancel`, query `status`. */
 export async function responseWorkflow(input: ResponseJobInput): Promise<string> {

@@ -6,12 +6,16 @@ export interface RunJobInput {
   runId: string;
 }
 
-
 /** Vendor calls of one Run at most: each round that asks for tools costs the client a round trip. */
 export const MAX_RUN_ROUNDS = 16;
 
 export type ModelOutcome =
-  | { kind: 'tool_calls'; calls: Array<{ id: string; name: string; arguments: string }>; inputTokens: number; outputTokens: number }
+  | {
+      kind: 'tool_calls';
+      calls: Array<{ id: string; name: string; arguments: string }>;
+      inputTokens: number;
+      outputTokens: number;
+    }
   | { kind: 'message'; status: 'completed' | 'incomplete'; text: string; inputTokens: number; outputTokens: number }
   | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number }
   /** The Run was cancelled before or during the call (nothing more to bill than `finalizeRun` is told). */
@@ -21,7 +25,8 @@ export type ModelOutcome =
 export type RunEnding = Exclude<ModelOutcome, { kind: 'tool_calls' }> | { kind: 'expired' };
 
 /** Where a Run in requires_action stands: still waiting (for `remainingMs` more), outputs submitted, or over. */
-export type ToolOutputsState = { state: 'waiting'; remainingMs: number } | { state: 'submitted' } | { state: 'expired' } | { state: 'ended' };
+export type ToolOutputsState =
+  { state: 'waiting'; remainingMs: number } | { state: 'submitted' } | { state: 'expired' } | { state: 'ended' };
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface RunActivities {
@@ -33,7 +38,9 @@ export interface RunActivities {
    */
   callModel(input: RunJobInput & { round: number }): Promise<ModelOutcome>;
   /** Bills the round, stores its tool calls and `required_action`, in_progress → requires_action. Idempotent. */
-  requireAction(input: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> }): Promise<ToolOutputsState>;
+  requireAction(
+    input: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> },
+  ): Promise<ToolOutputsState>;
   /** After a wake or the deadline: whether the outputs of round `round` arrived, or the wait ran out. */
   collectToolOutputs(input: RunJobInput & { round: number }): Promise<ToolOutputsState>;
   /** Bills the last round, appends the assistant's message, final status. Idempotent. */
@@ -47,7 +54,9 @@ export interface RunActivities {
 export async function runFlow(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise<string> {
   const { activities } = ctx;
   const ending = await run(ctx, input);
-  const final = await ctx.nonCancellable(() => activities.finalizeRun({ ...input, round: ending.round, ending: ending.ending }));
+  const final = await ctx.nonCancellable(() =>
+    activities.finalizeRun({ ...input, round: ending.round, ending: ending.ending }),
+  );
   ctx.setStatus(final.status);
   return final.status;
 }
@@ -67,7 +76,10 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
       if (ctx.isCancellation(err)) return { round, ending: cancelled };
       // Infrastructure failure that outlived the activity's retries: end the Run cleanly.
       const message = 'The Run could not be completed; create it again.';
-      return { round, ending: { kind: 'failed', code: 'run.execution_failed', message, inputTokens: 0, outputTokens: 0 } };
+      return {
+        round,
+        ending: { kind: 'failed', code: 'run.execution_failed', message, inputTokens: 0, outputTokens: 0 },
+      };
     }
     if (outcome.kind !== 'tool_calls') return { round, ending: outcome };
 
@@ -83,12 +95,21 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
     if (wait.state === 'expired') return { round: round + 1, ending: { kind: 'expired' } };
   }
   const message = `The model asked for tools in ${MAX_RUN_ROUNDS} rounds without answering; the Run stops there.`;
-  return { round: MAX_RUN_ROUNDS, ending: { kind: 'failed', code: 'run.too_many_rounds', message, inputTokens: 0, outputTokens: 0 } };
+  return {
+    round: MAX_RUN_ROUNDS,
+    ending: { kind: 'failed', code: 'run.too_many_rounds', message, inputTokens: 0, outputTokens: 0 },
+  };
 }
 
 /** The failure ending of a Run whose job cannot go on (as endResponseFailed): failed, so its thread takes other Runs. */
 export async function endRunFailed(activities: RunActivities, input: RunJobInput): Promise<string> {
-  const ending = { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be processed; create it again.', inputTokens: 0, outputTokens: 0 } as const;
+  const ending = {
+    kind: 'failed',
+    code: 'run.execution_failed',
+    message: 'The Run could not be processed; create it again.',
+    inputTokens: 0,
+    outputTokens: 0,
+  } as const;
   // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
   return (await activities.finalizeRun({ runId: input.runId, round: 0, ending })).status;
 }

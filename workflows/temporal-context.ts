@@ -1,4 +1,13 @@
-import { ActivityCancellationType, CancellationScope, condition, isCancellation, setHandler, upsertSearchAttributes, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  CancellationScope,
+  condition,
+  isCancellation,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
 import { cancelSignal, statusQuery, type WakeSignal } from './definitions';
 import type { FlowContext } from './flow-context';
@@ -14,7 +23,12 @@ export const GENERATION_ACTIVITY: ActivityOptions = {
   // again on another worker.
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['ProviderError'],
+  },
 };
 
 /** Options of the bookkeeping activities (database writes, idempotent): short, retried long. */
@@ -32,7 +46,10 @@ export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
  * replay decides the same way: workflows started before the attribute existed (or on a namespace that refused
  * to register it, where an upsert would fail the task) never upsert, and their histories replay unchanged.
  */
-export function temporalFlowContext<Activities>(activities: Activities, wakeSignals: readonly WakeSignal[] = []): FlowContext<Activities> {
+export function temporalFlowContext<Activities>(
+  activities: Activities,
+  wakeSignals: readonly WakeSignal[] = [],
+): FlowContext<Activities> {
   let status = 'queued';
   let cancelled = false;
   let indexedStatus = workflowInfo().typedSearchAttributes.get(SEARCH_ATTRIBUTES.status);

@@ -13,8 +13,7 @@ export interface TranscriptionJobInput {
 }
 
 export type TranscriptionOutcome =
-  | { kind: 'completed'; result: TranscriptionBody; seconds: number }
-  | { kind: 'failed'; code: string; message: string };
+  { kind: 'completed'; result: TranscriptionBody; seconds: number } | { kind: 'failed'; code: string; message: string };
 
 /** Where a transcription stands: whether it still has to be transcribed, its status, and whether it has a callback. */
 export interface TranscriptionState {
@@ -40,7 +39,10 @@ export interface TranscriptionActivities {
  * upload, the final record with its debit, then the callback. A re-run after a crash replays the recorded
  * vendor call; a job found final only completes its callback.
  */
-export async function transcriptionFlow(ctx: FlowContext<TranscriptionActivities>, input: TranscriptionJobInput): Promise<string> {
+export async function transcriptionFlow(
+  ctx: FlowContext<TranscriptionActivities>,
+  input: TranscriptionJobInput,
+): Promise<string> {
   const { activities } = ctx;
   let state = await ctx.nonCancellable(() => activities.startTranscription(input));
   if (state.proceed) {
@@ -50,7 +52,11 @@ export async function transcriptionFlow(ctx: FlowContext<TranscriptionActivities
       outcome = await ctx.nonCancellable(() => activities.transcribeAudio(input));
     } catch {
       // Infrastructure failure that outlived the activity's retries: end it cleanly, billed nothing.
-      outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be completed; submit the file again.' };
+      outcome = {
+        kind: 'failed',
+        code: 'transcription.execution_failed',
+        message: 'The transcription could not be completed; submit the file again.',
+      };
     }
     state = await ctx.nonCancellable(() => activities.finalizeTranscription({ ...input, outcome }));
   }
@@ -60,8 +66,15 @@ export async function transcriptionFlow(ctx: FlowContext<TranscriptionActivities
 }
 
 /** The failure ending of a transcription whose job cannot go on (as endResponseFailed): failed, its callback sent. */
-export async function endTranscriptionFailed(activities: TranscriptionActivities, input: TranscriptionJobInput): Promise<string> {
-  const outcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be processed; submit the file again.' } as const;
+export async function endTranscriptionFailed(
+  activities: TranscriptionActivities,
+  input: TranscriptionJobInput,
+): Promise<string> {
+  const outcome = {
+    kind: 'failed',
+    code: 'transcription.execution_failed',
+    message: 'The transcription could not be processed; submit the file again.',
+  } as const;
   const state = await activities.finalizeTranscription({ transcriptionId: input.transcriptionId, outcome });
   if (state.callback) await activities.sendTranscriptionCallback({ transcriptionId: input.transcriptionId });
   return state.status;

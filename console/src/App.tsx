@@ -32,7 +32,13 @@ export function App() {
   };
   if (!session) return <SignInPage onSignIn={change} />;
   if (session.kind === 'admin' && !session.account) {
-    return <AccountPicker token={session.token} onPick={(account) => change({ ...session, account })} onSignOut={() => change(null)} />;
+    return (
+      <AccountPicker
+        token={session.token}
+        onPick={(account) => change({ ...session, account })}
+        onSignOut={() => change(null)}
+      />
+    );
   }
   return <Shell session={session} onChange={change} />;
 }

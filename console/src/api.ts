@@ -16,7 +16,8 @@ type Query = Record<string, string | number | boolean | undefined | null>;
 export function withQuery(path: string, query?: Query): string {
   if (!query) return path;
   const params = new URLSearchParams();
-  for (const [name, value] of Object.entries(query)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
+  for (const [name, value] of Object.entries(query))
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value));
   const text = params.toString();
   return text ? `${path}?${text}` : path;
 }
@@ -37,7 +38,12 @@ async function errorOf(reply: Response): Promise<ApiError> {
 /** A client of the service's API as one session: JSON in and out, errors as ApiError. */
 export function createApi(session: Session) {
   /** The reply once its status is known to be 2xx; the body is left to the caller (JSON, or Server-Sent Events). */
-  async function send(method: string, path: string, accept: string, options: { query?: Query; body?: unknown; signal?: AbortSignal }): Promise<Response> {
+  async function send(
+    method: string,
+    path: string,
+    accept: string,
+    options: { query?: Query; body?: unknown; signal?: AbortSignal },
+  ): Promise<Response> {
     const headers: Record<string, string> = { ...authHeaders(session), Accept: accept };
     if (options.body !== undefined) headers['Content-Type'] = 'application/json';
     const reply = await fetch(withQuery(path, options.query), {
@@ -52,14 +58,18 @@ export function createApi(session: Session) {
     return reply;
   }
 
-  const json = async <T>(method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal }) =>
-    (await (await send(method, path, 'application/json', options)).json()) as T;
+  const json = async <T>(
+    method: string,
+    path: string,
+    options: { query?: Query; body?: unknown; signal?: AbortSignal },
+  ) => (await (await send(method, path, 'application/json', options)).json()) as T;
 
   return {
     get: <T>(path: string, query?: Query, signal?: AbortSignal) => json<T>('GET', path, { query, signal }),
     post: <T>(path: string, body?: unknown) => json<T>('POST', path, { body: body ?? {} }),
     /** A streamed call: the raw reply, its body Server-Sent Events. */
-    stream: (method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}) => send(method, path, 'text/event-stream', options),
+    stream: (method: string, path: string, options: { query?: Query; body?: unknown; signal?: AbortSignal } = {}) =>
+      send(method, path, 'text/event-stream', options),
   };
 }
 
@@ -67,7 +77,11 @@ export type Api = ReturnType<typeof createApi>;
 
 /** Calls of the admin API with the operator's token (the account picker). */
 export async function adminGet<T>(token: string, path: string, query?: Query): Promise<T> {
-  const reply = await fetch(withQuery(path, query), { headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' }, credentials: 'omit', cache: 'no-store' });
+  const reply = await fetch(withQuery(path, query), {
+    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json' },
+    credentials: 'omit',
+    cache: 'no-store',
+  });
   if (!reply.ok) throw await errorOf(reply);
   return (await reply.json()) as T;
 }

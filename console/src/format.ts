@@ -1,12 +1,19 @@
 // Whole kopecks show two decimals; a Response's cost can be a fraction of a kopeck (the ledger debits whole ones).
-const rubles = new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'RUB', minimumFractionDigits: 2, maximumFractionDigits: 6 });
+const rubles = new Intl.NumberFormat('en-GB', {
+  style: 'currency',
+  currency: 'RUB',
+  minimumFractionDigits: 2,
+  maximumFractionDigits: 6,
+});
 const integer = new Intl.NumberFormat('en-GB');
 const dateTime = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The ledger counts kopecks (api-decisions 10): shown as rubles with two decimals. */
-export const money = (kopecks: number | null | undefined) => (kopecks === null || kopecks === undefined ? '—' : rubles.format(kopecks / 100));
+export const money = (kopecks: number | null | undefined) =>
+  kopecks === null || kopecks === undefined ? '—' : rubles.format(kopecks / 100);
 
-export const count = (value: number | null | undefined) => (value === null || value === undefined ? '—' : integer.format(value));
+export const count = (value: number | null | undefined) =>
+  value === null || value === undefined ? '—' : integer.format(value);
 
 /** Unix seconds as a local date and time. */
 export const when = (seconds: number | null | undefined) => (seconds ? dateTime.format(new Date(seconds * 1000)) : '—');

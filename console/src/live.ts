@@ -20,15 +20,29 @@ export interface LiveState {
   error: unknown;
 }
 
-const INITIAL: LiveState = { text: '', events: [], status: null, lastSequence: -1, final: null, phase: 'idle', error: null };
+const INITIAL: LiveState = {
+  text: '',
+  events: [],
+  status: null,
+  lastSequence: -1,
+  final: null,
+  phase: 'idle',
+  error: null,
+};
 
 function apply(state: LiveState, event: ServerEvent): LiveState {
   const sequence = typeof event.data.sequence_number === 'number' ? event.data.sequence_number : state.lastSequence;
   // A resumed stream never repeats an event, but a replay after a reconnect race could: skip what was seen.
   if (sequence <= state.lastSequence && state.events.length > 0) return state;
   const response = event.data.response as ResponseObject | undefined;
-  const next: LiveState = { ...state, events: [...state.events, event], lastSequence: sequence, status: response?.status ?? state.status };
-  if (event.event === 'response.output_text.delta' && typeof event.data.delta === 'string') next.text = state.text + event.data.delta;
+  const next: LiveState = {
+    ...state,
+    events: [...state.events, event],
+    lastSequence: sequence,
+    status: response?.status ?? state.status,
+  };
+  if (event.event === 'response.output_text.delta' && typeof event.data.delta === 'string')
+    next.text = state.text + event.data.delta;
   if (FINAL_EVENTS.has(event.event) && response) {
     next.final = response;
     next.phase = 'done';
@@ -55,11 +69,19 @@ export function useLiveResponse(api: Api) {
     for await (const event of readEvents(reply.body!)) {
       if (abort.signal.aborted) return;
       setState((current) => {
-        const next = apply(current.phase === 'connecting' || current.phase === 'reconnecting' ? { ...current, phase: 'streaming' } : current, event);
+        const next = apply(
+          current.phase === 'connecting' || current.phase === 'reconnecting'
+            ? { ...current, phase: 'streaming' }
+            : current,
+          event,
+        );
         stateRef.current = next;
         return next;
       });
-      if (event.event === 'error') throw new Error(String((event.data.error as { message?: string } | undefined)?.message ?? 'The stream reported an error.'));
+      if (event.event === 'error')
+        throw new Error(
+          String((event.data.error as { message?: string } | undefined)?.message ?? 'The stream reported an error.'),
+        );
     }
   }, []);
 
@@ -70,13 +92,19 @@ export function useLiveResponse(api: Api) {
       while (!abort.signal.aborted && !finished()) {
         try {
           const after = stateRef.current.lastSequence;
-          const reply = await api.stream('GET', `/v2/responses/${encodeURIComponent(id)}`, { query: { stream: true, starting_after: after >= 0 ? after : undefined }, signal: abort.signal });
+          const reply = await api.stream('GET', `/v2/responses/${encodeURIComponent(id)}`, {
+            query: { stream: true, starting_after: after >= 0 ? after : undefined },
+            signal: abort.signal,
+          });
           await consume(reply, abort);
           failures = 0;
         } catch (error) {
           if (abort.signal.aborted) return;
           failures += 1;
-          if (failures >= 5 || (error instanceof Error && 'status' in error && Number((error as { status: number }).status) < 500)) {
+          if (
+            failures >= 5 ||
+            (error instanceof Error && 'status' in error && Number((error as { status: number }).status) < 500)
+          ) {
             setState((current) => ({ ...current, phase: 'failed', error }));
             return;
           }
@@ -121,7 +149,14 @@ export function useLiveResponse(api: Api) {
 
   const stop = useCallback(() => abortRef.current?.abort(), []);
   /** Watches a Response by id from its first event (the stored ones replay, then the live ones follow). */
-  const follow = useCallback((id: string) => start((signal) => api.stream('GET', `/v2/responses/${encodeURIComponent(id)}`, { query: { stream: true }, signal }), () => id), [api, start]);
+  const follow = useCallback(
+    (id: string) =>
+      start(
+        (signal) => api.stream('GET', `/v2/responses/${encodeURIComponent(id)}`, { query: { stream: true }, signal }),
+        () => id,
+      ),
+    [api, start],
+  );
   return { state, start, follow, stop };
 }
 

@@ -1,4 +1,12 @@
-import { createContext, useCallback, useContext, useEffect, useState, type AnchorHTMLAttributes, type MouseEvent } from 'react';
+import {
+  createContext,
+  useCallback,
+  useContext,
+  useEffect,
+  useState,
+  type AnchorHTMLAttributes,
+  type MouseEvent,
+} from 'react';
 
 /** The console lives under /console/; its pages are paths below it, so a reload or a shared link opens the same page. */
 export const BASE = '/console';
@@ -34,7 +42,15 @@ export function Link(props: AnchorHTMLAttributes<HTMLAnchorElement> & { to: stri
   const { to, ...rest } = props;
   const { navigate } = useRouter();
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     event.preventDefault();
     navigate(to);
   };

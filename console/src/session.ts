@@ -4,8 +4,7 @@
  * or the page's markup, and gone when the tab closes.
  */
 export type Session =
-  | { kind: 'key'; key: string }
-  | { kind: 'admin'; token: string; account?: { id: string; name: string } };
+  { kind: 'key'; key: string } | { kind: 'admin'; token: string; account?: { id: string; name: string } };
 
 const STORAGE_KEY = 'switchyard.console.session';
 

@@ -155,7 +155,17 @@ export interface AdminAccount {
 }
 
 export const RESPONSE_STATUSES = ['queued', 'in_progress', 'completed', 'incomplete', 'failed', 'cancelled'] as const;
-export const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'in_progress',
+  'requires_action',
+  'cancelling',
+  'cancelled',
+  'failed',
+  'completed',
+  'incomplete',
+  'expired',
+] as const;
 
 /** The text of a message item's output_text parts. */
 export const itemText = (item: { content?: OutputContent[] | string }) =>

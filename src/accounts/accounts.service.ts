@@ -58,7 +58,13 @@ interface KeyRow {
  * can be when an announcement is lost (a replica's bus connection dropping for a moment). An expiry is checked
  * against the clock on every request, cached or not.
  */
-export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: KeySigner; bus: EventBus; cacheMs: number }) {
+export function createAccountsService(deps: {
+  db: Db;
+  ledger: Ledger;
+  signer: KeySigner;
+  bus: EventBus;
+  cacheMs: number;
+}) {
   const { db, ledger, signer, bus, cacheMs } = deps;
   /** Key id → when this process last wrote its `last_used_at`. Bounded: cleared whole when it grows past 100,000 keys. */
   const lastUseWritten = new Map<string, number>();
@@ -105,18 +111,37 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     let select = db.selectFrom('accounts').selectAll();
     if (query.name) select = select.where('name', 'ilike', `%${query.name.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
     if (query.after) {
-      const cursor = await db.selectFrom('accounts').select(['created_at', 'id']).where('id', '=', query.after).executeTakeFirst();
+      const cursor = await db
+        .selectFrom('accounts')
+        .select(['created_at', 'id'])
+        .where('id', '=', query.after)
+        .executeTakeFirst();
       if (!cursor) throw invalidRequest('admin', `after: no account with id ${query.after}.`);
-      select = select.where((eb) => eb.or([eb('created_at', '<', cursor.created_at), eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)])]));
+      select = select.where((eb) =>
+        eb.or([
+          eb('created_at', '<', cursor.created_at),
+          eb.and([eb('created_at', '=', cursor.created_at), eb('id', '<', cursor.id)]),
+        ]),
+      );
     }
-    const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+    const rows = await select
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
     return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
   }
 
   /** An account's keys, newest first (never the key text: only its id, which cannot be used to authenticate). */
   async function listKeys(accountId: string): Promise<ApiKeyRow[]> {
     await getAccount(accountId);
-    return db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
+    return db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .execute();
   }
 
   async function createAccount(input: { name: string; balance?: number; mcpEnabled?: boolean }): Promise<AccountRow> {
@@ -127,7 +152,10 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
         .returningAll()
         .executeTakeFirstOrThrow();
       if (input.balance && input.balance > 0) {
-        await ledger.credit({ accountId: account.id, amount: input.balance, metadata: { source: 'admin', note: 'initial balance' } }, trx);
+        await ledger.credit(
+          { accountId: account.id, amount: input.balance, metadata: { source: 'admin', note: 'initial balance' } },
+          trx,
+        );
         return { ...account, balance: input.balance };
       }
       return account;
@@ -141,10 +169,21 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
   }
 
   /** `limits`: the fields given are set (null: back to the default); the others stay. */
-  async function updateAccount(id: string, patch: { name?: string; mcpEnabled?: boolean; limits?: Partial<OwnLimits>; suspended?: boolean }): Promise<AccountRow> {
-    const values: { name?: string; mcp_enabled?: boolean; requests_per_minute?: number | null; tokens_per_minute?: number | null; concurrent_jobs?: number | null; suspended_at?: Date | null } = {};
+  async function updateAccount(
+    id: string,
+    patch: { name?: string; mcpEnabled?: boolean; limits?: Partial<OwnLimits>; suspended?: boolean },
+  ): Promise<AccountRow> {
+    const values: {
+      name?: string;
+      mcp_enabled?: boolean;
+      requests_per_minute?: number | null;
+      tokens_per_minute?: number | null;
+      concurrent_jobs?: number | null;
+      suspended_at?: Date | null;
+    } = {};
     // Suspending keeps the first suspension's time; reactivating clears it.
-    if (patch.suspended !== undefined) values.suspended_at = patch.suspended ? sql<Date>`coalesce(suspended_at, now())` as unknown as Date : null;
+    if (patch.suspended !== undefined)
+      values.suspended_at = patch.suspended ? (sql<Date>`coalesce(suspended_at, now())` as unknown as Date) : null;
     if (patch.name !== undefined) values.name = patch.name;
     if (patch.mcpEnabled !== undefined) values.mcp_enabled = patch.mcpEnabled;
     if (patch.limits?.requestsPerMinute !== undefined) values.requests_per_minute = patch.limits.requestsPerMinute;
@@ -183,7 +222,12 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
 
   /** Re-enables a disabled key (an operator's undo; an expired key stays expired). Idempotent. */
   async function enableKey(keyId: string): Promise<ApiKeyRow> {
-    const row = await db.updateTable('api_keys').set({ status: 'active', disabled_at: null }).where('id', '=', keyId).returningAll().executeTakeFirst();
+    const row = await db
+      .updateTable('api_keys')
+      .set({ status: 'active', disabled_at: null })
+      .where('id', '=', keyId)
+      .returningAll()
+      .executeTakeFirst();
     if (!row) throw notFound('admin', `No API key with id ${keyId}.`);
     await announce(KEY_CHANGED, keyId);
     return row;
@@ -213,7 +257,11 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
   async function authenticateOperator(accountId: string): Promise<AuthContext> {
     const account = await findAccount(db, accountId);
     if (!account) throw notFound('auth', `No account with id ${accountId} (X-Switchyard-Account).`);
-    const limits = { requestsPerMinute: account.requests_per_minute, tokensPerMinute: account.tokens_per_minute, concurrentJobs: account.concurrent_jobs };
+    const limits = {
+      requestsPerMinute: account.requests_per_minute,
+      tokensPerMinute: account.tokens_per_minute,
+      concurrentJobs: account.concurrent_jobs,
+    };
     return { accountId: account.id, keyId: null, account: { mcpEnabled: account.mcp_enabled, limits } };
   }
 
@@ -224,8 +272,13 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     if (!row || row.account_id !== claims.accountId) throw unauthorized('The API key is not recognised.');
     if (row.expires_at && row.expires_at.getTime() <= Date.now()) throw unauthorized('The API key has expired.');
     if (row.status !== 'active') throw forbidden('auth', 'The API key is disabled.');
-    if (row.suspended_at) throw forbidden('auth', 'The account is suspended; its keys are refused until an operator reactivates it.');
-    const limits = { requestsPerMinute: row.requests_per_minute, tokensPerMinute: row.tokens_per_minute, concurrentJobs: row.concurrent_jobs };
+    if (row.suspended_at)
+      throw forbidden('auth', 'The account is suspended; its keys are refused until an operator reactivates it.');
+    const limits = {
+      requestsPerMinute: row.requests_per_minute,
+      tokensPerMinute: row.tokens_per_minute,
+      concurrentJobs: row.concurrent_jobs,
+    };
     noteKeyUse(row.id);
     return { accountId: row.account_id, keyId: row.id, account: { mcpEnabled: row.mcp_enabled, limits } };
   }
@@ -259,7 +312,19 @@ export function createAccountsService(deps: { db: Db; ledger: Ledger; signer: Ke
     return row;
   }
 
-  return { createAccount, getAccount, updateAccount, listAccounts, listKeys, createKey, disableKey, enableKey, disableAccountKey, authenticate, authenticateOperator };
+  return {
+    createAccount,
+    getAccount,
+    updateAccount,
+    listAccounts,
+    listKeys,
+    createKey,
+    disableKey,
+    enableKey,
+    disableAccountKey,
+    authenticate,
+    authenticateOperator,
+  };
 }
 
 export type AccountsService = ReturnType<typeof createAccountsService>;
@@ -275,7 +340,11 @@ export function accountToWire(account: AccountRow) {
     // When an operator suspended it (its keys answer 403), as Unix seconds; null: active.
     suspended_at: account.suspended_at ? toUnixSeconds(account.suspended_at) : null,
     // The account's own limits; null: the configured default (api-decisions 26).
-    limits: { requests_per_minute: account.requests_per_minute, tokens_per_minute: account.tokens_per_minute, concurrent_jobs: account.concurrent_jobs },
+    limits: {
+      requests_per_minute: account.requests_per_minute,
+      tokens_per_minute: account.tokens_per_minute,
+      concurrent_jobs: account.concurrent_jobs,
+    },
     created_at: toUnixSeconds(account.created_at),
   };
 }
@@ -294,4 +363,3 @@ export function keyToWire(key: ApiKeyRow) {
     disabled_at: key.disabled_at ? toUnixSeconds(key.disabled_at) : null,
   };
 }
-

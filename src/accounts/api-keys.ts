@@ -29,7 +29,11 @@ export function createKeySigner(secret: string, issuer: string): KeySigner {
   const verified = new Map<string, { keyId: string; accountId: string; expiresAtMs?: number }>();
   return {
     async issue({ keyId, accountId, expiresAt }) {
-      const jwt = new SignJWT({}).setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: keyId }).setSubject(accountId).setIssuer(issuer).setIssuedAt();
+      const jwt = new SignJWT({})
+        .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT', kid: keyId })
+        .setSubject(accountId)
+        .setIssuer(issuer)
+        .setIssuedAt();
       if (expiresAt) jwt.setExpirationTime(Math.floor(expiresAt.getTime() / 1000));
       return jwt.sign(key);
     },
@@ -44,7 +48,8 @@ export function createKeySigner(secret: string, issuer: string): KeySigner {
         throw unauthorized('The API key is malformed: expected a signed three-part JWT.');
       }
       const known = verified.get(token);
-      if (known && (known.expiresAtMs === undefined || known.expiresAtMs > Date.now())) return { keyId: known.keyId, accountId: known.accountId };
+      if (known && (known.expiresAtMs === undefined || known.expiresAtMs > Date.now()))
+        return { keyId: known.keyId, accountId: known.accountId };
       verified.delete(token);
       try {
         const { payload, protectedHeader } = await jwtVerify(token, key, { algorithms: [ALGORITHM], issuer });
@@ -52,13 +57,18 @@ export function createKeySigner(secret: string, issuer: string): KeySigner {
           throw unauthorized('The API key does not name its key id and account.');
         }
         const claims = { keyId: protectedHeader.kid, accountId: payload.sub };
-        verified.set(token, { ...claims, expiresAtMs: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined });
+        verified.set(token, {
+          ...claims,
+          expiresAtMs: typeof payload.exp === 'number' ? payload.exp * 1000 : undefined,
+        });
         if (verified.size > VERIFIED_CAPACITY) verified.delete(verified.keys().next().value!);
         return claims;
       } catch (error) {
         if (error instanceof joseErrors.JWTExpired) throw unauthorized('The API key has expired.');
-        if (error instanceof joseErrors.JOSEAlgNotAllowed) throw unauthorized('The API key uses an algorithm that is not accepted.');
-        if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw unauthorized('The API key signature is not valid.');
+        if (error instanceof joseErrors.JOSEAlgNotAllowed)
+          throw unauthorized('The API key uses an algorithm that is not accepted.');
+        if (error instanceof joseErrors.JWSSignatureVerificationFailed)
+          throw unauthorized('The API key signature is not valid.');
         if (error instanceof joseErrors.JOSEError) throw unauthorized('The API key is not valid.');
         throw error;
       }

@@ -6,7 +6,11 @@ import path from 'node:path';
  * Returns the secret kept in DATA_DIR/<name>, creating it (mode 0600) on first use. `wx` makes two
  * processes starting at once agree on one value: the loser of the race reads the winner's file.
  */
-export function loadOrCreateSecretFile(dataDir: string, name: string, bytes = 32): { value: string; path: string; created: boolean } {
+export function loadOrCreateSecretFile(
+  dataDir: string,
+  name: string,
+  bytes = 32,
+): { value: string; path: string; created: boolean } {
   const file = path.join(dataDir, name);
   fs.mkdirSync(dataDir, { recursive: true });
   try {

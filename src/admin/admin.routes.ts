@@ -28,7 +28,11 @@ export const updateAccountSchema = z.strictObject({
   name: storedName.optional(),
   mcp_enabled: z.boolean().optional(),
   limits: z
-    .strictObject({ requests_per_minute: limit(10_000_000), tokens_per_minute: limit(2_000_000_000), concurrent_jobs: limit(1_000_000) })
+    .strictObject({
+      requests_per_minute: limit(10_000_000),
+      tokens_per_minute: limit(2_000_000_000),
+      concurrent_jobs: limit(1_000_000),
+    })
     .optional(),
 });
 export const listAccountsQuery = z.strictObject({
@@ -61,7 +65,11 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
 
   router.post('/accounts', async (ctx) => {
     const body = parseInput(createAccountSchema, ctx.request.body ?? {}, 'admin');
-    const account = await accounts.createAccount({ name: body.name, balance: body.balance, mcpEnabled: body.mcp_enabled });
+    const account = await accounts.createAccount({
+      name: body.name,
+      balance: body.balance,
+      mcpEnabled: body.mcp_enabled,
+    });
     ctx.status = 201;
     ctx.body = accountToWire(account);
   });
@@ -83,8 +91,14 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
 
   router.patch('/accounts/:id', async (ctx) => {
     const body = parseInput(updateAccountSchema, ctx.request.body ?? {}, 'admin');
-    const limits = body.limits && { requestsPerMinute: body.limits.requests_per_minute, tokensPerMinute: body.limits.tokens_per_minute, concurrentJobs: body.limits.concurrent_jobs };
-    ctx.body = accountToWire(await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled, limits }));
+    const limits = body.limits && {
+      requestsPerMinute: body.limits.requests_per_minute,
+      tokensPerMinute: body.limits.tokens_per_minute,
+      concurrentJobs: body.limits.concurrent_jobs,
+    };
+    ctx.body = accountToWire(
+      await accounts.updateAccount(ctx.params.id, { name: body.name, mcpEnabled: body.mcp_enabled, limits }),
+    );
   });
 
   /** Suspend: the account's keys answer 403 at once on every replica (announced as any account change); reactivate undoes it. */
@@ -129,18 +143,24 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
     let transaction;
     if (body.type === 'refund') {
       // A concurrent repeat of the same key loses on the operation's unique key: it answers the winner's row.
-      transaction = await ledger.credit({ accountId, amount: body.amount, metadata, operationKey }).catch(async (error: unknown) => {
-        const written = await ledger.findOperation(accountId, operationKey);
-        if (!written) throw error;
-        return written;
-      });
+      transaction = await ledger
+        .credit({ accountId, amount: body.amount, metadata, operationKey })
+        .catch(async (error: unknown) => {
+          const written = await ledger.findOperation(accountId, operationKey);
+          if (!written) throw error;
+          return written;
+        });
     } else {
       const { available } = await organization.getBalance(accountId);
       if (body.amount > available) {
-        throw invalidRequest('admin', `The account has ${available} kopecks available (its balance less what operations in flight hold); a debit of ${body.amount} would exceed it.`);
+        throw invalidRequest(
+          'admin',
+          `The account has ${available} kopecks available (its balance less what operations in flight hold); a debit of ${body.amount} would exceed it.`,
+        );
       }
       transaction = await ledger.debit({ accountId, cost: String(body.amount), operationKey, metadata });
-      if (!transaction || Number(transaction.amount) < body.amount) throw invalidRequest('admin', 'The available balance changed meanwhile; the debit was not taken whole.');
+      if (!transaction || Number(transaction.amount) < body.amount)
+        throw invalidRequest('admin', 'The available balance changed meanwhile; the debit was not taken whole.');
     }
     ctx.status = 201;
     ctx.body = transactionToWire(transaction);
@@ -150,12 +170,17 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
   router.get('/accounts/:id/usage', async (ctx) => {
     const query = parseInput(usageQuerySchema, ctx.query, 'admin');
     await accounts.getAccount(ctx.params.id);
-    ctx.body = usageToWire(await organization.getUsage(ctx.params.id, { from: query.from, to: query.to, groupBy: query.group_by }));
+    ctx.body = usageToWire(
+      await organization.getUsage(ctx.params.id, { from: query.from, to: query.to, groupBy: query.group_by }),
+    );
   });
 
   router.post('/accounts/:id/keys', async (ctx) => {
     const body = parseInput(createKeySchema, ctx.request.body ?? {}, 'admin');
-    const { row, key } = await accounts.createKey(ctx.params.id, { name: body.name, expiresInSeconds: body.expires_in });
+    const { row, key } = await accounts.createKey(ctx.params.id, {
+      name: body.name,
+      expiresInSeconds: body.expires_in,
+    });
     ctx.status = 201;
     ctx.body = {
       id: row.id,

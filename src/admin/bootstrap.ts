@@ -9,7 +9,12 @@ import type { DatabaseHandle, Db } from '../db/database';
  * so the README quickstart works with no extra step. The key is kept (mode 0600) in DATA_DIR/default-api-key,
  * and shown once only on a terminal (firstStartBanner).
  */
-export async function bootstrapDefaultAccount(deps: { config: Config; database: DatabaseHandle; db: Db; accounts: AccountsService }): Promise<{ accountId: string; key: string; file: string } | null> {
+export async function bootstrapDefaultAccount(deps: {
+  config: Config;
+  database: DatabaseHandle;
+  db: Db;
+  accounts: AccountsService;
+}): Promise<{ accountId: string; key: string; file: string } | null> {
   if (deps.database.kind !== 'pglite') return null;
   const existing = await deps.db.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (existing) return null;
@@ -25,9 +30,16 @@ export async function bootstrapDefaultAccount(deps: { config: Config; database: 
  * is not a terminal (a container, a log collector), and a key never goes into logs: the banner then names the key
  * file; only a terminal, a person at the keyboard, is shown the key itself.
  */
-export function firstStartBanner(bootstrap: { accountId: string; key: string; file: string }, port: number, isTTY: boolean): string {
+export function firstStartBanner(
+  bootstrap: { accountId: string; key: string; file: string },
+  port: number,
+  isTTY: boolean,
+): string {
   const keyLine = isTTY
     ? `Its API key (also saved to ${bootstrap.file}):\n\n  ${bootstrap.key}\n\n`
     : `Its API key is in ${bootstrap.file} (mode 0600; not printed here: standard output is not a terminal).\n`;
-  return `Created the default account ${bootstrap.accountId}. ${keyLine}` + `Try: curl -s http://127.0.0.1:${port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`;
+  return (
+    `Created the default account ${bootstrap.accountId}. ${keyLine}` +
+    `Try: curl -s http://127.0.0.1:${port}/v2/models -H "X-Auth-Token: $(cat ${bootstrap.file})"`
+  );
 }

@@ -85,17 +85,24 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
     return {
       method: 'POST',
       path: '/admin/accounts',
-      body: { name: stringFlag(flags, 'name', true), balance: integerFlag(flags, 'balance', false), mcp_enabled: flags.mcp === true ? true : undefined },
+      body: {
+        name: stringFlag(flags, 'name', true),
+        balance: integerFlag(flags, 'balance', false),
+        mcp_enabled: flags.mcp === true ? true : undefined,
+      },
     };
   }
-  if (noun === 'account' && (verb === 'show' || verb === 'get')) return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}` };
+  if (noun === 'account' && (verb === 'show' || verb === 'get'))
+    return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}` };
   if (noun === 'account' && verb === 'list') {
     const query = new URLSearchParams();
-    for (const name of ['name', 'after']) if (stringFlag(flags, name, false)) query.set(name, stringFlag(flags, name, false)!);
+    for (const name of ['name', 'after'])
+      if (stringFlag(flags, name, false)) query.set(name, stringFlag(flags, name, false)!);
     if (flags.limit !== undefined) query.set('limit', String(integerFlag(flags, 'limit', true)));
     return { method: 'GET', path: `/admin/accounts${query.size ? `?${query}` : ''}` };
   }
-  if (noun === 'key' && verb === 'list') return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/keys` };
+  if (noun === 'key' && verb === 'list')
+    return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/keys` };
   if (noun === 'account' && verb === 'credit') {
     return {
       method: 'POST',
@@ -107,19 +114,31 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
     return {
       method: 'POST',
       path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/adjustments`,
-      body: { type: verb, amount: integerFlag(flags, 'amount', true), reason: stringFlag(flags, 'reason', true), idempotency_key: stringFlag(flags, 'key', true) },
+      body: {
+        type: verb,
+        amount: integerFlag(flags, 'amount', true),
+        reason: stringFlag(flags, 'reason', true),
+        idempotency_key: stringFlag(flags, 'key', true),
+      },
     };
   }
   if (noun === 'account' && verb === 'usage') {
     const query = new URLSearchParams();
     if (stringFlag(flags, 'group-by', false)) query.set('group_by', stringFlag(flags, 'group-by', false)!);
-    for (const name of ['from', 'to']) if (flags[name] !== undefined) query.set(name, String(integerFlag(flags, name, true)));
+    for (const name of ['from', 'to'])
+      if (flags[name] !== undefined) query.set(name, String(integerFlag(flags, name, true)));
     return { method: 'GET', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/usage${query.size ? `?${query}` : ''}` };
   }
-  if (noun === 'account' && (verb === 'suspend' || verb === 'reactivate')) return { method: 'POST', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/${verb}` };
+  if (noun === 'account' && (verb === 'suspend' || verb === 'reactivate'))
+    return { method: 'POST', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}/${verb}` };
   if (noun === 'account' && verb === 'mcp') {
-    if ((flags.enable === true) === (flags.disable === true)) throw new UsageError('give exactly one of --enable or --disable');
-    return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { mcp_enabled: flags.enable === true } };
+    if ((flags.enable === true) === (flags.disable === true))
+      throw new UsageError('give exactly one of --enable or --disable');
+    return {
+      method: 'PATCH',
+      path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`,
+      body: { mcp_enabled: flags.enable === true },
+    };
   }
   if (noun === 'account' && verb === 'limits') {
     const limits: Record<string, number | null> = {};
@@ -127,11 +146,16 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
       if (flags[name] === undefined) continue;
       limits[name.replaceAll('-', '_')] = flags[name] === 'default' ? null : integerFlag(flags, name, true)!;
     }
-    if (Object.keys(limits).length === 0) throw new UsageError('give at least one of --requests-per-minute, --tokens-per-minute, --concurrent-jobs');
+    if (Object.keys(limits).length === 0)
+      throw new UsageError('give at least one of --requests-per-minute, --tokens-per-minute, --concurrent-jobs');
     return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { limits } };
   }
   if (noun === 'account' && verb === 'rename') {
-    return { method: 'PATCH', path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`, body: { name: stringFlag(flags, 'name', true) } };
+    return {
+      method: 'PATCH',
+      path: `/admin/accounts/${need(id, 'ACCOUNT_ID')}`,
+      body: { name: stringFlag(flags, 'name', true) },
+    };
   }
   if (noun === 'key' && verb === 'create') {
     return {
@@ -140,19 +164,28 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
       body: { name: stringFlag(flags, 'name', false), expires_in: integerFlag(flags, 'expires-in', false) },
     };
   }
-  if (noun === 'key' && (verb === 'disable' || verb === 'enable')) return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/${verb}` };
+  if (noun === 'key' && (verb === 'disable' || verb === 'enable'))
+    return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/${verb}` };
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
 }
 
-const when = (seconds: number | null) => (seconds === null ? 'never' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'));
+const when = (seconds: number | null) =>
+  seconds === null ? 'never' : new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
 
 function describeKeys(keys: any[]): string {
   if (keys.length === 0) return '  (no keys)';
-  return keys.map((key) => `  ${key.id}  ${key.status.padEnd(8)}  ${(key.name ?? '').padEnd(16)}  created ${when(key.created_at)}  last used ${when(key.last_used_at)}${key.expires_at ? `  expires ${when(key.expires_at)}` : ''}`).join('\n');
+  return keys
+    .map(
+      (key) =>
+        `  ${key.id}  ${key.status.padEnd(8)}  ${(key.name ?? '').padEnd(16)}  created ${when(key.created_at)}  last used ${when(key.last_used_at)}${key.expires_at ? `  expires ${when(key.expires_at)}` : ''}`,
+    )
+    .join('\n');
 }
 
 function describeAccount(account: any): string {
-  const limits = Object.entries(account.limits ?? {}).map(([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`);
+  const limits = Object.entries(account.limits ?? {}).map(
+    ([name, value]) => `${name.replaceAll('_', ' ')} ${value ?? 'default'}`,
+  );
   return `Account ${account.id} "${account.name}"${account.suspended_at ? ` (suspended since ${when(account.suspended_at)})` : ''}: balance ${account.balance} kopecks (${account.available} available), MCP ${account.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
 }
 
@@ -160,19 +193,30 @@ function describe(result: any): string {
   if (result.object === 'list' && result.data.length === 0) return '(none)';
   if (result.object === 'list' && result.data[0].object === 'api_key') return describeKeys(result.data);
   if (result.object === 'list') {
-    const lines = result.data.map((account: any) => `${account.id}  ${String(account.balance).padStart(12)}  ${account.name}`);
+    const lines = result.data.map(
+      (account: any) => `${account.id}  ${String(account.balance).padStart(12)}  ${account.name}`,
+    );
     return [...lines, ...(result.has_more ? [`more: --after ${result.last_id}`] : [])].join('\n');
   }
   if (result.keys) return `${describeAccount(result)}\nKeys:\n${describeKeys(result.keys)}`;
   if (result.key) return `Key ${result.id} created. It is shown only now:\n\n  ${result.key}\n`;
   if (result.object === 'organization.usage') {
-    const rows = result.data.map((group: any) => `  ${String(group.key).padEnd(24)} ${String(group.amount).padStart(12)} kopecks  ${String(group.transactions).padStart(6)} debits  ${group.prompt_tokens} in / ${group.completion_tokens} out tokens`);
-    return [`Usage by ${result.group_by}:`, ...(rows.length ? rows : ['  (none)']), `  ${'total'.padEnd(24)} ${String(result.total.amount).padStart(12)} kopecks  ${String(result.total.transactions).padStart(6)} debits`].join('\n');
+    const rows = result.data.map(
+      (group: any) =>
+        `  ${String(group.key).padEnd(24)} ${String(group.amount).padStart(12)} kopecks  ${String(group.transactions).padStart(6)} debits  ${group.prompt_tokens} in / ${group.completion_tokens} out tokens`,
+    );
+    return [
+      `Usage by ${result.group_by}:`,
+      ...(rows.length ? rows : ['  (none)']),
+      `  ${'total'.padEnd(24)} ${String(result.total.amount).padStart(12)} kopecks  ${String(result.total.transactions).padStart(6)} debits`,
+    ].join('\n');
   }
   if (result.status === 'disabled') return `Key ${result.id} disabled.`;
   if (result.status === 'active' && result.id?.startsWith?.('key_')) return `Key ${result.id} enabled.`;
-  if (result.type === 'credit') return `Credited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
-  if (result.type === 'debit') return `Debited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
+  if (result.type === 'credit')
+    return `Credited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
+  if (result.type === 'debit')
+    return `Debited ${result.amount} kopecks (transaction ${result.id}${result.metadata?.reason ? `: ${result.metadata.reason}` : ''}).`;
   if (result.id?.startsWith?.('acct_')) return describeAccount(result);
   return JSON.stringify(result, null, 2);
 }
@@ -187,7 +231,8 @@ async function run(argv: string[]): Promise<number> {
   const env = process.env;
   const baseUrl = (env.SWITCHYARD_URL ?? `http://127.0.0.1:${config.http.port}`).replace(/\/$/, '');
   const tokenFile = path.join(config.admin.dataDir, 'admin-token');
-  const token = config.admin.token ?? (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : undefined);
+  const token =
+    config.admin.token ?? (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, 'utf8').trim() : undefined);
   if (!token) throw new UsageError(`no admin token: set ADMIN_TOKEN or start the service once to create ${tokenFile}`);
   const request = toRequest(parsed);
   const reply = await fetch(baseUrl + request.path, {
@@ -206,7 +251,9 @@ if (require.main === module) {
   run(process.argv.slice(2)).then(
     (code) => process.exit(code),
     (error) => {
-      process.stderr.write(`${error instanceof UsageError ? `${error.message}\n\n${USAGE}` : error?.message ?? error}\n`);
+      process.stderr.write(
+        `${error instanceof UsageError ? `${error.message}\n\n${USAGE}` : (error?.message ?? error)}\n`,
+      );
       process.exit(2);
     },
   );

@@ -31,11 +31,21 @@ export async function insertAssistant(executor: Db, accountId: string, values: A
  */
 export async function findAssistant(executor: Db, accountId: string, id: number): Promise<AssistantRow | undefined> {
   if (!Number.isInteger(id) || id < 1 || id > MAX_ASSISTANT_ID) return undefined;
-  return executor.selectFrom('assistants').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  return executor
+    .selectFrom('assistants')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 /** Full replacement: every settings column is written. */
-export async function replaceAssistant(executor: Db, accountId: string, id: number, values: AssistantValues): Promise<AssistantRow | undefined> {
+export async function replaceAssistant(
+  executor: Db,
+  accountId: string,
+  id: number,
+  values: AssistantValues,
+): Promise<AssistantRow | undefined> {
   return executor
     .updateTable('assistants')
     .set(toColumns(values))
@@ -46,7 +56,11 @@ export async function replaceAssistant(executor: Db, accountId: string, id: numb
 }
 
 export async function deleteAssistant(executor: Db, accountId: string, id: number): Promise<boolean> {
-  const result = await executor.deleteFrom('assistants').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await executor
+    .deleteFrom('assistants')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -65,7 +79,10 @@ export async function listAssistants(
   const readAscending = (page.order === 'asc') !== backwards;
   let query = executor.selectFrom('assistants').selectAll().where('account_id', '=', accountId);
   if (cursor !== undefined) query = query.where('id', readAscending ? '>' : '<', cursor);
-  const rows = await query.orderBy('id', readAscending ? 'asc' : 'desc').limit(page.limit).execute();
+  const rows = await query
+    .orderBy('id', readAscending ? 'asc' : 'desc')
+    .limit(page.limit)
+    .execute();
   return backwards ? rows.reverse() : rows;
 }
 
@@ -83,7 +100,6 @@ function toColumns(values: AssistantValues) {
     metadata: JSON.stringify(values.metadata),
   };
 }
-
 
 /** api-decisions 4: the full record; unset scalar fields are null, `tools` is [] and `metadata` {}. */
 export function assistantToWire(row: AssistantRow) {

@@ -49,7 +49,8 @@ export function assistantsRoutes(deps: AssistantsRoutesDeps): Router {
 
 /** A path id that is not an integer is a bad request; an integer beyond the column's range cannot exist. */
 function assistantId(raw: string): number {
-  if (!/^\d+$/.test(raw)) throw invalidRequest('assistant', `The assistant id must be a positive integer, got '${raw.slice(0, 64)}'.`);
+  if (!/^\d+$/.test(raw))
+    throw invalidRequest('assistant', `The assistant id must be a positive integer, got '${raw.slice(0, 64)}'.`);
   const id = Number(raw);
   if (id < 1 || id > MAX_ASSISTANT_ID) throw notFound('assistant', `No assistant with id ${raw}.`);
   return id;

@@ -17,7 +17,11 @@ const functionToolSchema = z.strictObject({
 /** Spec: "tools: array of function, file_search, code_interpreter tools"; function tools in the nested form. */
 export const assistantToolSchema = z.discriminatedUnion(
   'type',
-  [functionToolSchema, z.strictObject({ type: z.literal('file_search') }), z.strictObject({ type: z.literal('code_interpreter') })],
+  [
+    functionToolSchema,
+    z.strictObject({ type: z.literal('file_search') }),
+    z.strictObject({ type: z.literal('code_interpreter') }),
+  ],
   { error: 'tool type must be one of function, file_search, code_interpreter' },
 );
 export type AssistantTool = z.infer<typeof assistantToolSchema>;
@@ -32,18 +36,19 @@ export const assistantToolsSchema = z
  * Create body; also the update body, since update is a full replacement (spec: "all fields required …
  * including model and name"): optional fields left out are reset. `null` means the same as leaving a field out.
  */
-export const assistantBodySchema = z
-  .strictObject({
-    model: z.string().min(1, 'model is required').max(256),
-    name: z.string().min(1, 'name must be 1-256 characters').max(256, 'name must be 1-256 characters'),
-    description: z.string().max(512, 'description is at most 512 characters').nullish(),
-    instructions: z.string().max(256_000, 'instructions are at most 256000 characters').nullish(),
-    reasoning_effort: z.enum(['low', 'medium', 'high'], { error: "reasoning_effort must be 'low', 'medium' or 'high'" }).nullish(),
-    temperature: z.number().min(0, 'temperature is 0-2').max(2, 'temperature is 0-2').nullish(),
-    tools: assistantToolsSchema.nullish(),
-    tool_resources: z.record(z.string(), z.unknown()).nullish(),
-    metadata: metadataSchema.nullish(),
-  });
+export const assistantBodySchema = z.strictObject({
+  model: z.string().min(1, 'model is required').max(256),
+  name: z.string().min(1, 'name must be 1-256 characters').max(256, 'name must be 1-256 characters'),
+  description: z.string().max(512, 'description is at most 512 characters').nullish(),
+  instructions: z.string().max(256_000, 'instructions are at most 256000 characters').nullish(),
+  reasoning_effort: z
+    .enum(['low', 'medium', 'high'], { error: "reasoning_effort must be 'low', 'medium' or 'high'" })
+    .nullish(),
+  temperature: z.number().min(0, 'temperature is 0-2').max(2, 'temperature is 0-2').nullish(),
+  tools: assistantToolsSchema.nullish(),
+  tool_resources: z.record(z.string(), z.unknown()).nullish(),
+  metadata: metadataSchema.nullish(),
+});
 
 export type AssistantBody = z.infer<typeof assistantBodySchema>;
 
@@ -54,7 +59,10 @@ export const listAssistantsQuerySchema = z
     after: queryInteger(1, MAX_ASSISTANT_ID).optional(),
     before: queryInteger(1, MAX_ASSISTANT_ID).optional(),
   })
-  .refine((query) => query.after === undefined || query.before === undefined, 'after and before cannot be used together');
+  .refine(
+    (query) => query.after === undefined || query.before === undefined,
+    'after and before cannot be used together',
+  );
 
 export type ListAssistantsQuery = z.infer<typeof listAssistantsQuerySchema>;
 

@@ -51,10 +51,16 @@ export function createAssistantsService(deps: { db: Db; catalog: ModelLookup }) 
   function toValues(body: AssistantBody): AssistantValues {
     const model = catalog.getModel(body.model);
     if (!model) {
-      throw invalidRequest('assistant', `Unknown model code '${body.model}'; GET /v2/models lists the available models.`);
+      throw invalidRequest(
+        'assistant',
+        `Unknown model code '${body.model}'; GET /v2/models lists the available models.`,
+      );
     }
     if (model.type !== 'llm') {
-      throw invalidRequest('assistant', `Model '${body.model}' is a ${model.type} model; an Assistant needs an llm model.`);
+      throw invalidRequest(
+        'assistant',
+        `Model '${body.model}' is a ${model.type} model; an Assistant needs an llm model.`,
+      );
     }
     return {
       name: body.name,

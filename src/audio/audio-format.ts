@@ -55,12 +55,22 @@ export type FileCheck = { ok: true; format: AudioFormat } | { ok: false; message
 export function checkAudioFile(filename: string, head: Uint8Array): FileCheck {
   const extension = /\.([A-Za-z0-9]+)$/.exec(filename)?.[1]?.toLowerCase();
   if (!extension || !(extension in FORMATS_OF)) {
-    return { ok: false, message: `The file "${filename}" has no supported extension (${AUDIO_EXTENSIONS.join(', ')}).` };
+    return {
+      ok: false,
+      message: `The file "${filename}" has no supported extension (${AUDIO_EXTENSIONS.join(', ')}).`,
+    };
   }
   const format = sniffAudioFormat(head);
-  if (!format) return { ok: false, message: `The content of "${filename}" is not audio in a supported format (${AUDIO_EXTENSIONS.join(', ')}).` };
+  if (!format)
+    return {
+      ok: false,
+      message: `The content of "${filename}" is not audio in a supported format (${AUDIO_EXTENSIONS.join(', ')}).`,
+    };
   if (!FORMATS_OF[extension as keyof typeof FORMATS_OF].includes(format)) {
-    return { ok: false, message: `The content of "${filename}" is ${format.toUpperCase()}, not what its .${extension} extension says.` };
+    return {
+      ok: false,
+      message: `The content of "${filename}" is ${format.toUpperCase()}, not what its .${extension} extension says.`,
+    };
   }
   return { ok: true, format };
 }

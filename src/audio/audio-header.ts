@@ -12,14 +12,20 @@ import type { AudioFormat } from '../providers/provider';
  */
 
 /** Sample rates, channel counts and durations a recording of speech has; outside them a header is refused. */
-export const AUDIO_BOUNDS = { minSampleRate: 8_000, maxSampleRate: 192_000, maxChannels: 8, maxSeconds: 8 * 3600 } as const;
+export const AUDIO_BOUNDS = {
+  minSampleRate: 8_000,
+  maxSampleRate: 192_000,
+  maxChannels: 8,
+  maxSeconds: 8 * 3600,
+} as const;
 
 /** A header (or the bytes where one should be) that no decoder should be given. Checked by name (isInvalidAudio). */
 export class InvalidAudioError extends Error {
   override readonly name = 'InvalidAudioError';
 }
 
-export const isInvalidAudio = (error: unknown): error is InvalidAudioError => error instanceof Error && error.name === 'InvalidAudioError';
+export const isInvalidAudio = (error: unknown): error is InvalidAudioError =>
+  error instanceof Error && error.name === 'InvalidAudioError';
 
 /** How far into a file its header is looked for: a WAV's data chunk, an MP3's first frame after its ID3 tag. */
 export const MAX_HEADER_BYTES = 1 << 20;
@@ -59,11 +65,13 @@ export function readWavHeader(head: Uint8Array, complete = false): WavHeader | u
   const bytes = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
   const more = () => {
     if (complete) throw new InvalidAudioError('The WAV file ends before its data chunk.');
-    if (bytes.length >= MAX_HEADER_BYTES) throw new InvalidAudioError('The WAV file has no data chunk in its first MiB.');
+    if (bytes.length >= MAX_HEADER_BYTES)
+      throw new InvalidAudioError('The WAV file has no data chunk in its first MiB.');
     return undefined;
   };
   if (bytes.length < 12) return more();
-  if (bytes.toString('latin1', 0, 4) !== 'RIFF' || bytes.toString('latin1', 8, 12) !== 'WAVE') throw new InvalidAudioError('The file is not a RIFF/WAVE file.');
+  if (bytes.toString('latin1', 0, 4) !== 'RIFF' || bytes.toString('latin1', 8, 12) !== 'WAVE')
+    throw new InvalidAudioError('The file is not a RIFF/WAVE file.');
   let format: WavFormat | undefined;
   let at = 12;
   while (at + 8 <= bytes.length) {
@@ -92,15 +100,24 @@ function readWavFormat(chunk: Buffer): WavFormat {
   const { minSampleRate, maxSampleRate, maxChannels } = AUDIO_BOUNDS;
   const declared = `${channels} channel(s), ${sampleRate} Hz, ${bitsPerSample} bits`;
   if (sampleRate < minSampleRate || sampleRate > maxSampleRate) {
-    throw new InvalidAudioError(`The WAV header declares ${declared}: the sample rate must be ${minSampleRate}-${maxSampleRate} Hz.`);
+    throw new InvalidAudioError(
+      `The WAV header declares ${declared}: the sample rate must be ${minSampleRate}-${maxSampleRate} Hz.`,
+    );
   }
-  if (channels < 1 || channels > maxChannels) throw new InvalidAudioError(`The WAV header declares ${declared}: it must have 1-${maxChannels} channels.`);
+  if (channels < 1 || channels > maxChannels)
+    throw new InvalidAudioError(`The WAV header declares ${declared}: it must have 1-${maxChannels} channels.`);
   const format = { tag, channels, sampleRate, bitsPerSample, bytesPerSample, blockAlign };
   if (isPcm(format)) {
     const sizes = tag === 3 ? [4, 8] : [1, 2, 3, 4];
-    if (!sizes.includes(bytesPerSample)) throw new InvalidAudioError(`The WAV header declares ${declared}: ${tag === 3 ? 'float samples have 32 or 64 bits' : 'integer samples have 8-32 bits'}.`);
+    if (!sizes.includes(bytesPerSample))
+      throw new InvalidAudioError(
+        `The WAV header declares ${declared}: ${tag === 3 ? 'float samples have 32 or 64 bits' : 'integer samples have 8-32 bits'}.`,
+      );
     // A frame is one sample of each channel: any other alignment makes the data chunk's length mean another duration.
-    if (blockAlign !== channels * bytesPerSample) throw new InvalidAudioError(`The WAV header declares ${declared} in blocks of ${blockAlign} bytes, not ${channels * bytesPerSample}.`);
+    if (blockAlign !== channels * bytesPerSample)
+      throw new InvalidAudioError(
+        `The WAV header declares ${declared} in blocks of ${blockAlign} bytes, not ${channels * bytesPerSample}.`,
+      );
   } else if (blockAlign < 1) {
     throw new InvalidAudioError(`The WAV header declares ${declared} in blocks of 0 bytes.`);
   }
@@ -139,7 +156,8 @@ function readMp3Floor(head: Uint8Array, complete: boolean): number | undefined {
     const floor = mpegFloor(head, at);
     if (floor !== undefined) return floor;
   }
-  if (complete || head.length >= Math.min(MAX_HEADER_BYTES, tag + 64 * 1024)) throw new InvalidAudioError('The MP3 file has no MPEG audio frame after its header.');
+  if (complete || head.length >= Math.min(MAX_HEADER_BYTES, tag + 64 * 1024))
+    throw new InvalidAudioError('The MP3 file has no MPEG audio frame after its header.');
   return undefined;
 }
 
@@ -152,7 +170,11 @@ export function readAudioHeader(format: AudioFormat, head: Uint8Array, complete 
     const wav = readWavHeader(head, complete);
     if (!wav) return undefined;
     const { format: sample } = wav;
-    return { format, wav, minBytesPerSecond: isPcm(sample) ? sample.sampleRate * sample.blockAlign : FLOOR_BYTES_PER_SECOND };
+    return {
+      format,
+      wav,
+      minBytesPerSecond: isPcm(sample) ? sample.sampleRate * sample.blockAlign : FLOOR_BYTES_PER_SECOND,
+    };
   }
   if (format === 'mp3') {
     const floor = readMp3Floor(head, complete);
@@ -166,10 +188,14 @@ export function readAudioHeader(format: AudioFormat, head: Uint8Array, complete 
  * AUDIO_BOUNDS.maxSeconds. A WAV's data is what its chunk declares, cut to what the file holds.
  */
 export function maxAudioSeconds(header: AudioHeader, fileBytes: number): number {
-  const audioBytes = header.wav ? Math.max(0, Math.min(header.wav.dataBytes ?? Infinity, fileBytes - header.wav.dataOffset)) : fileBytes;
+  const audioBytes = header.wav
+    ? Math.max(0, Math.min(header.wav.dataBytes ?? Infinity, fileBytes - header.wav.dataOffset))
+    : fileBytes;
   const seconds = audioBytes / header.minBytesPerSecond;
   if (seconds > AUDIO_BOUNDS.maxSeconds) {
-    throw new InvalidAudioError(`The file can last ${Math.round(seconds / 360) / 10} hours by its header; at most ${AUDIO_BOUNDS.maxSeconds / 3600} hours are accepted.`);
+    throw new InvalidAudioError(
+      `The file can last ${Math.round(seconds / 360) / 10} hours by its header; at most ${AUDIO_BOUNDS.maxSeconds / 3600} hours are accepted.`,
+    );
   }
   return seconds;
 }

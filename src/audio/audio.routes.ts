@@ -25,7 +25,12 @@ interface StoredSpeech {
  * 17) read whole and stored with the key before it is sent, so a retry gets the same bytes and is not billed again
  * (a synthesis that fails midway stores nothing). `scope` keeps each surface's keys apart (their bodies differ).
  */
-export async function sendSpeech(ctx: Context, deps: AudioRoutesDeps, order: SpeechOrder, scope: string): Promise<void> {
+export async function sendSpeech(
+  ctx: Context,
+  deps: AudioRoutesDeps,
+  order: SpeechOrder,
+  scope: string,
+): Promise<void> {
   const { audio } = deps;
   const key = readIdempotencyKey(ctx);
   const extension = order.format ?? 'mp3';
@@ -38,12 +43,19 @@ export async function sendSpeech(ctx: Context, deps: AudioRoutesDeps, order: Spe
     ctx.body = Readable.from(speech.audio, { objectMode: false });
     return;
   }
-  const { reply, replayed } = await deps.replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, async (requestId): Promise<StoredSpeech> => {
-    const speech = await audio.speak(ctx.state.auth.accountId, order, requestId);
-    const chunks: Buffer[] = [];
-    for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
-    return { mediaType: speech.mediaType, requestId: speech.requestId, audio: Buffer.concat(chunks).toString('base64') };
-  });
+  const { reply, replayed } = await deps.replies.run(
+    { accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body },
+    async (requestId): Promise<StoredSpeech> => {
+      const speech = await audio.speak(ctx.state.auth.accountId, order, requestId);
+      const chunks: Buffer[] = [];
+      for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
+      return {
+        mediaType: speech.mediaType,
+        requestId: speech.requestId,
+        audio: Buffer.concat(chunks).toString('base64'),
+      };
+    },
+  );
   if (replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.type = reply.mediaType;
   ctx.set('X-Request-Id', reply.requestId);

@@ -49,7 +49,10 @@ export const transcriptionFieldsSchema = z.strictObject({
         if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
           const unstorable = findUnstorable(value);
           if (!unstorable) return value as Record<string, unknown>;
-          ctx.addIssue({ code: 'custom', message: `meta must not contain NUL characters or unpaired surrogates (found at ${unstorable.path})` });
+          ctx.addIssue({
+            code: 'custom',
+            message: `meta must not contain NUL characters or unpaired surrogates (found at ${unstorable.path})`,
+          });
           return z.NEVER;
         }
       } catch {
@@ -72,10 +75,15 @@ export type TranscriptionOrder = TranscriptionFields & { temperature?: number };
  */
 export function parseFormFields<S extends z.ZodType>(schema: S, fields: Record<string, string>): z.output<S> {
   const unstorable = Object.keys(fields).filter((name) => unstorableText(fields[name]!) || unstorableText(name));
-  if (unstorable.length > 0) throw invalidRequest('transcription', `${unstorable.join(', ')} must not contain NUL characters or unpaired surrogates.`);
+  if (unstorable.length > 0)
+    throw invalidRequest(
+      'transcription',
+      `${unstorable.join(', ')} must not contain NUL characters or unpaired surrogates.`,
+    );
   const result = schema.safeParse(fields);
   if (!result.success) throw invalidRequest('transcription', describeIssues(result.error));
   return result.data;
 }
 
-export const parseTranscriptionFields = (fields: Record<string, string>): TranscriptionFields => parseFormFields(transcriptionFieldsSchema, fields);
+export const parseTranscriptionFields = (fields: Record<string, string>): TranscriptionFields =>
+  parseFormFields(transcriptionFieldsSchema, fields);

@@ -12,7 +12,13 @@ import { vendorErrorToApiError } from '../providers/provider-errors';
 import { validateOutboundUrl } from '../outbound/address-guard';
 import type { SpeechOrder, TranscriptionOrder } from './audio.schema';
 import type { SpooledAudio } from './multipart-upload';
-import { billedSeconds, heldSeconds, transcriptionBody, transcriptionCharge, transcriptionOperationKey } from './transcription-result';
+import {
+  billedSeconds,
+  heldSeconds,
+  transcriptionBody,
+  transcriptionCharge,
+  transcriptionOperationKey,
+} from './transcription-result';
 import * as transcriptions from './transcriptions.repository';
 import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
 
@@ -41,15 +47,27 @@ export function createAudioService(deps: AudioServiceDeps) {
   const { db, catalog, ledger, engine } = deps;
 
   /** The synthesis, started: the vendor accepted the text and the request is billed; the MP3 may still be arriving. */
-  async function speak(accountId: string, body: SpeechOrder, requestId = newId('req')): Promise<SpeechResult & { requestId: string }> {
+  async function speak(
+    accountId: string,
+    body: SpeechOrder,
+    requestId = newId('req'),
+  ): Promise<SpeechResult & { requestId: string }> {
     const model = catalog.requireUsableModel(body.model, 'audio', 'tts');
     const audio = model.audio && 'voices' in model.audio ? model.audio : { voices: [], maxInputCharacters: 0 };
     if (!audio.voices.includes(body.voice)) {
-      throw invalidRequest('audio', `Model ${model.code} has no voice "${body.voice}"; its voices: ${audio.voices.join(', ')}.`, 'unknown_voice');
+      throw invalidRequest(
+        'audio',
+        `Model ${model.code} has no voice "${body.voice}"; its voices: ${audio.voices.join(', ')}.`,
+        'unknown_voice',
+      );
     }
     const characters = [...body.text].length;
     if (characters > audio.maxInputCharacters) {
-      throw invalidRequest('audio', `text is ${characters} characters; model ${model.code} takes at most ${audio.maxInputCharacters}.`, 'text_too_long');
+      throw invalidRequest(
+        'audio',
+        `text is ${characters} characters; model ${model.code} takes at most ${audio.maxInputCharacters}.`,
+        'text_too_long',
+      );
     }
     const { amount, exact } = priceCall(model.price, { input: characters, output: 0 });
     const operationKey = `speech:${requestId}`;
@@ -57,7 +75,15 @@ export function createAudioService(deps: AudioServiceDeps) {
     const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
       let synthesized: SpeechResult;
       try {
-        synthesized = await deps.providers.speechModel(model.vendor).synthesize({ model: model.upstreamId, voice: body.voice, text: body.text, format: body.format, speed: body.speed });
+        synthesized = await deps.providers
+          .speechModel(model.vendor)
+          .synthesize({
+            model: model.upstreamId,
+            voice: body.voice,
+            text: body.text,
+            format: body.format,
+            speed: body.speed,
+          });
       } catch (error) {
         throw vendorErrorToApiError(error, 'audio');
       }
@@ -65,7 +91,14 @@ export function createAudioService(deps: AudioServiceDeps) {
         accountId,
         cost: exact,
         operationKey,
-        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'speech', request_id: requestId, characters },
+        metadata: {
+          source: 'api',
+          vendor: model.vendor,
+          model: model.code,
+          service: 'speech',
+          request_id: requestId,
+          characters,
+        },
         usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters },
       });
       return synthesized;
@@ -74,45 +107,68 @@ export function createAudioService(deps: AudioServiceDeps) {
   }
 
   /** A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. */
-  async function transcribe(accountId: string, fields: TranscriptionOrder, upload: SpooledAudio): Promise<TranscriptionReply | Submitted> {
+  async function transcribe(
+    accountId: string,
+    fields: TranscriptionOrder,
+    upload: SpooledAudio,
+  ): Promise<TranscriptionReply | Submitted> {
     const model = catalog.requireUsableModel(fields.model, 'transcription', 'stt');
     const asynchronous = model.audio !== null && 'asynchronous' in model.audio && model.audio.asynchronous;
     if (!asynchronous) {
       for (const field of ['callback_url', 'meta'] as const) {
-        if (fields[field] !== undefined) throw invalidRequest('transcription', `${field} applies to asynchronous models only; ${model.code} transcribes within the request.`);
+        if (fields[field] !== undefined)
+          throw invalidRequest(
+            'transcription',
+            `${field} applies to asynchronous models only; ${model.code} transcribes within the request.`,
+          );
       }
     }
-    if (fields.callback_url !== undefined) validateOutboundUrl(fields.callback_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'transcription');
+    if (fields.callback_url !== undefined)
+      validateOutboundUrl(fields.callback_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'transcription');
     // The duration is known after the call: held for the longest the upload can play, which its header bounds.
     const held = heldSeconds(upload.file.maxSeconds);
     const maxCost = priceCall(model.price, { input: held, output: 0 }).amount;
     if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost);
 
     const requestId = newId('req');
-    return ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
-      let transcribed;
-      try {
-        transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
-          model: model.upstreamId,
-          audio: upload.input(),
-          language: fields.language,
-          prompt: fields.prompt,
-          beamSize: fields.beam_size,
-          temperature: fields.temperature,
+    return ledger.withHold(
+      { accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost },
+      async () => {
+        let transcribed;
+        try {
+          transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
+            model: model.upstreamId,
+            audio: upload.input(),
+            language: fields.language,
+            prompt: fields.prompt,
+            beamSize: fields.beam_size,
+            temperature: fields.temperature,
+          });
+        } catch (error) {
+          throw vendorErrorToApiError(error, 'transcription');
+        }
+        const { cost, debit } = transcriptionCharge({
+          accountId,
+          model,
+          seconds: billedSeconds(transcribed.durationSeconds, held),
+          requestId,
         });
-      } catch (error) {
-        throw vendorErrorToApiError(error, 'transcription');
-      }
-      const { cost, debit } = transcriptionCharge({ accountId, model, seconds: billedSeconds(transcribed.durationSeconds, held), requestId });
-      // The reply is made before the debit: nothing that can still fail comes after the charge.
-      const reply = { ...transcriptionBody(transcribed), usage: { cost } };
-      await ledger.debit(debit);
-      return reply;
-    });
+        // The reply is made before the debit: nothing that can still fail comes after the charge.
+        const reply = { ...transcriptionBody(transcribed), usage: { cost } };
+        await ledger.debit(debit);
+        return reply;
+      },
+    );
   }
 
   /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
-  async function submit(accountId: string, model: string, fields: TranscriptionOrder, upload: SpooledAudio, maxCost: number): Promise<Submitted> {
+  async function submit(
+    accountId: string,
+    model: string,
+    fields: TranscriptionOrder,
+    upload: SpooledAudio,
+    maxCost: number,
+  ): Promise<Submitted> {
     // Uploads a crashed process left half-stored are removed by whoever stores the next one.
     await transcriptions.sweepAbandonedUploads(db);
     const id = newId('stt');
@@ -164,14 +220,21 @@ export function createAudioService(deps: AudioServiceDeps) {
   }
 
   /** GET .../result/{id}: the reply plus `meta`; 400 `transcription.not_ready` before it ends, its error when it failed. */
-  async function result(accountId: string, id: string): Promise<TranscriptionReply & { meta: Record<string, unknown> | null }> {
+  async function result(
+    accountId: string,
+    id: string,
+  ): Promise<TranscriptionReply & { meta: Record<string, unknown> | null }> {
     const row = await find(accountId, id);
     if (row.status === 'failed') {
       const error = row.error ?? { code: 'transcription.execution_failed', message: 'The transcription failed.' };
       throw invalidRequest('transcription', `Transcription ${id} failed (${error.code}): ${error.message}`, 'failed');
     }
     if (row.status !== 'completed' || !row.result) {
-      throw invalidRequest('transcription', `Transcription ${id} is ${row.status}; its result is ready when GET .../check/${id} says completed.`, 'not_ready');
+      throw invalidRequest(
+        'transcription',
+        `Transcription ${id} is ${row.status}; its result is ready when GET .../check/${id} says completed.`,
+        'not_ready',
+      );
     }
     return { ...row.result, usage: { cost: row.cost ?? 0 }, meta: row.meta };
   }

@@ -33,10 +33,17 @@ const MAX_FIELD_BYTES = 64 * 1024;
 /** The multipart envelope and the text fields beside the file. */
 const FORM_OVERHEAD_BYTES = MAX_FIELDS * MAX_FIELD_BYTES + 64 * 1024;
 
-export async function readAudioUpload(ctx: Context, options: { limitBytes: number; directory?: string }): Promise<SpooledAudio> {
+export async function readAudioUpload(
+  ctx: Context,
+  options: { limitBytes: number; directory?: string },
+): Promise<SpooledAudio> {
   const { limitBytes } = options;
   if (!ctx.is('multipart/form-data')) {
-    throw new ApiError(415, 'request.unsupported_media_type', `The request body must be multipart/form-data with a "file" part (Content-Type: ${ctx.get('content-type') || 'none'}).`);
+    throw new ApiError(
+      415,
+      'request.unsupported_media_type',
+      `The request body must be multipart/form-data with a "file" part (Content-Type: ${ctx.get('content-type') || 'none'}).`,
+    );
   }
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limitBytes + FORM_OVERHEAD_BYTES) refuseRest(ctx, tooLarge(limitBytes));
@@ -45,7 +52,10 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
   const discard = () => fs.promises.rm(target, { force: true });
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: ctx.req.headers, limits: { fileSize: limitBytes, files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 } });
+    parser = busboy({
+      headers: ctx.req.headers,
+      limits: { fileSize: limitBytes, files: 1, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + 1 },
+    });
   } catch (error) {
     throw invalidRequest('transcription', `The multipart body cannot be read: ${(error as Error).message}.`);
   }
@@ -53,7 +63,7 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
   const fields: Record<string, string> = {};
   let file: SpooledAudio['file'] | undefined;
   let writing: Promise<void> | undefined;
-  let fileStream: NodeJS.ReadableStream & { destroy(): void } | undefined;
+  let fileStream: (NodeJS.ReadableStream & { destroy(): void }) | undefined;
 
   const parsed = new Promise<void>((resolve, reject) => {
     const fail = (error: ApiError) => {
@@ -63,19 +73,25 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
       reject(error);
     };
     parser.on('field', (name, value, info) => {
-      if (info.nameTruncated || info.valueTruncated) return fail(invalidRequest('transcription', `The form field "${name}" is longer than ${MAX_FIELD_BYTES} bytes.`));
+      if (info.nameTruncated || info.valueTruncated)
+        return fail(
+          invalidRequest('transcription', `The form field "${name}" is longer than ${MAX_FIELD_BYTES} bytes.`),
+        );
       if (name in fields) return fail(invalidRequest('transcription', `The form field "${name}" is given twice.`));
       fields[name] = value;
     });
     parser.on('file', (name, stream, info) => {
       if (name !== 'file') {
         stream.resume();
-        return fail(invalidRequest('transcription', `Unexpected file part "${name}": the audio goes in the "file" part.`));
+        return fail(
+          invalidRequest('transcription', `Unexpected file part "${name}": the audio goes in the "file" part.`),
+        );
       }
       fileStream = stream;
       const filename = info.filename || 'upload';
       // Stored with an asynchronous job: the database refuses text with NUL.
-      if (filename.includes('\u0000')) return fail(invalidRequest('transcription', 'The file name must not contain NUL characters.'));
+      if (filename.includes('\u0000'))
+        return fail(invalidRequest('transcription', 'The file name must not contain NUL characters.'));
       let size = 0;
       // The first bytes, until the format and its header are known (at most MAX_HEADER_BYTES and a chunk).
       let head = Buffer.alloc(0);
@@ -114,14 +130,26 @@ export async function readAudioUpload(ctx: Context, options: { limitBytes: numbe
         if (size === 0) throw invalidRequest('audio', `The file "${filename}" is empty.`, 'unsupported_format');
         if (!inspected) inspect(true);
         const known = header!;
-        file = { filename, format: known.format, size, path: target, maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size)) };
+        file = {
+          filename,
+          format: known.format,
+          size,
+          path: target,
+          maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size)),
+        };
       });
       writing.catch(() => undefined);
     });
-    parser.on('filesLimit', () => fail(invalidRequest('transcription', 'The form has more than one file; send one "file" part.')));
-    parser.on('fieldsLimit', () => fail(invalidRequest('transcription', `The form has more than ${MAX_FIELDS} fields.`)));
+    parser.on('filesLimit', () =>
+      fail(invalidRequest('transcription', 'The form has more than one file; send one "file" part.')),
+    );
+    parser.on('fieldsLimit', () =>
+      fail(invalidRequest('transcription', `The form has more than ${MAX_FIELDS} fields.`)),
+    );
     parser.on('partsLimit', () => fail(invalidRequest('transcription', 'The form has too many parts.')));
-    parser.on('error', (error: Error) => fail(invalidRequest('transcription', `The multipart body cannot be read: ${error.message}.`)));
+    parser.on('error', (error: Error) =>
+      fail(invalidRequest('transcription', `The multipart body cannot be read: ${error.message}.`)),
+    );
     parser.on('close', resolve);
     ctx.req.on('error', () => fail(invalidRequest('transcription', 'The upload was interrupted.')));
     ctx.req.on('close', () => {
@@ -174,4 +202,9 @@ function audioHeaderOrRefusal<T>(read: () => T): T {
   }
 }
 
-const tooLarge = (limit: number) => new ApiError(413, 'request.too_large', `The audio file exceeds the limit of ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB).`);
+const tooLarge = (limit: number) =>
+  new ApiError(
+    413,
+    'request.too_large',
+    `The audio file exceeds the limit of ${limit} bytes (${Math.round(limit / 1024 / 1024)} MiB).`,
+  );

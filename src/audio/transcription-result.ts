@@ -10,7 +10,12 @@ export function transcriptionBody(result: TranscriptionResult): TranscriptionBod
     text: result.text,
     language: result.language,
     duration: result.durationSeconds,
-    segments: result.segments.map((segment) => ({ text: segment.text, start: segment.start, end: segment.end, speaker_id: segment.speakerId })),
+    segments: result.segments.map((segment) => ({
+      text: segment.text,
+      start: segment.start,
+      end: segment.end,
+      speaker_id: segment.speakerId,
+    })),
     ...(result.notice ? { notice: result.notice } : {}),
   };
 }
@@ -19,7 +24,8 @@ export function transcriptionBody(result: TranscriptionResult): TranscriptionBod
  * Audio is billed by the started second (api-decisions 10: price unit `seconds`), and never beyond the seconds its
  * hold was placed for: whatever a vendor or decoder reports, the charge is at most what was held.
  */
-export const billedSeconds = (durationSeconds: number, heldFor: number) => Math.min(heldFor, Math.ceil(Math.max(0, durationSeconds)));
+export const billedSeconds = (durationSeconds: number, heldFor: number) =>
+  Math.min(heldFor, Math.ceil(Math.max(0, durationSeconds)));
 
 /**
  * The seconds a transcription's billing hold pays for (its duration is known only once transcribed): the longest
@@ -28,12 +34,18 @@ export const billedSeconds = (durationSeconds: number, heldFor: number) => Math.
 export const heldSeconds = (maxSeconds: number) => Math.ceil(maxSeconds);
 
 /** Of a stored transcription; one stored before its header was read has its size only, bounded at 8 kbit/s. */
-export const heldSecondsOf = (row: Pick<TranscriptionRow, 'options' | 'file_bytes'>) => heldSeconds(row.options.max_seconds ?? row.file_bytes / 1000);
+export const heldSecondsOf = (row: Pick<TranscriptionRow, 'options' | 'file_bytes'>) =>
+  heldSeconds(row.options.max_seconds ?? row.file_bytes / 1000);
 
 export const transcriptionOperationKey = (requestId: string) => `transcription:${requestId}`;
 
 /** The cost of transcribing `seconds`, and its debit (`service: transcription`, keyed by the request id). */
-export function transcriptionCharge(input: { accountId: string; model: CatalogModel; seconds: number; requestId: string }): { cost: number; debit: DebitInput } {
+export function transcriptionCharge(input: {
+  accountId: string;
+  model: CatalogModel;
+  seconds: number;
+  requestId: string;
+}): { cost: number; debit: DebitInput } {
   const { cost, exact } = priceCall(input.model.price, { input: input.seconds, output: 0 });
   return {
     cost,
@@ -41,7 +53,14 @@ export function transcriptionCharge(input: { accountId: string; model: CatalogMo
       accountId: input.accountId,
       cost: exact,
       operationKey: transcriptionOperationKey(input.requestId),
-      metadata: { source: 'api', vendor: input.model.vendor, model: input.model.code, service: 'transcription', request_id: input.requestId, seconds: input.seconds },
+      metadata: {
+        source: 'api',
+        vendor: input.model.vendor,
+        model: input.model.code,
+        service: 'transcription',
+        request_id: input.requestId,
+        seconds: input.seconds,
+      },
       usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, seconds: input.seconds },
     },
   };

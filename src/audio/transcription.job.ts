@@ -2,7 +2,12 @@ import type { Db } from '../db/database';
 import { sql } from 'kysely';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
 import { TRANSCRIPTION_ATTEMPTS } from '../../workflows/transcription.flow';
-import { endTranscriptionFailed, transcriptionFlow, type TranscriptionActivities, type TranscriptionJobInput } from '../../workflows/transcription.flow';
+import {
+  endTranscriptionFailed,
+  transcriptionFlow,
+  type TranscriptionActivities,
+  type TranscriptionJobInput,
+} from '../../workflows/transcription.flow';
 
 /** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
 export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities, Db> = {
@@ -28,7 +33,13 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
     db
       .selectFrom('transcriptions')
       .leftJoin('catalog_models', 'catalog_models.code', 'transcriptions.model')
-      .select(['transcriptions.account_id as accountId', 'transcriptions.model', sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'), sql<boolean>`true`.as('background'), 'transcriptions.status'])
+      .select([
+        'transcriptions.account_id as accountId',
+        'transcriptions.model',
+        sql<string>`coalesce(catalog_models.vendor_code, 'unknown')`.as('vendor'),
+        sql<boolean>`true`.as('background'),
+        'transcriptions.status',
+      ])
       .where('transcriptions.id', '=', transcriptionId)
       .executeTakeFirst(),
   abandon: endTranscriptionFailed,

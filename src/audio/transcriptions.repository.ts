@@ -21,9 +21,19 @@ export async function appendChunk(executor: Db, transcriptionId: string, seq: nu
 export async function markQueued(executor: Db, id: string): Promise<TranscriptionRow | undefined> {
   return executor
     .with('queued', (qb) =>
-      qb.updateTable('transcriptions').set({ status: 'queued', status_at: sql`now()` }).where('id', '=', id).where('status', '=', 'uploading').returningAll(),
+      qb
+        .updateTable('transcriptions')
+        .set({ status: 'queued', status_at: sql`now()` })
+        .where('id', '=', id)
+        .where('status', '=', 'uploading')
+        .returningAll(),
     )
-    .with('outbox', (qb) => qb.insertInto('jobs').columns(['id', 'kind']).expression((eb) => eb.selectFrom('queued').select(['queued.id', sql.lit('transcription').as('kind')])))
+    .with('outbox', (qb) =>
+      qb
+        .insertInto('jobs')
+        .columns(['id', 'kind'])
+        .expression((eb) => eb.selectFrom('queued').select(['queued.id', sql.lit('transcription').as('kind')])),
+    )
     .selectFrom('queued')
     .selectAll()
     .executeTakeFirst();
@@ -39,14 +49,23 @@ export async function sweepAbandonedUploads(executor: Db, limit = 100): Promise<
   const rows = await executor
     .deleteFrom('transcriptions')
     .where('id', 'in', (qb) =>
-      qb.selectFrom('transcriptions').select('id').where('status', '=', 'uploading').where('created_at', '<', sql<Date>`now() - ${ABANDONED_UPLOAD}`).limit(limit),
+      qb
+        .selectFrom('transcriptions')
+        .select('id')
+        .where('status', '=', 'uploading')
+        .where('created_at', '<', sql<Date>`now() - ${ABANDONED_UPLOAD}`)
+        .limit(limit),
     )
     .returning('id')
     .execute();
   return rows.length;
 }
 
-export async function findTranscription(executor: Db, accountId: string, id: string): Promise<TranscriptionRow | undefined> {
+export async function findTranscription(
+  executor: Db,
+  accountId: string,
+  id: string,
+): Promise<TranscriptionRow | undefined> {
   return executor
     .selectFrom('transcriptions')
     .selectAll()
@@ -88,13 +107,19 @@ export async function markProcessing(executor: Db, id: string): Promise<Transcri
   return moved ?? loadTranscription(executor, id);
 }
 
-export type TranscriptionEnding = { status: 'completed'; result: TranscriptionBody; cost: number } | { status: 'failed'; error: { code: string; message: string }; cost: number };
+export type TranscriptionEnding =
+  | { status: 'completed'; result: TranscriptionBody; cost: number }
+  | { status: 'failed'; error: { code: string; message: string }; cost: number };
 
 /**
  * processing (or queued, when abandoned) → completed | failed, and the upload deleted: undefined when the row
  * was final already (a re-run), which then changes nothing.
  */
-export async function markFinal(executor: Db, id: string, ending: TranscriptionEnding): Promise<TranscriptionRow | undefined> {
+export async function markFinal(
+  executor: Db,
+  id: string,
+  ending: TranscriptionEnding,
+): Promise<TranscriptionRow | undefined> {
   const row = await executor
     .updateTable('transcriptions')
     .set({

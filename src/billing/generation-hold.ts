@@ -27,10 +27,18 @@ export function generationHold(request: GenerationHoldRequest): { hold: HoldRequ
   const prior = request.prior ?? { inputTokens: 0, outputTokens: 0 };
   const input = prior.inputTokens + request.inputBound;
   const amount = priceCall(request.price, { input, output: prior.outputTokens + request.cap }).amount;
-  const minAmount = request.capFixed ? amount : priceCall(request.price, { input, output: prior.outputTokens + 1 }).amount;
+  const minAmount = request.capFixed
+    ? amount
+    : priceCall(request.price, { input, output: prior.outputTokens + 1 }).amount;
   return {
     hold: { accountId: request.accountId, operationKey: request.operationKey, jobId: request.jobId, amount, minAmount },
-    capFor: (held) => (request.capFixed ? request.cap : Math.max(1, affordableOutput(request.price, held, input, prior.outputTokens + request.cap) - prior.outputTokens)),
+    capFor: (held) =>
+      request.capFixed
+        ? request.cap
+        : Math.max(
+            1,
+            affordableOutput(request.price, held, input, prior.outputTokens + request.cap) - prior.outputTokens,
+          ),
   };
 }
 
@@ -43,4 +51,5 @@ export async function holdForGeneration(ledger: Pick<Ledger, 'hold'>, request: G
 /** A model's output cap when a request leaves it open: its catalog limit, or this for a model whose limit is not known. */
 export const OPEN_OUTPUT_CAP = 32_768;
 
-export const outputCapOf = (requested: number | null | undefined, modelMaxOutput: number): number => requested ?? (modelMaxOutput > 0 ? modelMaxOutput : OPEN_OUTPUT_CAP);
+export const outputCapOf = (requested: number | null | undefined, modelMaxOutput: number): number =>
+  requested ?? (modelMaxOutput > 0 ? modelMaxOutput : OPEN_OUTPUT_CAP);

@@ -49,7 +49,13 @@ export const holdRefused = (placement: HoldPlacement, inEffect: number): boolean
 export function holdPlacement(request: HoldRequest): HoldPlacement {
   const amount = Math.max(1, Math.ceil(request.amount));
   const minAmount = Math.min(amount, Math.max(1, Math.ceil(request.minAmount ?? amount)));
-  return { account_id: request.accountId, operation_key: request.operationKey, amount, min_amount: minAmount, job_id: request.jobId ?? null };
+  return {
+    account_id: request.accountId,
+    operation_key: request.operationKey,
+    amount,
+    min_amount: minAmount,
+    job_id: request.jobId ?? null,
+  };
 }
 
 /** The ledger row of a debit, for statements that write one themselves (see debitsFrom). */
@@ -199,7 +205,11 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await trx.updateTable('accounts').set({ balance: sql`balance + ${input.amount}` }).where('id', '=', input.accountId).execute();
+      await trx
+        .updateTable('accounts')
+        .set({ balance: sql`balance + ${input.amount}` })
+        .where('id', '=', input.accountId)
+        .execute();
       return row;
     });
   }
@@ -231,7 +241,10 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
     const inserted = await inTransaction(executor, async (trx) => {
-      await lockAccounts(trx, inputs.map((input) => input.accountId));
+      await lockAccounts(
+        trx,
+        inputs.map((input) => input.accountId),
+      );
       return sql<LedgerTransactionRow>`
       with billable as (
         select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as billable (
@@ -252,7 +265,9 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
       if (!row) {
         row = await findOperation(input.accountId, input.operationKey, executor);
         if (row) byOperation.set(key, row);
-        else if (!(await executor.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst())) {
+        else if (
+          !(await executor.selectFrom('accounts').select('id').where('id', '=', input.accountId).executeTakeFirst())
+        ) {
           throw new Error(`No debit written: there is no account ${input.accountId}.`);
         }
       }
@@ -296,12 +311,17 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * that looks sufficient but is held by operations in flight says so.
    */
   async function refusal(placement: HoldPlacement, executor: Db = db) {
-    const account = await executor.selectFrom('accounts').select(['balance', 'held']).where('id', '=', placement.account_id).executeTakeFirst();
+    const account = await executor
+      .selectFrom('accounts')
+      .select(['balance', 'held'])
+      .where('id', '=', placement.account_id)
+      .executeTakeFirst();
     if (!account) return paymentRequired();
     const balance = Number(account.balance);
     const held = Number(account.held);
     const available = Math.max(0, balance - held);
-    const needs = placement.min_amount === placement.amount ? 'the most it can cost' : 'its input and at least one output token';
+    const needs =
+      placement.min_amount === placement.amount ? 'the most it can cost' : 'its input and at least one output token';
     return paymentRequired(
       `This request needs ${placement.min_amount} kopecks available (${needs}); the account has ${available} available ` +
         `(balance ${balance}${held > 0 ? `, of which ${held} held by operations in flight` : ''}). Top up the balance to continue.`,
@@ -322,7 +342,10 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * creation). A caller must refuse (402) an operation whose hold in effect is `holdRefused`.
    */
   function placeHoldsQuery(placements: Array<HoldPlacement & { idx: number }>) {
-    return sql<{ idx: number; in_effect: string | number }>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
+    return sql<{
+      idx: number;
+      in_effect: string | number;
+    }>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
   }
 
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
@@ -334,9 +357,12 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
 
   /** Releases an operation's hold without a debit (it failed before anything was billable); a no-op without one. */
   async function release(accountId: string, operationKey: string, executor: Db = db): Promise<void> {
-    const statement = () => sql`
+    const statement = () =>
+      sql`
       with released as (delete from ledger_holds where account_id = ${accountId} and operation_key = ${operationKey} returning account_id, amount)
-      update accounts set held = accounts.held - released.amount from released where accounts.id = released.account_id`.execute(executor);
+      update accounts set held = accounts.held - released.amount from released where accounts.id = released.account_id`.execute(
+        executor,
+      );
     // Inside a caller's transaction a conflict is the caller's to retry (it rolled back all of it).
     await (executor.isTransaction ? statement() : retryingConflicts(statement));
   }
@@ -378,7 +404,12 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
 
   /** The transaction an operation (its key) wrote on the account, if any. */
   function findOperation(accountId: string, operationKey: string, executor: Db = db) {
-    return executor.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('operation_key', '=', operationKey).executeTakeFirst();
+    return executor
+      .selectFrom('ledger_transactions')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('operation_key', '=', operationKey)
+      .executeTakeFirst();
   }
 
   return {

@@ -32,7 +32,9 @@ export function priceCall(price: Price | null, quantities: { input: number; outp
   if (!price) return { cost: 0, exact: costDecimal(0n), amount: 0 };
   const inputRate = BigInt(Math.round(price.input * MICRO));
   const outputRate = BigInt(Math.round(price.output * MICRO));
-  const numerator = BigInt(Math.max(0, Math.round(quantities.input))) * inputRate + BigInt(Math.max(0, Math.round(quantities.output))) * outputRate;
+  const numerator =
+    BigInt(Math.max(0, Math.round(quantities.input))) * inputRate +
+    BigInt(Math.max(0, Math.round(quantities.output))) * outputRate;
   // micro-kopecks × count⁻¹ → 10⁻¹² kopeck
   const units = (numerator * BigInt(MICRO)) / BigInt(price.count);
   const exact = costDecimal(units);
@@ -50,7 +52,9 @@ export function affordableOutput(price: Price | null, budget: number, input: num
   const outputRate = BigInt(Math.round(price.output * MICRO));
   if (outputRate === 0n) return priceCall(price, { input, output: 0 }).amount <= budget ? cap : 0;
   const inputRate = BigInt(Math.round(price.input * MICRO));
-  const spendable = BigInt(Math.max(0, Math.floor(budget))) * BigInt(MICRO) * BigInt(price.count) - BigInt(Math.max(0, Math.round(input))) * inputRate;
+  const spendable =
+    BigInt(Math.max(0, Math.floor(budget))) * BigInt(MICRO) * BigInt(price.count) -
+    BigInt(Math.max(0, Math.round(input))) * inputRate;
   if (spendable < 0n) return 0;
   const tokens = spendable / outputRate;
   return tokens > BigInt(cap) ? cap : Number(tokens);

@@ -27,7 +27,9 @@ export function loadCatalogFile(filePath: string): CatalogDefinition {
   try {
     text = fs.readFileSync(filePath, 'utf8');
   } catch (error) {
-    throw new CatalogError(`Cannot read the catalog file ${filePath} (set CATALOG_PATH to change it): ${(error as Error).message}`);
+    throw new CatalogError(
+      `Cannot read the catalog file ${filePath} (set CATALOG_PATH to change it): ${(error as Error).message}`,
+    );
   }
   return parseCatalog(text, filePath);
 }
@@ -59,7 +61,8 @@ function crossCheck(file: CatalogFile): Issue[] {
   const issues: Issue[] = [];
   const vendors = new Map<string, CatalogFile['vendors'][number]>();
   file.vendors.forEach((vendor, index) => {
-    if (vendors.has(vendor.code)) issues.push({ path: ['vendors', index, 'code'], message: `duplicate vendor code "${vendor.code}"` });
+    if (vendors.has(vendor.code))
+      issues.push({ path: ['vendors', index, 'code'], message: `duplicate vendor code "${vendor.code}"` });
     vendors.set(vendor.code, vendor);
   });
   const models = new Set<string>();
@@ -72,7 +75,10 @@ function crossCheck(file: CatalogFile): Issue[] {
     if (!vendor) {
       issues.push({ path: at('vendor'), message: `unknown vendor "${model.vendor}" (not under vendors)` });
     } else if (!vendor.model_types.includes(model.type)) {
-      issues.push({ path: at('type'), message: `"${model.type}" is not among the model_types of vendor "${vendor.code}" (${vendor.model_types.join(', ')})` });
+      issues.push({
+        path: at('type'),
+        message: `"${model.type}" is not among the model_types of vendor "${vendor.code}" (${vendor.model_types.join(', ')})`,
+      });
     }
     if (model.default) {
       const other = defaults.get(model.type);
@@ -81,17 +87,27 @@ function crossCheck(file: CatalogFile): Issue[] {
     }
     const price = file.prices[model.code];
     if (!price) {
-      issues.push({ path: ['models', index], message: `model "${model.code}" has no entry under prices (use input: 0, output: 0 for a free model)` });
+      issues.push({
+        path: ['models', index],
+        message: `model "${model.code}" has no entry under prices (use input: 0, output: 0 for a free model)`,
+      });
     } else if ((model.type === 'llm' || model.type === 'embed') && price.unit !== 'tokens') {
       issues.push({ path: ['prices', model.code, 'unit'], message: `a ${model.type} model is priced in tokens` });
     } else if (model.type === 'tts' && price.unit !== 'characters') {
-      issues.push({ path: ['prices', model.code, 'unit'], message: 'a tts model is priced in characters (of the text spoken)' });
+      issues.push({
+        path: ['prices', model.code, 'unit'],
+        message: 'a tts model is priced in characters (of the text spoken)',
+      });
     } else if (model.type === 'stt' && price.unit !== 'seconds') {
-      issues.push({ path: ['prices', model.code, 'unit'], message: 'an stt model is priced in seconds (of the audio transcribed)' });
+      issues.push({
+        path: ['prices', model.code, 'unit'],
+        message: 'an stt model is priced in seconds (of the audio transcribed)',
+      });
     }
   });
   for (const code of Object.keys(file.prices)) {
-    if (!models.has(code)) issues.push({ path: ['prices', code], message: `price for unknown model "${code}" (not under models)` });
+    if (!models.has(code))
+      issues.push({ path: ['prices', code], message: `price for unknown model "${code}" (not under models)` });
   }
   return issues;
 }
@@ -132,7 +148,8 @@ function toDefinition(file: CatalogFile, source: string): CatalogDefinition {
 }
 
 function audioOf(model: CatalogFile['models'][number]): AudioCapabilities | null {
-  if (model.type === 'tts') return { voices: [...(model.voices ?? [])], maxInputCharacters: model.max_input_characters ?? 0 };
+  if (model.type === 'tts')
+    return { voices: [...(model.voices ?? [])], maxInputCharacters: model.max_input_characters ?? 0 };
   if (model.type === 'stt') return { asynchronous: model.asynchronous ?? false };
   return null;
 }

@@ -12,7 +12,10 @@ const SYNC_LOCK = 7_310_251_122;
  * upsert everything in the file, delete what it no longer has. Readers never see a half-synced catalog,
  * and a failed sync leaves the previous one in place.
  */
-export async function syncCatalog(db: Db, catalog: { vendors: CatalogVendor[]; models: CatalogModel[] }): Promise<void> {
+export async function syncCatalog(
+  db: Db,
+  catalog: { vendors: CatalogVendor[]; models: CatalogModel[] },
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${SYNC_LOCK})`.execute(trx);
 
@@ -111,7 +114,9 @@ export async function syncCatalog(db: Db, catalog: { vendors: CatalogVendor[]; m
 }
 
 /** The mirrored rows, in file order (operators' inspection and tests). */
-export async function readCatalogTables(db: Db): Promise<{ vendors: CatalogVendorRow[]; models: CatalogModelRow[]; prices: CatalogPriceRow[] }> {
+export async function readCatalogTables(
+  db: Db,
+): Promise<{ vendors: CatalogVendorRow[]; models: CatalogModelRow[]; prices: CatalogPriceRow[] }> {
   const [vendors, models, prices] = await Promise.all([
     db.selectFrom('catalog_vendors').selectAll().orderBy('position').execute(),
     db.selectFrom('catalog_models').selectAll().orderBy('position').execute(),

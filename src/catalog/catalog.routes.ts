@@ -7,7 +7,9 @@ import type { Catalog } from './catalog.service';
 import { modelToWire, priceToWire, vendorToWire, type ModelWire } from './catalog.wire';
 
 const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of ${types.join(', ')}` });
-export const modelFilterSchema = z.object({ type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional() });
+export const modelFilterSchema = z.object({
+  type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional(),
+});
 /** api-decisions 1: the vendor listing does not support type=ttv (and its error does not offer it). */
 const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
 export const vendorFilterSchema = z.object({

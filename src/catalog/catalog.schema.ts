@@ -8,7 +8,14 @@ import type { AdapterKind, ModelType } from './catalog-types';
  */
 export const modelTypeSchema = z.enum(['llm', 'tts', 'stt', 'tti', 'ttv', 'embed'] satisfies ModelType[]);
 
-const adapterSchema = z.enum(['openai', 'anthropic', 'google', 'openai-compatible', 'deepgram', 'dev'] satisfies AdapterKind[]);
+const adapterSchema = z.enum([
+  'openai',
+  'anthropic',
+  'google',
+  'openai-compatible',
+  'deepgram',
+  'dev',
+] satisfies AdapterKind[]);
 
 /** Codes appear in URL paths (/v2/models/{code}), so no slashes, spaces or query characters. */
 const codeSchema = z
@@ -17,7 +24,9 @@ const codeSchema = z
 
 /** config.ts collects exactly the *_API_KEY and *_BASE_URL variables into providers.settings. */
 const settingName = (suffix: 'API_KEY' | 'BASE_URL') =>
-  z.string().regex(new RegExp(`^[A-Z][A-Z0-9_]*_${suffix}$`), `must be an environment variable name ending in _${suffix}`);
+  z
+    .string()
+    .regex(new RegExp(`^[A-Z][A-Z0-9_]*_${suffix}$`), `must be an environment variable name ending in _${suffix}`);
 
 const vendorSchema = z
   .strictObject({
@@ -33,7 +42,8 @@ const vendorSchema = z
   .superRefine((vendor, ctx) => {
     if (vendor.adapter === 'dev') {
       for (const field of ['api_key_env', 'base_url_env', 'default_base_url'] as const) {
-        if (vendor[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'the built-in dev adapter takes no settings' });
+        if (vendor[field] !== undefined)
+          ctx.addIssue({ code: 'custom', path: [field], message: 'the built-in dev adapter takes no settings' });
       }
       return;
     }
@@ -42,13 +52,22 @@ const vendorSchema = z
     }
     if (!vendor.requires_key) {
       // "Configured" means a setting is present; a keyless vendor is configured by its base URL alone.
-      if (!vendor.base_url_env) ctx.addIssue({ code: 'custom', path: ['base_url_env'], message: 'required when requires_key is false' });
+      if (!vendor.base_url_env)
+        ctx.addIssue({ code: 'custom', path: ['base_url_env'], message: 'required when requires_key is false' });
       if (vendor.default_base_url) {
-        ctx.addIssue({ code: 'custom', path: ['default_base_url'], message: 'not allowed when requires_key is false: the vendor is configured by base_url_env' });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['default_base_url'],
+          message: 'not allowed when requires_key is false: the vendor is configured by base_url_env',
+        });
       }
     }
     if (vendor.adapter === 'openai-compatible' && !vendor.base_url_env && !vendor.default_base_url) {
-      ctx.addIssue({ code: 'custom', path: ['base_url_env'], message: 'an openai-compatible vendor needs base_url_env or default_base_url' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['base_url_env'],
+        message: 'an openai-compatible vendor needs base_url_env or default_base_url',
+      });
     }
   });
 
@@ -78,18 +97,30 @@ const modelSchema = z
   })
   .superRefine((model, ctx) => {
     const only = (field: 'voices' | 'max_input_characters' | 'asynchronous', type: string) => {
-      if (model[field] !== undefined && model.type !== type) ctx.addIssue({ code: 'custom', path: [field], message: `only a ${type} model has ${field}` });
+      if (model[field] !== undefined && model.type !== type)
+        ctx.addIssue({ code: 'custom', path: [field], message: `only a ${type} model has ${field}` });
     };
     only('voices', 'tts');
     only('max_input_characters', 'tts');
     only('asynchronous', 'stt');
     if (model.type === 'tts') {
-      if (!model.voices) ctx.addIssue({ code: 'custom', path: ['voices'], message: 'a tts model lists the voices it speaks' });
-      if (!model.max_input_characters) ctx.addIssue({ code: 'custom', path: ['max_input_characters'], message: 'a tts model states the longest text it takes' });
-      if (model.voices && new Set(model.voices).size !== model.voices.length) ctx.addIssue({ code: 'custom', path: ['voices'], message: 'lists a voice twice' });
+      if (!model.voices)
+        ctx.addIssue({ code: 'custom', path: ['voices'], message: 'a tts model lists the voices it speaks' });
+      if (!model.max_input_characters)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['max_input_characters'],
+          message: 'a tts model states the longest text it takes',
+        });
+      if (model.voices && new Set(model.voices).size !== model.voices.length)
+        ctx.addIssue({ code: 'custom', path: ['voices'], message: 'lists a voice twice' });
     }
     if (model.type !== 'llm' && model.protocols.length > 0) {
-      ctx.addIssue({ code: 'custom', path: ['protocols'], message: 'only llm models are served through responses or chat_completions' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['protocols'],
+        message: 'only llm models are served through responses or chat_completions',
+      });
     }
     if (new Set(model.protocols).size !== model.protocols.length) {
       ctx.addIssue({ code: 'custom', path: ['protocols'], message: 'lists a protocol twice' });

@@ -44,9 +44,14 @@ export async function createCatalog(options: CatalogOptions): Promise<Catalog> {
 }
 
 /** A catalog over an already loaded definition (no file, no database): workers' tests and tools. */
-export function catalogFromDefinition(definition: CatalogDefinition, settings: Readonly<Record<string, string>>): Catalog {
+export function catalogFromDefinition(
+  definition: CatalogDefinition,
+  settings: Readonly<Record<string, string>>,
+): Catalog {
   const models = new Map(definition.models.map((model) => [model.code, freezeModel(model)]));
-  const vendors = new Map(definition.vendors.map((vendor) => [vendor.code, Object.freeze({ ...vendor, modelTypes: [...vendor.modelTypes] })]));
+  const vendors = new Map(
+    definition.vendors.map((vendor) => [vendor.code, Object.freeze({ ...vendor, modelTypes: [...vendor.modelTypes] })]),
+  );
   // Settings are frozen for the life of the process, so availability is computed once.
   const availability = new Map<string, Availability>();
   for (const vendor of vendors.values()) {
@@ -73,7 +78,8 @@ export function catalogFromDefinition(definition: CatalogDefinition, settings: R
 
   function requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel {
     const model = models.get(code);
-    if (!model) throw invalidRequest(area, `Unknown model "${code}". GET /v2/models?type=${type} lists the ${type} models.`);
+    if (!model)
+      throw invalidRequest(area, `Unknown model "${code}". GET /v2/models?type=${type} lists the ${type} models.`);
     if (model.type !== type) {
       throw invalidRequest(area, `Model "${code}" is a ${model.type} model; this operation needs a ${type} model.`);
     }
@@ -96,7 +102,8 @@ export function catalogFromDefinition(definition: CatalogDefinition, settings: R
         (model) => (!filter.type || model.type === filter.type) && (!filter.vendor || model.vendor === filter.vendor),
       ),
     getVendor: (code) => vendors.get(code),
-    listVendors: (filter = {}) => [...vendors.values()].filter((vendor) => !filter.type || vendor.modelTypes.includes(filter.type)),
+    listVendors: (filter = {}) =>
+      [...vendors.values()].filter((vendor) => !filter.type || vendor.modelTypes.includes(filter.type)),
     vendorAvailability,
     modelAvailability: (model) => vendorAvailability(model.vendor),
     requireModel,
@@ -110,6 +117,12 @@ function freezeModel(model: CatalogModel): CatalogModel {
     ...model,
     protocols: Object.freeze([...model.protocols]) as string[],
     price: model.price ? Object.freeze({ ...model.price }) : null,
-    audio: model.audio ? Object.freeze('voices' in model.audio ? { ...model.audio, voices: Object.freeze([...model.audio.voices]) as string[] } : { ...model.audio }) : null,
+    audio: model.audio
+      ? Object.freeze(
+          'voices' in model.audio
+            ? { ...model.audio, voices: Object.freeze([...model.audio.voices]) as string[] }
+            : { ...model.audio },
+        )
+      : null,
   });
 }

@@ -24,12 +24,19 @@ export function modelToWire(model: CatalogModel, availability: Availability) {
 /** The audio fields of a tts (`voices`, `max_input_characters`) or stt (`asynchronous`) model record. */
 export function audioToWire(audio: AudioCapabilities | null) {
   if (!audio) return null;
-  return 'voices' in audio ? { voices: [...audio.voices], max_input_characters: audio.maxInputCharacters } : { asynchronous: audio.asynchronous };
+  return 'voices' in audio
+    ? { voices: [...audio.voices], max_input_characters: audio.maxInputCharacters }
+    : { asynchronous: audio.asynchronous };
 }
 
 /** Vendor record: `{code, name, available, model_types}`. */
 export function vendorToWire(vendor: CatalogVendor, availability: Availability) {
-  return { code: vendor.code, name: vendor.name, available: availability.available, model_types: [...vendor.modelTypes] };
+  return {
+    code: vendor.code,
+    name: vendor.name,
+    available: availability.available,
+    model_types: [...vendor.modelTypes],
+  };
 }
 
 /** Price record: `input`/`output` kopecks per `count` `unit`s (api-decisions 10). */

@@ -43,7 +43,12 @@ export function v1Routes(deps: V1RoutesDeps): Router {
     if (!found) throw unauthorized('The API key is not recognised.');
     const { account, key } = found;
     ctx.body = {
-      account: { id: account.id, name: account.name, created_at: toUnixSeconds(account.created_at), mcp_enabled: account.mcp_enabled },
+      account: {
+        id: account.id,
+        name: account.name,
+        created_at: toUnixSeconds(account.created_at),
+        mcp_enabled: account.mcp_enabled,
+      },
       // null for an operator acting for the account (no key is involved).
       key: key && { id: key.id, created_at: toUnixSeconds(key.created_at) },
       balance: account.balance,
@@ -54,5 +59,10 @@ export function v1Routes(deps: V1RoutesDeps): Router {
 }
 
 function v1Model(catalog: Catalog, model: CatalogModel) {
-  return { id: model.code, object: 'model', owned_by: model.vendor, ...modelToWire(model, catalog.modelAvailability(model)) };
+  return {
+    id: model.code,
+    object: 'model',
+    owned_by: model.vendor,
+    ...modelToWire(model, catalog.modelAvailability(model)),
+  };
 }

@@ -11,7 +11,10 @@ export interface VendorConnection extends Availability {
  * (and, for an OpenAI-compatible vendor without a default, its base URL); a keyless one when its base URL
  * is set. Shared by the catalog (availability) and the provider registry (adapter options).
  */
-export function resolveVendorConnection(vendor: CatalogVendor, settings: Readonly<Record<string, string>>): VendorConnection {
+export function resolveVendorConnection(
+  vendor: CatalogVendor,
+  settings: Readonly<Record<string, string>>,
+): VendorConnection {
   if (vendor.adapter === 'dev') return { available: true };
   const apiKey = vendor.apiKeyEnv ? settings[vendor.apiKeyEnv] || undefined : undefined;
   const baseURL = (vendor.baseUrlEnv ? settings[vendor.baseUrlEnv] || undefined : undefined) ?? vendor.defaultBaseUrl;

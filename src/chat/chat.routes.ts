@@ -14,7 +14,8 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
   const service = createChatService(deps);
   const router = new Router();
 
-  const reply = (ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) => sendIdempotent(ctx, deps.replies, scope, produce);
+  const reply = (ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) =>
+    sendIdempotent(ctx, deps.replies, scope, produce);
 
   router.post('/v2/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(legacyChatBodySchema, ctx.request.body ?? {}, 'chat');
@@ -26,13 +27,19 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
       temperature: body.temperature,
       tools: body.tools,
     };
-    await reply(ctx, 'chat', async (requestId) => legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, requestId)));
+    await reply(ctx, 'chat', async (requestId) =>
+      legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, requestId)),
+    );
   });
 
   router.post('/v1/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
     await reply(ctx, 'chat.v1', async (requestId) => {
-      const completion = await service.complete(ctx.state.auth.accountId, { model: body.model, messages: body.messages }, requestId);
+      const completion = await service.complete(
+        ctx.state.auth.accountId,
+        { model: body.model, messages: body.messages },
+        requestId,
+      );
       return { message: { role: 'assistant', content: completion.text } };
     });
   });
@@ -46,7 +53,12 @@ export function legacyCompletionToWire(completion: ChatCompletion) {
     created: completion.created,
     model: completion.model,
     message: { role: 'assistant' as const, content: completion.text },
-    tools_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function' as const, name: call.name, arguments: call.arguments })),
+    tools_calls: completion.toolCalls.map((call) => ({
+      id: call.callId,
+      type: 'function' as const,
+      name: call.name,
+      arguments: call.arguments,
+    })),
     usage: {
       prompt_tokens: completion.inputTokens,
       completion_tokens: completion.outputTokens,
@@ -58,7 +70,10 @@ export function legacyCompletionToWire(completion: ChatCompletion) {
 }
 
 /** `other` (a vendor reason with no equivalent) is reported as a normal end: the text is all there is. */
-function finishReasonToWire(reason: FinishReason, hasToolCalls: boolean): 'COMPLETE' | 'MAX_TOKENS' | 'TOOL_CALLS' | 'CONTENT_FILTER' {
+function finishReasonToWire(
+  reason: FinishReason,
+  hasToolCalls: boolean,
+): 'COMPLETE' | 'MAX_TOKENS' | 'TOOL_CALLS' | 'CONTENT_FILTER' {
   if (hasToolCalls || reason === 'tool_calls') return 'TOOL_CALLS';
   if (reason === 'length') return 'MAX_TOKENS';
   if (reason === 'content_filter') return 'CONTENT_FILTER';

@@ -46,7 +46,12 @@ type ServerTool = z.infer<typeof serverToolSchema>;
 const toolSchema = z
   .looseObject({ type: z.enum(['function', 'file_search', 'code_interpreter']) })
   .transform((tool, ctx): FunctionToolFlat | FunctionToolNested | ServerTool => {
-    const schema = tool.type !== 'function' ? serverToolSchema : 'function' in tool ? functionToolNestedSchema : functionToolFlatSchema;
+    const schema =
+      tool.type !== 'function'
+        ? serverToolSchema
+        : 'function' in tool
+          ? functionToolNestedSchema
+          : functionToolFlatSchema;
     const result = schema.safeParse(tool);
     if (result.success) return result.data;
     for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });

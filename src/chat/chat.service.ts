@@ -5,7 +5,18 @@ import { promptTokenBound } from '../responses/prompt';
 import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import { invalidRequest, type ErrorArea } from '../errors';
 import { newId } from '../ids';
-import type { FinishReason, FunctionTool, GenerateTextRequest, LanguageModel, GenerateTextResult, PromptItem, ResponseFormat, TextStreamPart, ToolCall, ToolChoice } from '../providers/provider';
+import type {
+  FinishReason,
+  FunctionTool,
+  GenerateTextRequest,
+  LanguageModel,
+  GenerateTextResult,
+  PromptItem,
+  ResponseFormat,
+  TextStreamPart,
+  ToolCall,
+  ToolChoice,
+} from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
 import type { ChatMessage, ChatTool } from './chat.schema';
 
@@ -101,16 +112,22 @@ export function createChatService(deps: ChatDeps) {
     async function settle(result: GenerateTextResult): Promise<ChatCompletion> {
       const { inputTokens, outputTokens } = result.usage;
       const priced = priceCall(model.price, { input: inputTokens, output: outputTokens });
-      await deps.ledger.debit({
-        accountId,
-        cost: priced.exact,
-        operationKey,
-        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
-        usage: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
-      }).catch(async (error: unknown) => {
-        await deps.ledger.release(accountId, operationKey).catch(() => undefined);
-        throw error;
-      });
+      await deps.ledger
+        .debit({
+          accountId,
+          cost: priced.exact,
+          operationKey,
+          metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
+          usage: {
+            prompt_tokens: inputTokens,
+            completion_tokens: outputTokens,
+            total_tokens: inputTokens + outputTokens,
+          },
+        })
+        .catch(async (error: unknown) => {
+          await deps.ledger.release(accountId, operationKey).catch(() => undefined);
+          throw error;
+        });
       return { created, model: model.code, ...result, inputTokens, outputTokens, cost: priced.cost, requestId };
     }
 
@@ -137,7 +154,11 @@ export function createChatService(deps: ChatDeps) {
    * early (its client went away) does not stop the generation: the rest is read and the whole call billed,
    * as the vendor bills it.
    */
-  async function stream(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
+  async function stream(
+    accountId: string,
+    request: ChatRequest,
+    requestId = newId('req'),
+  ): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
     const { created, model, hold, call, settle } = await prepare(accountId, request, requestId);
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
     const languageModel = deps.providers.languageModel(model.vendor);
@@ -156,10 +177,16 @@ export function createChatService(deps: ChatDeps) {
     const first = await next();
 
     async function* parts(): AsyncGenerator<ChatStreamPart> {
-      const result: GenerateTextResult = { text: '', toolCalls: [], finishReason: 'other', usage: { inputTokens: 0, outputTokens: 0 } };
+      const result: GenerateTextResult = {
+        text: '',
+        toolCalls: [],
+        finishReason: 'other',
+        usage: { inputTokens: 0, outputTokens: 0 },
+      };
       const take = (part: TextStreamPart) => {
         if (part.type === 'text-delta') result.text += part.text;
-        else if (part.type === 'tool-call') result.toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
+        else if (part.type === 'tool-call')
+          result.toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
         else Object.assign(result, { finishReason: part.finishReason, usage: part.usage });
       };
       let step = first;
@@ -196,13 +223,20 @@ export function createChatService(deps: ChatDeps) {
 
 export type ChatService = ReturnType<typeof createChatService>;
 
-const toPromptItem = (message: ChatMessage): PromptItem => ({ type: 'message', role: message.role, text: message.content });
+const toPromptItem = (message: ChatMessage): PromptItem => ({
+  type: 'message',
+  role: message.role,
+  text: message.content,
+});
 
 /** Flat and nested function tools become the port's form; server-side tools are refused (see chat.schema.ts). */
 function toFunctionTools(tools: ChatTool[]): FunctionTool[] {
   return tools.map((tool, index) => {
     if (tool.type !== 'function') {
-      throw invalidRequest('chat', `tools[${index}]: ${tool.type} tools are not supported by chat completions; only function tools are.`);
+      throw invalidRequest(
+        'chat',
+        `tools[${index}]: ${tool.type} tools are not supported by chat completions; only function tools are.`,
+      );
     }
     const definition = 'function' in tool ? tool.function : tool;
     return {

@@ -50,7 +50,11 @@ export function consoleRoutes(options: { dist?: string } = {}): Router {
       page = fs.readFileSync(path.join(dist, 'index.html'), 'utf8');
       return page;
     } catch {
-      throw new ApiError(503, 'request.not_ready', 'The console is not built: run `npm run build` (npm start builds it when it is missing).');
+      throw new ApiError(
+        503,
+        'request.not_ready',
+        'The console is not built: run `npm run build` (npm start builds it when it is missing).',
+      );
     }
   };
 

@@ -23,8 +23,24 @@ export type NewConversationItem =
   | { type: 'message'; role: MessageRole; content: string | ContentPart[]; status?: ItemStatus; id?: string }
   | { type: 'function_call'; callId: string; name: string; arguments: string; status?: ItemStatus; id?: string }
   | { type: 'function_call_output'; callId: string; output: string; status?: ItemStatus; id?: string }
-  | { type: 'mcp_list_tools'; serverLabel: string; tools: McpToolDescription[]; error: string | null; status?: ItemStatus; id: string }
-  | { type: 'mcp_call'; serverLabel: string; name: string; arguments: string; output: string | null; error: string | null; status: ItemStatus; id: string };
+  | {
+      type: 'mcp_list_tools';
+      serverLabel: string;
+      tools: McpToolDescription[];
+      error: string | null;
+      status?: ItemStatus;
+      id: string;
+    }
+  | {
+      type: 'mcp_call';
+      serverLabel: string;
+      name: string;
+      arguments: string;
+      output: string | null;
+      error: string | null;
+      status: ItemStatus;
+      id: string;
+    };
 
 // ---- conversations ----
 
@@ -39,8 +55,17 @@ export async function insertConversation(
     .executeTakeFirstOrThrow();
 }
 
-export async function findConversation(executor: Db, accountId: string, id: string): Promise<ConversationRow | undefined> {
-  return executor.selectFrom('conversations').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+export async function findConversation(
+  executor: Db,
+  accountId: string,
+  id: string,
+): Promise<ConversationRow | undefined> {
+  return executor
+    .selectFrom('conversations')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 export async function updateConversationMetadata(
@@ -60,16 +85,29 @@ export async function updateConversationMetadata(
 
 /** Items go with it through the foreign key's ON DELETE CASCADE. */
 export async function deleteConversation(executor: Db, accountId: string, id: string): Promise<boolean> {
-  const result = await executor.deleteFrom('conversations').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await executor
+    .deleteFrom('conversations')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
 export async function findConversationSeq(executor: Db, accountId: string, id: string): Promise<number | undefined> {
-  const row = await executor.selectFrom('conversations').select('seq').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const row = await executor
+    .selectFrom('conversations')
+    .select('seq')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return row?.seq;
 }
 
-export async function listConversations(executor: Db, accountId: string, page: PageRequest): Promise<Page<ConversationRow>> {
+export async function listConversations(
+  executor: Db,
+  accountId: string,
+  page: PageRequest,
+): Promise<Page<ConversationRow>> {
   const query = executor.selectFrom('conversations').selectAll().where('account_id', '=', accountId);
   return runPage(query, page);
 }
@@ -98,13 +136,23 @@ export async function appendItems(
     .executeTakeFirst();
   if (!conversation) throw notFound('conversation', `No conversation with id ${input.conversationId}.`);
 
-  const values = input.items.map((item) => itemToValues(item, input.conversationId, input.accountId, input.responseId ?? null));
-  await executor.insertInto('conversation_items').values(values).onConflict((conflict) => conflict.column('id').doNothing()).execute();
+  const values = input.items.map((item) =>
+    itemToValues(item, input.conversationId, input.accountId, input.responseId ?? null),
+  );
+  await executor
+    .insertInto('conversation_items')
+    .values(values)
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute();
   const rows = await executor
     .selectFrom('conversation_items')
     .selectAll()
     .where('conversation_id', '=', input.conversationId)
-    .where('id', 'in', values.map((value) => value.id))
+    .where(
+      'id',
+      'in',
+      values.map((value) => value.id),
+    )
     .orderBy('seq', 'asc')
     .execute();
   if (rows.length !== values.length) {
@@ -124,7 +172,11 @@ export type LatestItems = LatestRows<ConversationItemRow>;
  * more than a context window of it. The estimate counts characters as Postgres does (an astral character is
  * one), so it never exceeds the prompt builder's estimate of the same item.
  */
-export async function listLatestItemsWithin(executor: Db, conversationId: string, options: { limit?: number; tokenBudget: number }): Promise<LatestItems> {
+export async function listLatestItemsWithin(
+  executor: Db,
+  conversationId: string,
+  options: { limit?: number; tokenBudget: number },
+): Promise<LatestItems> {
   const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
   return latestWithinBudget(items.selectAll(), items.select(['seq', ITEM_TOKENS.as('tokens')]), options);
 }
@@ -161,7 +213,12 @@ export async function findItemSeq(executor: Db, conversationId: string, itemId: 
   return row?.seq;
 }
 
-export async function deleteItem(executor: Db, accountId: string, conversationId: string, itemId: string): Promise<boolean> {
+export async function deleteItem(
+  executor: Db,
+  accountId: string,
+  conversationId: string,
+  itemId: string,
+): Promise<boolean> {
   const result = await executor
     .deleteFrom('conversation_items')
     .where('id', '=', itemId)
@@ -185,7 +242,11 @@ export function itemsPageQuery(executor: Db, conversationId: string, page: PageR
 const ITEM_BYTES = sql<number>`coalesce(octet_length(content::text), 0) + coalesce(octet_length(arguments), 0) + coalesce(octet_length(output), 0)`;
 
 /** A page of items; it stops early, with has_more, at MAX_PAGE_BYTES of item text (at least one item comes back). */
-export async function listItems(executor: Db, conversationId: string, page: PageRequest): Promise<Page<ConversationItemRow>> {
+export async function listItems(
+  executor: Db,
+  conversationId: string,
+  page: PageRequest,
+): Promise<Page<ConversationItemRow>> {
   const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
   return runPageWithinBytes(items.selectAll(), items.select(['seq', ITEM_BYTES.as('bytes')]), page);
 }
@@ -206,24 +267,73 @@ function itemToValues(item: NewConversationItem, conversationId: string, account
         typeof item.content === 'string'
           ? [{ type: item.role === 'assistant' ? 'output_text' : 'input_text', text: item.content }]
           : item.content;
-      return { ...common, role: item.role, content: JSON.stringify(content), call_id: null, name: null, arguments: null, output: null };
+      return {
+        ...common,
+        role: item.role,
+        content: JSON.stringify(content),
+        call_id: null,
+        name: null,
+        arguments: null,
+        output: null,
+      };
     }
     case 'function_call':
-      return { ...common, role: null, content: 'null', call_id: item.callId, name: item.name, arguments: item.arguments, output: null };
+      return {
+        ...common,
+        role: null,
+        content: 'null',
+        call_id: item.callId,
+        name: item.name,
+        arguments: item.arguments,
+        output: null,
+      };
     case 'function_call_output':
-      return { ...common, role: null, content: 'null', call_id: item.callId, name: null, arguments: null, output: item.output };
+      return {
+        ...common,
+        role: null,
+        content: 'null',
+        call_id: item.callId,
+        name: null,
+        arguments: null,
+        output: item.output,
+      };
     case 'mcp_list_tools':
-      return { ...common, role: null, content: 'null', call_id: null, name: null, arguments: null, output: null, server_label: item.serverLabel, tools: JSON.stringify(item.tools), error: item.error };
+      return {
+        ...common,
+        role: null,
+        content: 'null',
+        call_id: null,
+        name: null,
+        arguments: null,
+        output: null,
+        server_label: item.serverLabel,
+        tools: JSON.stringify(item.tools),
+        error: item.error,
+      };
     case 'mcp_call':
-      return { ...common, role: null, content: 'null', call_id: null, name: item.name, arguments: item.arguments, output: item.output, server_label: item.serverLabel, error: item.error };
+      return {
+        ...common,
+        role: null,
+        content: 'null',
+        call_id: null,
+        name: item.name,
+        arguments: item.arguments,
+        output: item.output,
+        server_label: item.serverLabel,
+        error: item.error,
+      };
   }
 }
 
 // ---- row → wire ----
 
-
 export function conversationToWire(row: ConversationRow) {
-  return { id: row.id, object: 'conversation' as const, created_at: toUnixSeconds(row.created_at), metadata: row.metadata ?? {} };
+  return {
+    id: row.id,
+    object: 'conversation' as const,
+    created_at: toUnixSeconds(row.created_at),
+    metadata: row.metadata ?? {},
+  };
 }
 
 /** The item as the API returns it: content parts for messages, call fields for tool items, `response_id` when set. */
@@ -237,7 +347,17 @@ export function itemToWire(row: ConversationItemRow) {
   switch (row.type) {
     case 'message':
       // Output text as OpenAI's reference has it (with its annotations and logprobs arrays).
-      return { ...base, role: row.role, status: row.status, content: (row.content ?? []).map((part) => (part.type === 'output_text' ? outputTextToWire({ type: 'output_text' as const, text: part.text }) : { type: 'input_text' as const, text: part.text })), ...tail };
+      return {
+        ...base,
+        role: row.role,
+        status: row.status,
+        content: (row.content ?? []).map((part) =>
+          part.type === 'output_text'
+            ? outputTextToWire({ type: 'output_text' as const, text: part.text })
+            : { type: 'input_text' as const, text: part.text },
+        ),
+        ...tail,
+      };
     case 'function_call':
       return { ...base, status: row.status, call_id: row.call_id, name: row.name, arguments: row.arguments, ...tail };
     case 'function_call_output':
@@ -245,7 +365,16 @@ export function itemToWire(row: ConversationItemRow) {
     case 'mcp_list_tools':
       return { ...base, server_label: row.server_label, tools: row.tools ?? [], error: row.error, ...tail };
     case 'mcp_call':
-      return { ...base, status: row.status, server_label: row.server_label, name: row.name, arguments: row.arguments, output: row.output, error: row.error, ...tail };
+      return {
+        ...base,
+        status: row.status,
+        server_label: row.server_label,
+        name: row.name,
+        arguments: row.arguments,
+        output: row.output,
+        error: row.error,
+        ...tail,
+      };
   }
 }
 

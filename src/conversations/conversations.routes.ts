@@ -40,7 +40,9 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
 
   router.post('/:conversationId', async (ctx) => {
     const body = parseInput(updateConversationSchema, ctx.request.body ?? {}, 'conversation');
-    ctx.body = conversationToWire(await conversations.update(ctx.state.auth.accountId, ctx.params.conversationId, body.metadata));
+    ctx.body = conversationToWire(
+      await conversations.update(ctx.state.auth.accountId, ctx.params.conversationId, body.metadata),
+    );
   });
 
   router.delete('/:conversationId', async (ctx) => {
@@ -50,7 +52,11 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
 
   router.post('/:conversationId/items', async (ctx) => {
     const body = parseInput(addItemsSchema, ctx.request.body ?? {}, 'conversation');
-    const rows = await conversations.addItems(ctx.state.auth.accountId, ctx.params.conversationId, body.items.map(inputItemToNew));
+    const rows = await conversations.addItems(
+      ctx.state.auth.accountId,
+      ctx.params.conversationId,
+      body.items.map(inputItemToNew),
+    );
     // api-decisions 3: the created items, in order, in the list envelope.
     ctx.body = toListEnvelope({ rows, hasMore: false }, itemToWire);
   });
@@ -58,11 +64,16 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
   router.get('/:conversationId/items', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'conversation');
     await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
-    ctx.body = toListEnvelope(await conversations.listItems(ctx.state.auth.accountId, ctx.params.conversationId, query), itemToWire);
+    ctx.body = toListEnvelope(
+      await conversations.listItems(ctx.state.auth.accountId, ctx.params.conversationId, query),
+      itemToWire,
+    );
   });
 
   router.get('/:conversationId/items/:itemId', async (ctx) => {
-    ctx.body = itemToWire(await conversations.getItem(ctx.state.auth.accountId, ctx.params.conversationId, ctx.params.itemId));
+    ctx.body = itemToWire(
+      await conversations.getItem(ctx.state.auth.accountId, ctx.params.conversationId, ctx.params.itemId),
+    );
   });
 
   router.delete('/:conversationId/items/:itemId', async (ctx) => {

@@ -20,12 +20,18 @@ export const messageContentSchema = z
         }),
       ),
     ],
-    { error: 'content must be a string or an array of input_text / output_text parts (images, audio and files are not supported)' },
+    {
+      error:
+        'content must be a string or an array of input_text / output_text parts (images, audio and files are not supported)',
+    },
   )
   .transform((content) => (typeof content === 'string' ? content : content.map((part) => part.text).join('')));
 
 /** OpenAI's item fields a client echoes back from an output item: accepted, not kept (the stored item gets its own id). */
-export const echoedItemFields = { id: z.string().max(256).optional(), status: z.enum(['in_progress', 'completed', 'incomplete']).optional() };
+export const echoedItemFields = {
+  id: z.string().max(256).optional(),
+  status: z.enum(['in_progress', 'completed', 'incomplete']).optional(),
+};
 
 const messageItemSchema = z.strictObject({
   type: z.literal('message'),
@@ -63,7 +69,10 @@ export const MAX_ITEMS_PER_REQUEST = 20;
 
 export const createConversationSchema = z.strictObject({
   metadata: metadataSchema.optional(),
-  items: z.array(inputItemSchema).max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`).optional(),
+  items: z
+    .array(inputItemSchema)
+    .max(MAX_ITEMS_PER_REQUEST, `items holds at most ${MAX_ITEMS_PER_REQUEST} entries`)
+    .optional(),
 });
 
 export const updateConversationSchema = z.strictObject({

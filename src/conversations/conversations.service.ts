@@ -51,11 +51,19 @@ export function createConversationsService(deps: { db: Db }) {
     return repository.listConversations(db, accountId, await toPageRequest(query, cursorSeq));
   }
 
-  async function addItems(accountId: string, conversationId: string, items: NewConversationItem[]): Promise<ConversationItemRow[]> {
+  async function addItems(
+    accountId: string,
+    conversationId: string,
+    items: NewConversationItem[],
+  ): Promise<ConversationItemRow[]> {
     return inTransaction(db, (trx) => repository.appendItems(trx, { conversationId, accountId, items }));
   }
 
-  async function listItems(accountId: string, conversationId: string, query: PageQuery): Promise<Page<ConversationItemRow>> {
+  async function listItems(
+    accountId: string,
+    conversationId: string,
+    query: PageQuery,
+  ): Promise<Page<ConversationItemRow>> {
     await get(accountId, conversationId);
     const cursorSeq = async (cursor: string) => {
       const seq = await repository.findItemSeq(db, conversationId, cursor);
@@ -74,7 +82,8 @@ export function createConversationsService(deps: { db: Db }) {
 
   async function removeItem(accountId: string, conversationId: string, itemId: string): Promise<void> {
     await get(accountId, conversationId);
-    if (!(await repository.deleteItem(db, accountId, conversationId, itemId))) throw itemNotFound(itemId, conversationId);
+    if (!(await repository.deleteItem(db, accountId, conversationId, itemId)))
+      throw itemNotFound(itemId, conversationId);
   }
 
   return { create, get, update, remove, list, addItems, listItems, getItem, removeItem };

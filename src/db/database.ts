@@ -42,7 +42,10 @@ export async function openDatabase(
       options: schema ? `-c search_path=${schema}` : undefined,
       // One write per query instead of one per protocol message (TLS, when configured, wraps this socket).
       stream: () => new CoalescingSocket(),
-      types: { getTypeParser: ((oid: number, format?: any) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format))) as any },
+      types: {
+        getTypeParser: ((oid: number, format?: any) =>
+          oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format)) as any,
+      },
     });
     if (settings.preparedStatements) prepareStatementsOn(pool);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

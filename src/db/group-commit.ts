@@ -54,7 +54,8 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
   async function writeBatch(batch: Waiting<I, O>[]) {
     try {
       const results = await options.write(batch.map((waiting) => waiting.item));
-      if (results.length !== batch.length) throw new Error(`group commit: ${results.length} results for ${batch.length} items`);
+      if (results.length !== batch.length)
+        throw new Error(`group commit: ${results.length} results for ${batch.length} items`);
       batch.forEach((waiting, index) => waiting.resolve(results[index]!));
     } catch (error) {
       if (batch.length === 1) {

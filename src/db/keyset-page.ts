@@ -46,7 +46,10 @@ export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
  * Lists default to newest first (as the real service); `order=asc` gives a history oldest first. A cursor must
  * name a row of the list being read: `cursorSeq` looks it up and throws the list's 400 when it does not.
  */
-export async function toPageRequest(query: PageQuery, cursorSeq: (id: string) => Promise<number>): Promise<PageRequest> {
+export async function toPageRequest(
+  query: PageQuery,
+  cursorSeq: (id: string) => Promise<number>,
+): Promise<PageRequest> {
   return {
     limit: query.limit ?? DEFAULT_PAGE_SIZE,
     order: query.order ?? 'desc',
@@ -60,12 +63,19 @@ export async function toPageRequest(query: PageQuery, cursorSeq: (id: string) =>
  * read walking away from the cursor (nearest rows first) and reversed afterwards by finishPage, so they come
  * back in the requested order.
  */
-export function pageQuery<T extends SeqTable, O>(query: SelectQueryBuilder<Database, T, O>, page: PageRequest): SelectQueryBuilder<Database, T, O> {
+export function pageQuery<T extends SeqTable, O>(
+  query: SelectQueryBuilder<Database, T, O>,
+  page: PageRequest,
+): SelectQueryBuilder<Database, T, O> {
   const cursor = page.beforeSeq ?? page.afterSeq;
   const readAscending = readsAscending(page);
   let limited = query as unknown as SelectQueryBuilder<Database, SeqTable, O>;
   if (cursor !== undefined) limited = limited.where('seq', readAscending ? '>' : '<', cursor);
-  return limited.orderBy('seq', readAscending ? 'asc' : 'desc').limit(page.limit + 1) as unknown as SelectQueryBuilder<Database, T, O>;
+  return limited.orderBy('seq', readAscending ? 'asc' : 'desc').limit(page.limit + 1) as unknown as SelectQueryBuilder<
+    Database,
+    T,
+    O
+  >;
 }
 
 /** The direction a page's rows are read in: the requested order, or its opposite for `before`. */
@@ -81,7 +91,10 @@ export function finishPage<Row>(rows: Row[], page: PageRequest): Page<Row> {
   return { rows: kept, hasMore };
 }
 
-export async function runPage<T extends SeqTable, O>(query: SelectQueryBuilder<Database, T, O>, page: PageRequest): Promise<Page<O>> {
+export async function runPage<T extends SeqTable, O>(
+  query: SelectQueryBuilder<Database, T, O>,
+  page: PageRequest,
+): Promise<Page<O>> {
   return finishPage(await pageQuery(query, page).execute(), page);
 }
 
@@ -108,8 +121,15 @@ export async function runPageWithinBytes<T extends SeqTable, O>(
     }
     if (fitting < Math.min(page.limit, measured.length)) {
       const last = measured[fitting - 1].seq;
-      const upToLast = (rows as unknown as SelectQueryBuilder<Database, SeqTable, O>).where('seq', readsAscending(page) ? '<=' : '>=', last);
-      const kept = await pageQuery(upToLast as unknown as SelectQueryBuilder<Database, T, O>, { ...page, limit: fitting }).execute();
+      const upToLast = (rows as unknown as SelectQueryBuilder<Database, SeqTable, O>).where(
+        'seq',
+        readsAscending(page) ? '<=' : '>=',
+        last,
+      );
+      const kept = await pageQuery(upToLast as unknown as SelectQueryBuilder<Database, T, O>, {
+        ...page,
+        limit: fitting,
+      }).execute();
       return { rows: page.beforeSeq !== undefined ? kept.reverse() : kept, hasMore: true };
     }
   }

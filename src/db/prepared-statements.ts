@@ -26,7 +26,11 @@ export function prepareStatementsOn(pool: pg.Pool, maxStatements = 400): void {
     return name;
   };
   const forgetIfStale = (text: string, error: unknown) => {
-    if ((error as { code?: string })?.code === '0A000' && /cached plan must not change result type/.test(String((error as Error)?.message))) names.delete(text);
+    if (
+      (error as { code?: string })?.code === '0A000' &&
+      /cached plan must not change result type/.test(String((error as Error)?.message))
+    )
+      names.delete(text);
   };
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;

@@ -16,7 +16,11 @@ export function embeddingsRoutes(deps: EmbeddingsRoutesDeps): Router {
     const { accountId } = ctx.state.auth;
     const embed = async (requestId?: string) => {
       const result = await service.embed(accountId, body, requestId);
-      return { embedding: encodeEmbedding(result.embedding, body.encoding_format), model: result.model, usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens } };
+      return {
+        embedding: encodeEmbedding(result.embedding, body.encoding_format),
+        model: result.model,
+        usage: { prompt_tokens: result.promptTokens, total_tokens: result.promptTokens },
+      };
     };
     await sendIdempotent(ctx, deps.replies, 'embeddings', embed);
   });

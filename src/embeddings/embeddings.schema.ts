@@ -35,4 +35,5 @@ export function parseEmbeddingsBody(body: unknown): EmbeddingsBody {
   return parseInput(embeddingsBodySchema, body ?? {}, 'embedding');
 }
 
-const kindOf = (value: unknown) => (value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);
+const kindOf = (value: unknown) =>
+  value === null ? 'null' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;

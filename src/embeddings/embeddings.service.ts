@@ -25,15 +25,24 @@ export interface EmbeddingResult {
 /** One synchronous embedding call, billed once per request (api-decisions 10, 11). */
 export function createEmbeddingsService(deps: EmbeddingsDeps) {
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
-  async function embed(accountId: string, input: { model: string; input: string }, requestId = newId('req')): Promise<EmbeddingResult> {
+  async function embed(
+    accountId: string,
+    input: { model: string; input: string },
+    requestId = newId('req'),
+  ): Promise<EmbeddingResult> {
     const model = await deps.catalog.requireUsableModel(input.model, 'embedding', 'embed');
     // Held before anything is spent upstream (docs/architecture.md, "Money: holds"): the input's upper bound of tokens.
     const operationKey = `embedding:${requestId}`;
-    const maxCost = priceCall(model.price, { input: promptTokenBound({ items: [{ type: 'message', role: 'user', text: input.input }] }), output: 0 }).amount;
+    const maxCost = priceCall(model.price, {
+      input: promptTokenBound({ items: [{ type: 'message', role: 'user', text: input.input }] }),
+      output: 0,
+    }).amount;
     const result = await deps.ledger.withHold({ accountId, operationKey, amount: maxCost }, async () => {
       let embedded: Awaited<ReturnType<EmbeddingModel['embed']>>;
       try {
-        embedded = await deps.providers.embeddingModel(model.vendor).embed({ model: model.upstreamId, input: input.input });
+        embedded = await deps.providers
+          .embeddingModel(model.vendor)
+          .embed({ model: model.upstreamId, input: input.input });
       } catch (error) {
         throw vendorErrorToApiError(error, 'embedding');
       }
@@ -42,7 +51,13 @@ export function createEmbeddingsService(deps: EmbeddingsDeps) {
         accountId,
         cost: priceCall(model.price, { input: promptTokens, output: 0 }).exact,
         operationKey,
-        metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'embeddings', request_id: requestId },
+        metadata: {
+          source: 'api',
+          vendor: model.vendor,
+          model: model.code,
+          service: 'embeddings',
+          request_id: requestId,
+        },
         usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
       });
       return embedded;

@@ -20,7 +20,11 @@ export function currentActivityContext(passed?: ActivityContext): ActivityContex
   if (passed) return passed;
   try {
     const temporal = Context.current();
-    return { signal: temporal.cancellationSignal, heartbeat: (details) => temporal.heartbeat(details), attempt: temporal.info.attempt };
+    return {
+      signal: temporal.cancellationSignal,
+      heartbeat: (details) => temporal.heartbeat(details),
+      attempt: temporal.info.attempt,
+    };
   } catch {
     return { signal: never, heartbeat: () => undefined, attempt: 1 };
   }

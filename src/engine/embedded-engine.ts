@@ -38,7 +38,6 @@ export interface EmbeddedEngineOptions {
   liveness?: { connectionString: string };
 }
 
-
 /** A quick result's record waits this long for the flow's next rerun step (see step-recorder.ts). */
 const RECORD_AT_ONCE_AFTER_MS = 1000;
 const RECORD_DELAY_MS = 250;
@@ -93,7 +92,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         const jobs = await claim(wanted);
         // A claim that was in flight when the engine began to stop: none of it runs here (a drain claims nothing new).
         if (stopping) {
-          await releaseClaims(db, owner, jobs.map((job) => job.id));
+          await releaseClaims(
+            db,
+            owner,
+            jobs.map((job) => job.id),
+          );
           break;
         }
         if (jobs.length === wanted) backlog = pumpAgain = true;
@@ -112,7 +115,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     if (!options.metrics) return;
     const now = Date.now();
     for (const job of jobs) {
-      if (job.attempts <= 1 && job.suspensions === 0) options.metrics.engineClaimLag.observe({ kind: job.kind }, Math.max(0, now - job.created_at.getTime()) / 1000);
+      if (job.attempts <= 1 && job.suspensions === 0)
+        options.metrics.engineClaimLag.observe({ kind: job.kind }, Math.max(0, now - job.created_at.getTime()) / 1000);
       else options.metrics.engineReclaimed.inc({ kind: job.kind });
     }
   }
@@ -135,7 +139,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       }
       if (job.cancel_requested_at) controller.abort();
       // Only a re-run (a second claim) can have recorded steps.
-      const steps = job.attempts > 1 ? await db.selectFrom('job_steps').select(['step', 'activity', 'result']).where('job_id', '=', job.id).execute() : [];
+      const steps =
+        job.attempts > 1
+          ? await db
+              .selectFrom('job_steps')
+              .select(['step', 'activity', 'result'])
+              .where('job_id', '=', job.id)
+              .execute()
+          : [];
       const never = new AbortController().signal;
       let shielded = 0;
       const recorder = createStepRecorder({
@@ -174,7 +185,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         (error: unknown) => ({ failed: true as const, error }),
       );
       await recorder.settle(outcome.failed);
-      if (outcome.failed && outcome.error instanceof JobSuspended) return await suspend(job, outcome.error.milliseconds);
+      if (outcome.failed && outcome.error instanceof JobSuspended)
+        return await suspend(job, outcome.error.milliseconds);
       if (outcome.failed) throw outcome.error;
       await finish(job.id, 'completed', null);
     } catch (error) {
@@ -182,11 +194,15 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       const message = error instanceof Error ? error.message : String(error);
       if (attempt < maxAttempts) {
         logger.warn({ err: error, jobId: job.id, attempt }, 'job attempt failed; retrying');
-        await retryLater(job, message).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'));
+        await retryLater(job, message).catch((failure) =>
+          logger.error({ err: failure, jobId: job.id }, 'job retry could not be scheduled'),
+        );
       } else {
         logger.error({ err: error, jobId: job.id, attempt }, 'job failed; abandoning');
         options.metrics?.engineAbandoned.inc({ kind: job.kind });
-        await definition.abandon(activities, definition.input(job.id)).catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
+        await definition
+          .abandon(activities, definition.input(job.id))
+          .catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
     } finally {
@@ -213,11 +229,12 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     },
   });
 
-  const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; last_error: string | null }, void>({
-    maxBatch: 200,
-    onBatch: (size) => options.metrics?.groupCommitBatch.observe({ writer: 'job_finishes' }, size),
-    write: async (jobs) => {
-      await sql`
+  const finishJobs = createGroupCommit<{ id: string; status: 'completed' | 'failed'; last_error: string | null }, void>(
+    {
+      maxBatch: 200,
+      onBatch: (size) => options.metrics?.groupCommitBatch.observe({ writer: 'job_finishes' }, size),
+      write: async (jobs) => {
+        await sql`
         update jobs set status = finished.status, last_error = finished.last_error, finished_at = now(), updated_at = now(),
           lease_owner = null, lease_expires_at = null
         from jsonb_to_recordset(${JSON.stringify(jobs)}::jsonb) as finished (id text, status text, last_error text)
@@ -225,16 +242,21 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           -- The ids again as an array: an index condition for the planner, which otherwise guesses the recordset
           -- at 100 rows and may scan the whole table (and keep that plan as the prepared statement's).
           and jobs.id = any(${jobs.map((job) => job.id)}::text[])`.execute(db);
-      return jobs.map(() => undefined);
+        return jobs.map(() => undefined);
+      },
     },
-  });
+  );
 
-  const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) => finishJobs({ id, status, last_error: lastError });
+  const finish = (id: string, status: 'completed' | 'failed', lastError: string | null) =>
+    finishJobs({ id, status, last_error: lastError });
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: RunnableJob, lastError: string) {
     const { initialDelayMs, maxDelayMs } = jobKinds[job.kind].retry;
-    const delay = Math.min(maxDelayMs, (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - job.suspensions - 1));
+    const delay = Math.min(
+      maxDelayMs,
+      (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - job.suspensions - 1),
+    );
     await db
       .updateTable('jobs')
       .set({
@@ -327,7 +349,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // A suspended job (pending until its sleep ends) becomes claimable at once, by this process or another.
       await db
         .updateTable('jobs')
-        .set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())`, lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end` })
+        .set({
+          cancel_requested_at: sql`coalesce(cancel_requested_at, now())`,
+          lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end`,
+        })
         .where('id', '=', job.id)
         .execute();
       const local = running.get(job.id);
@@ -343,7 +368,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // Ends a suspension now; a job running now sees the count grow when it suspends.
       await (signalOptions?.within ?? db)
         .updateTable('jobs')
-        .set({ wakes: sql`wakes + 1`, lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end` })
+        .set({
+          wakes: sql`wakes + 1`,
+          lease_expires_at: sql`case when status = 'pending' then now() else lease_expires_at end`,
+        })
         .where('id', '=', job.id)
         .execute();
       if (signalOptions?.within) return; // claimable once committed: the caller's second call (or the poll) claims it
@@ -353,17 +381,25 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     async start() {
       if (started) return;
       // Held before any claim: a process that claims jobs is one whose death others can see.
-      if (options.liveness) livenessSession = await holdLivenessLock(options.liveness.connectionString, owner, logger, () => stopping);
+      if (options.liveness)
+        livenessSession = await holdLivenessLock(options.liveness.connectionString, owner, logger, () => stopping);
       started = true;
       if (options.exclusiveStorage) {
-        await db.updateTable('jobs').set({ status: 'pending', lease_owner: null, lease_expires_at: null }).where('status', '=', 'running').execute();
+        await db
+          .updateTable('jobs')
+          .set({ status: 'pending', lease_owner: null, lease_expires_at: null })
+          .where('status', '=', 'running')
+          .execute();
       }
       unsubscribeCancel = bus.subscribeAll(CANCEL_TOPIC, (message) => running.get(message.id)?.abort());
       pollTimer = setInterval(() => {
         backlog = true;
         void pump();
       }, pollIntervalMs);
-      leaseTimer = setInterval(() => void renewLeases().catch((error) => logger.warn({ err: error }, 'lease renewal failed')), Math.max(1000, leaseMs / 3));
+      leaseTimer = setInterval(
+        () => void renewLeases().catch((error) => logger.warn({ err: error }, 'lease renewal failed')),
+        Math.max(1000, leaseMs / 3),
+      );
       await pump();
     },
     async stop(stopOptions) {
@@ -380,7 +416,10 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       // Running jobs are abandoned, not failed: their lease lets the next start resume them.
       if (running.size > 0) {
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([new Promise<void>((resolve) => idle.push(resolve)), new Promise<void>((resolve) => (timer = setTimeout(resolve, stopOptions?.graceMs ?? 2000)))]);
+        await Promise.race([
+          new Promise<void>((resolve) => idle.push(resolve)),
+          new Promise<void>((resolve) => (timer = setTimeout(resolve, stopOptions?.graceMs ?? 2000))),
+        ]);
         clearTimeout(timer);
       }
       // Jobs still running here are left to their leases: the session (and the lock) ends with the process, so

@@ -42,7 +42,10 @@ export interface JobKindDefinition<Input = unknown, Activities = any, Database =
    * The resource's table and the statuses it ends in: under Temporal, where the `jobs` row is only the launch
    * outbox, the engine ends the rows of jobs whose resource has ended (temporal-engine.ts, sweep).
    */
-  readonly resource: { readonly table: 'responses' | 'runs' | 'transcriptions'; readonly finalStatuses: readonly string[] };
+  readonly resource: {
+    readonly table: 'responses' | 'runs' | 'transcriptions';
+    readonly finalStatuses: readonly string[];
+  };
   /** Who and what the job is for (Temporal search attributes and memo); undefined when the resource is gone. */
   labels(db: Database, resourceId: string): Promise<JobLabels | undefined>;
 }
@@ -59,7 +62,11 @@ export interface JobLabels {
 }
 
 /** The retry policy of the kinds so far: five attempts, from half a second, doubling up to 30 seconds. */
-export const DEFAULT_JOB_RETRY: JobKindDefinition['retry'] = { maxAttempts: 5, initialDelayMs: 500, maxDelayMs: 30_000 };
+export const DEFAULT_JOB_RETRY: JobKindDefinition['retry'] = {
+  maxAttempts: 5,
+  initialDelayMs: 500,
+  maxDelayMs: 30_000,
+};
 
 /** A job as engines see it: the resource id and its kind. */
 export interface JobRef {

@@ -12,7 +12,13 @@ interface ClaimBy {
   leaseUntil: () => RawBuilder<Date>;
 }
 
-const claimed = (by: ClaimBy) => ({ status: 'running' as const, lease_owner: by.owner, lease_expires_at: by.leaseUntil(), attempts: sql<number>`attempts + 1`, updated_at: sql<Date>`now()` });
+const claimed = (by: ClaimBy) => ({
+  status: 'running' as const,
+  lease_owner: by.owner,
+  lease_expires_at: by.leaseUntil(),
+  attempts: sql<number>`attempts + 1`,
+  updated_at: sql<Date>`now()`,
+});
 
 /**
  * Claims up to `limit` claimable jobs, oldest first, with FOR UPDATE SKIP LOCKED: pending ones whose (retry or
@@ -31,10 +37,15 @@ export async function claimJobs(db: Db, by: ClaimBy & { limit: number; takeOverD
         // A pending job's lease_expires_at, when set, is the time its retry (or the end of its sleep) may start.
         .where((w) =>
           w.or([
-            w.and([w('status', '=', 'pending'), w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', sql<Date>`now()`)])]),
+            w.and([
+              w('status', '=', 'pending'),
+              w.or([w('lease_expires_at', 'is', null), w('lease_expires_at', '<', sql<Date>`now()`)]),
+            ]),
             w.and([w('status', '=', 'running'), w('lease_expires_at', '<', sql<Date>`now()`)]),
             // The dead owner's lock is taken here until commit, so two processes cannot both claim its job.
-            ...(by.takeOverDead ? [w.and([w('status', '=', 'running'), w('lease_owner', '<>', by.owner), ownerHasDied])] : []),
+            ...(by.takeOverDead
+              ? [w.and([w('status', '=', 'running'), w('lease_owner', '<>', by.owner), ownerHasDied])]
+              : []),
           ]),
         )
         .orderBy('created_at')
@@ -48,7 +59,14 @@ export async function claimJobs(db: Db, by: ClaimBy & { limit: number; takeOverD
 
 /** Claims one pending job whatever its retry or sleep time (a cancel that must run its short path now). */
 export async function claimPendingJob(db: Db, by: ClaimBy & { id: string }): Promise<JobRow | undefined> {
-  return db.updateTable('jobs').set(claimed(by)).where('id', '=', by.id).where('status', '=', 'pending').where('kind', 'in', by.kinds).returningAll().executeTakeFirst();
+  return db
+    .updateTable('jobs')
+    .set(claimed(by))
+    .where('id', '=', by.id)
+    .where('status', '=', 'pending')
+    .where('kind', 'in', by.kinds)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /**
@@ -59,7 +77,13 @@ export async function releaseClaims(db: Db, owner: string, ids: string[]): Promi
   if (ids.length === 0) return;
   await db
     .updateTable('jobs')
-    .set({ status: 'pending', lease_owner: null, lease_expires_at: null, attempts: sql<number>`attempts - 1`, updated_at: sql<Date>`now()` })
+    .set({
+      status: 'pending',
+      lease_owner: null,
+      lease_expires_at: null,
+      attempts: sql<number>`attempts - 1`,
+      updated_at: sql<Date>`now()`,
+    })
     .where('id', 'in', ids)
     .where('lease_owner', '=', owner)
     .execute();

@@ -20,7 +20,12 @@ export interface LivenessLock {
  * processes may take over jobs still running here, which the guarded writes of every job turn into a re-run
  * (a repeated vendor call at worst), never a second debit.
  */
-export async function holdLivenessLock(connectionString: string, owner: string, logger: Logger, stopping: () => boolean): Promise<LivenessLock> {
+export async function holdLivenessLock(
+  connectionString: string,
+  owner: string,
+  logger: Logger,
+  stopping: () => boolean,
+): Promise<LivenessLock> {
   let client: pg.Client | undefined;
   let ended = false;
   const connect = async () => {

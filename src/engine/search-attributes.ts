@@ -18,7 +18,10 @@ export const SEARCH_ATTRIBUTES = {
 } as const;
 
 /** The attributes and memo a job's workflow starts with. */
-export function searchAttributesOf(job: JobRef, labels: JobLabels): { typedSearchAttributes: SearchAttributePair[]; memo: Record<string, unknown> } {
+export function searchAttributesOf(
+  job: JobRef,
+  labels: JobLabels,
+): { typedSearchAttributes: SearchAttributePair[]; memo: Record<string, unknown> } {
   return {
     typedSearchAttributes: [
       { key: SEARCH_ATTRIBUTES.accountId, value: labels.accountId },
@@ -29,7 +32,14 @@ export function searchAttributesOf(job: JobRef, labels: JobLabels): { typedSearc
       { key: SEARCH_ATTRIBUTES.status, value: labels.status },
     ],
     // Shown with the workflow in the UI and `temporal workflow describe`; not searchable.
-    memo: { kind: job.kind, resourceId: job.id, accountId: labels.accountId, model: labels.model, vendor: labels.vendor, background: labels.background },
+    memo: {
+      kind: job.kind,
+      resourceId: job.id,
+      accountId: labels.accountId,
+      model: labels.model,
+      vendor: labels.vendor,
+      background: labels.background,
+    },
   };
 }
 

@@ -70,7 +70,11 @@ export function createStepRecorder(options: StepRecorderOptions) {
         const saved = options.recorded.get(index);
         if (saved?.activity === name) return saved.result;
         const startedAt = performance.now();
-        const result = await activities[name](input, { signal: options.signal(), heartbeat: () => undefined, attempt: options.attempt });
+        const result = await activities[name](input, {
+          signal: options.signal(),
+          heartbeat: () => undefined,
+          attempt: options.attempt,
+        });
         // An activity missing from the kind's steps is recorded: the safe default.
         if (options.steps[name] === 'rerun') {
           dropDeferred();

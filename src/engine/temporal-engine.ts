@@ -28,7 +28,10 @@ export interface TemporalEngineOptions {
  */
 export async function createTemporalEngine(options: TemporalEngineOptions): Promise<Engine> {
   const { db, logger } = options;
-  const connection = await connectOrExplain(() => Connection.connect({ address: options.address, connectTimeout: CONNECT_TIMEOUT }), options);
+  const connection = await connectOrExplain(
+    () => Connection.connect({ address: options.address, connectTimeout: CONNECT_TIMEOUT }),
+    options,
+  );
   const client = new Client({ connection, namespace: options.namespace });
   await requireNamespace(connection, options).catch(async (error) => {
     await connection.close();
@@ -54,7 +57,11 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
-    await db.updateTable('jobs').set({ launched_at: sql`now()`, status: 'running', updated_at: sql`now()` }).where('id', '=', job.id).execute();
+    await db
+      .updateTable('jobs')
+      .set({ launched_at: sql`now()`, status: 'running', updated_at: sql`now()` })
+      .where('id', '=', job.id)
+      .execute();
   }
 
   /**
@@ -62,7 +69,11 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
    * written in a database transaction (`within`): the caller's call after the commit delivers it, and a Run whose
    * delivery was lost reads the stored outputs at its deadline.
    */
-  async function signal(job: JobRef, definition: WakeSignal | typeof cancelSignal, options?: { within?: unknown }): Promise<void> {
+  async function signal(
+    job: JobRef,
+    definition: WakeSignal | typeof cancelSignal,
+    options?: { within?: unknown },
+  ): Promise<void> {
     if (options?.within) return;
     try {
       await client.workflow.getHandle(workflowIdOf(job)).signal(definition);
@@ -81,7 +92,8 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     let unlaunched = db.selectFrom('jobs').select(['id', 'kind']).where('launched_at', 'is', null);
     if (!everyAge) unlaunched = unlaunched.where('created_at', '<', sql<Date>`now() - interval '5 seconds'`);
     const stale = await unlaunched.limit(everyAge ? 1000 : 100).execute();
-    for (const job of stale) await launch(job).catch((error) => logger.warn({ err: error, jobId: job.id }, 'sweeper launch failed'));
+    for (const job of stale)
+      await launch(job).catch((error) => logger.warn({ err: error, jobId: job.id }, 'sweeper launch failed'));
   }
 
   /**
@@ -95,7 +107,9 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
       await sql`
         update jobs set status = 'completed', finished_at = now(), updated_at = now()
         where jobs.kind = ${kind} and jobs.status = 'running' and jobs.launched_at is not null
-          and exists (select 1 from ${sql.table(table)} as resource where resource.id = jobs.id and resource.status = any(${[...finalStatuses]}::text[]))`.execute(db);
+          and exists (select 1 from ${sql.table(table)} as resource where resource.id = jobs.id and resource.status = any(${[...finalStatuses]}::text[]))`.execute(
+        db,
+      );
     }
   }
 
@@ -107,7 +121,10 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
     async start() {
       // Not awaited: a backlog a crash left must not hold the API's start.
       void sweep(true).catch((error) => logger.warn({ err: error }, 'sweep at start failed'));
-      sweeper = setInterval(() => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')), options.sweepIntervalMs ?? 5000);
+      sweeper = setInterval(
+        () => void sweep().catch((error) => logger.warn({ err: error }, 'sweep failed')),
+        options.sweepIntervalMs ?? 5000,
+      );
     },
     async stop(stopOptions) {
       clearInterval(sweeper);
@@ -133,7 +150,10 @@ async function registerSearchAttributes(connection: Connection, namespace: strin
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = missingSearchAttributes(listed.customAttributes ?? {});
     if (Object.keys(missing).length === 0) return true;
-    const types = { KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL };
+    const types = {
+      KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      BOOL: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_BOOL,
+    };
     await connection.operatorService.addSearchAttributes({
       namespace,
       searchAttributes: Object.fromEntries(Object.entries(missing).map(([name, type]) => [name, types[type]])),
@@ -141,7 +161,10 @@ async function registerSearchAttributes(connection: Connection, namespace: strin
     logger.info({ namespace, registered: Object.keys(missing) }, 'temporal search attributes registered');
     return true;
   } catch (error) {
-    logger.warn({ err: error, namespace, attributes: Object.keys(missingSearchAttributes({})) }, 'temporal search attributes not registered: workflows start without them');
+    logger.warn(
+      { err: error, namespace, attributes: Object.keys(missingSearchAttributes({})) },
+      'temporal search attributes not registered: workflows start without them',
+    );
     return false;
   }
 }
@@ -174,7 +197,10 @@ async function connectOrExplain<T>(connect: () => Promise<T>, settings: ServerSe
 }
 
 /** The namespace must exist: otherwise every workflow start would fail later, one request at a time. */
-async function requireNamespace(connection: Pick<Connection, 'workflowService'>, settings: ServerSettings): Promise<void> {
+async function requireNamespace(
+  connection: Pick<Connection, 'workflowService'>,
+  settings: ServerSettings,
+): Promise<void> {
   try {
     await connection.workflowService.describeNamespace({ namespace: settings.namespace });
   } catch (error) {
@@ -243,7 +269,8 @@ export async function runTemporalWorker(options: TemporalWorkerOptions) {
   const { NativeConnection, Worker } = await import('@temporalio/worker');
   await routeSdkLogs(options.logger);
   const codePath = options.workflowBundlePath ?? BUILT_WORKFLOW_BUNDLE;
-  if (!fs.existsSync(codePath)) throw new TemporalUnreachable(`The workflow bundle ${codePath} is missing: run \`npm run build\` first.`);
+  if (!fs.existsSync(codePath))
+    throw new TemporalUnreachable(`The workflow bundle ${codePath} is missing: run \`npm run build\` first.`);
   const connection = await connectOrExplain(() => NativeConnection.connect({ address: options.address }), options);
   try {
     await requireNamespace(connection, options);

@@ -67,7 +67,11 @@ const CHANNEL = 'switchyard_bus';
  * their data); other processes get `{topic, id, value}` through NOTIFY and read the data from the table.
  * A lost connection is re-established; subscribers also poll, so a missed notification only delays.
  */
-export async function createPostgresBus(options: { connectionString: string; schema?: string; logger: Logger }): Promise<EventBus> {
+export async function createPostgresBus(options: {
+  connectionString: string;
+  schema?: string;
+  logger: Logger;
+}): Promise<EventBus> {
   const local = new LocalDispatch();
   const origin = `${process.pid}-${Math.random().toString(36).slice(2)}`;
   const channel = options.schema ? `${CHANNEL}_${options.schema}` : CHANNEL;
@@ -80,7 +84,10 @@ export async function createPostgresBus(options: { connectionString: string; sch
     next.on('end', () => {
       if (closed) return;
       client = undefined;
-      setTimeout(() => void connect().catch((error) => options.logger.error({ err: error }, 'event bus reconnect failed')), 500).unref();
+      setTimeout(
+        () => void connect().catch((error) => options.logger.error({ err: error }, 'event bus reconnect failed')),
+        500,
+      ).unref();
     });
     await next.connect();
     next.on('notification', (notification) => {
@@ -109,7 +116,11 @@ export async function createPostgresBus(options: { connectionString: string; sch
       queued = [];
       // Named: prepared once per connection (the bus's own client is not the pool's, so prepareStatementsOn does not cover it).
       await client
-        .query({ name: 'bus_notify', text: 'select pg_notify($1, payload) from unnest($2::text[]) as payload', values: [channel, batch] })
+        .query({
+          name: 'bus_notify',
+          text: 'select pg_notify($1, payload) from unnest($2::text[]) as payload',
+          values: [channel, batch],
+        })
         .catch((error) => options.logger.warn({ err: error }, 'notify failed'));
     }
     sending = false;
@@ -120,7 +131,9 @@ export async function createPostgresBus(options: { connectionString: string; sch
       local.dispatch(message);
       // Not awaited: the data is already committed, and other processes' subscribers also poll, so a lost
       // notification delays them by at most the poll interval rather than blocking the writer.
-      queued.push(JSON.stringify({ topic: message.topic, id: message.id, value: message.value, final: message.final, origin }));
+      queued.push(
+        JSON.stringify({ topic: message.topic, id: message.id, value: message.value, final: message.final, origin }),
+      );
       if (!sending) void send();
     },
     publishLocal: (message) => local.dispatch(message),

@@ -48,11 +48,18 @@ export function createEventLog(deps: { db: Db; bus: EventBus; pollIntervalMs?: n
   type Batch = { streamId: string; events: StreamEvent[] };
   // Batches travel as one jsonb parameter: one statement text whatever their number (a prepared statement).
   const insertBatches = async (executor: Db, batches: Batch[]) => {
-    const rows = batches.map(({ streamId, events }) => ({ stream_id: streamId, first_seq: events[0].sequence_number, last_seq: events[events.length - 1].sequence_number, events }));
+    const rows = batches.map(({ streamId, events }) => ({
+      stream_id: streamId,
+      first_seq: events[0].sequence_number,
+      last_seq: events[events.length - 1].sequence_number,
+      events,
+    }));
     await sql`
       insert into stream_events (stream_id, first_seq, last_seq, events)
       select stream_id, first_seq, last_seq, events
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (stream_id text, first_seq integer, last_seq integer, events jsonb)`.execute(executor);
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as batch (stream_id text, first_seq integer, last_seq integer, events jsonb)`.execute(
+      executor,
+    );
   };
   // Batches of concurrent streams outside a transaction share one insert and one commit (db/group-commit.ts).
   const groupedWrite = createGroupCommit<Batch, void>({

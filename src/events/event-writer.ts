@@ -50,7 +50,11 @@ export class EventWriter {
   emit(event: UnsequencedEvent): void {
     if (this.failure) throw this.failure;
     const previous = this.buffer[this.buffer.length - 1];
-    if (event.type === 'response.output_text.delta' && previous?.type === 'response.output_text.delta' && previous.item_id === event.item_id) {
+    if (
+      event.type === 'response.output_text.delta' &&
+      previous?.type === 'response.output_text.delta' &&
+      previous.item_id === event.item_id
+    ) {
       previous.delta = String(previous.delta) + String(event.delta);
     } else {
       this.buffer.push({ ...event });

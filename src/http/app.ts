@@ -86,7 +86,9 @@ export function createApp(deps: AppDeps): Koa {
  * burst of a few hundred new API connections queues the next ones for seconds, a load balancer's health check among
  * them. On a listener of its own the check is accepted within one turn, whatever crowds the API's.
  */
-export function createOperationsApp(deps: Pick<AppDeps, 'config' | 'logger' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>): Koa {
+export function createOperationsApp(
+  deps: Pick<AppDeps, 'config' | 'logger' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>,
+): Koa {
   const app = baseApp(deps);
   app.use(operationsRoutes(deps).routes());
   return app;
@@ -105,7 +107,9 @@ function baseApp(deps: Pick<AppDeps, 'logger' | 'metrics' | 'lifecycle'>): Koa {
 }
 
 /** GET /healthz (the process answers), /readyz (it takes traffic: not draining, its database reachable), /metrics. */
-function operationsRoutes(deps: Pick<AppDeps, 'config' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>): Router {
+function operationsRoutes(
+  deps: Pick<AppDeps, 'config' | 'metrics' | 'database' | 'db' | 'adminToken' | 'lifecycle'>,
+): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -113,7 +117,9 @@ function operationsRoutes(deps: Pick<AppDeps, 'config' | 'metrics' | 'database' 
   router.get('/readyz', async (ctx) => {
     if (deps.lifecycle.draining) {
       ctx.status = 503;
-      ctx.body = { error: { code: 'request.draining', message: 'This process is shutting down; send requests to another one.' } };
+      ctx.body = {
+        error: { code: 'request.draining', message: 'This process is shutting down; send requests to another one.' },
+      };
       return;
     }
     try {
@@ -124,6 +130,8 @@ function operationsRoutes(deps: Pick<AppDeps, 'config' | 'metrics' | 'database' 
       ctx.body = { error: { code: 'request.not_ready', message: 'The database is not reachable.' } };
     }
   });
-  router.use(metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes());
+  router.use(
+    metricsRoutes({ metrics: deps.metrics, db: deps.db, tokens: [deps.adminToken, deps.config.metricsToken] }).routes(),
+  );
   return router;
 }

@@ -26,7 +26,8 @@ export function requireApiKey(accounts: AccountsService, adminToken?: string) {
     const headerKey = ctx.get('x-auth-token').trim();
     const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1]?.trim() ?? '';
     const token = headerKey || bearer;
-    if (!token) throw unauthorized('Missing API key: send it in the X-Auth-Token header (or as Authorization: Bearer).');
+    if (!token)
+      throw unauthorized('Missing API key: send it in the X-Auth-Token header (or as Authorization: Bearer).');
     const actingFor = ctx.get('x-switchyard-account').trim();
     if (!headerKey && admin.length > 0 && matchesAny(bearer, admin)) {
       if (!actingFor) {
@@ -39,7 +40,10 @@ export function requireApiKey(accounts: AccountsService, adminToken?: string) {
     }
     const auth = await accounts.authenticate(token);
     if (actingFor && actingFor !== auth.accountId) {
-      throw forbidden('auth', 'X-Switchyard-Account names another account: an API key acts only for its own account (only the admin token can act for another).');
+      throw forbidden(
+        'auth',
+        'X-Switchyard-Account names another account: an API key acts only for its own account (only the admin token can act for another).',
+      );
     }
     ctx.state.auth = auth;
     return next();
@@ -49,7 +53,9 @@ export function requireApiKey(accounts: AccountsService, adminToken?: string) {
 /** `Authorization: Bearer <ADMIN_TOKEN>` on /admin; API keys are not accepted there. */
 /** `adminToken`: the admin token, or several accepted tokens (GET /metrics also takes METRICS_TOKEN). */
 export function requireAdminToken(adminToken: string | Array<string | undefined>) {
-  const accepted = (Array.isArray(adminToken) ? adminToken : [adminToken]).filter((token): token is string => Boolean(token)).map(digest);
+  const accepted = (Array.isArray(adminToken) ? adminToken : [adminToken])
+    .filter((token): token is string => Boolean(token))
+    .map(digest);
   return async function authenticateAdmin(ctx: Context, next: Next) {
     const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
     if (!match) {

@@ -27,10 +27,16 @@ export function jsonBody(limitBytes: number) {
       ctx.request.body = undefined;
     } else if (!ctx.is('application/json', '+json')) {
       // api-decisions 27: a body is JSON only when it says so (no content type, text/plain and forms are refused).
-      throw new ApiError(415, 'request.unsupported_media_type', `The request body must be application/json (Content-Type: ${ctx.get('content-type') || 'none'}).`);
+      throw new ApiError(
+        415,
+        'request.unsupported_media_type',
+        `The request body must be application/json (Content-Type: ${ctx.get('content-type') || 'none'}).`,
+      );
     } else {
       if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-        ctx.request.body = refusedBody(`The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
+        ctx.request.body = refusedBody(
+          `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+        );
         return next();
       }
       let body: unknown;

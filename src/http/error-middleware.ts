@@ -32,12 +32,18 @@ export function errorMiddleware(logger: Logger) {
         // crowd would fill the error log.
         const cutOff = ctx.req.destroyed && !ctx.req.complete;
         const clientGone = ApiError.isInstance(error) && error.status === 499;
-        logger[cutOff || clientGone ? 'debug' : 'error']({ err: error, requestId: ctx.state.requestId }, 'error after the response started');
+        logger[cutOff || clientGone ? 'debug' : 'error'](
+          { err: error, requestId: ctx.state.requestId },
+          'error after the response started',
+        );
         return;
       }
       const apiError = toApiError(error);
       if (apiError.status >= 500) {
-        logger.error({ err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+        logger.error(
+          { err: error, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path },
+          'request failed',
+        );
       }
       // The OpenAI-compatible surface answers with OpenAI's status and error body; the rest in the spec's envelope.
       const openAI = ctx.path.startsWith('/openai/');
@@ -50,7 +56,12 @@ export function errorMiddleware(logger: Logger) {
 
 /** A reply Koa would serialise as JSON (not a string, buffer or stream). */
 function isJsonValue(body: unknown): boolean {
-  return body !== null && typeof body === 'object' && !Buffer.isBuffer(body) && typeof (body as { pipe?: unknown }).pipe !== 'function';
+  return (
+    body !== null &&
+    typeof body === 'object' &&
+    !Buffer.isBuffer(body) &&
+    typeof (body as { pipe?: unknown }).pipe !== 'function'
+  );
 }
 
 export function toApiError(error: unknown): ApiError {
@@ -64,14 +75,26 @@ export function toApiError(error: unknown): ApiError {
   // The service retries these itself (db/conflict-retry.ts); one that outlasted every retry wrote nothing and is
   // the client's to retry later, not a failure of the request.
   if (isTransactionConflict(error)) {
-    return new ApiError(503, 'request.busy', 'Concurrent requests on the same account kept conflicting; nothing was written. Retry shortly.', { headers: { 'Retry-After': '1' } });
+    return new ApiError(
+      503,
+      'request.busy',
+      'Concurrent requests on the same account kept conflicting; nothing was written. Retry shortly.',
+      { headers: { 'Retry-After': '1' } },
+    );
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
 }
 
 /** OpenAI's error body (also the `error` frame of a chat stream that fails midway). */
 export function openAIErrorBody(apiError: ApiError) {
-  return { error: { message: apiError.message, type: openAIErrorType(openAIStatusOf(apiError)), param: null, code: apiError.code } };
+  return {
+    error: {
+      message: apiError.message,
+      type: openAIErrorType(openAIStatusOf(apiError)),
+      param: null,
+      code: apiError.code,
+    },
+  };
 }
 
 /** The status of an error under /openai/v1: OpenAI's where it differs from the spec's (errors.ts). */

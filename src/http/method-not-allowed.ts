@@ -3,7 +3,8 @@ import type { Middleware } from 'koa';
 import { ApiError } from '../errors';
 
 /** The literal segments of a route's path: the more it has, the more specifically it names a path. */
-const literalSegments = (path: string | RegExp) => typeof path !== 'string' ? 0 : path.split('/').filter((segment) => segment !== '' && !segment.startsWith(':')).length;
+const literalSegments = (path: string | RegExp) =>
+  typeof path !== 'string' ? 0 : path.split('/').filter((segment) => segment !== '' && !segment.startsWith(':')).length;
 
 /**
  * 405 with `Allow` for a wrong method on any known path, in the spec's envelope (the error middleware gives
@@ -19,10 +20,17 @@ export function methodNotAllowed(routers: readonly Router[]): Middleware {
       const matching = routes.filter((layer) => layer.match(ctx.path));
       if (matching.length > 0) {
         const most = Math.max(...matching.map((layer) => literalSegments(layer.path)));
-        const allowed = new Set(matching.filter((layer) => literalSegments(layer.path) === most).flatMap((layer) => layer.methods));
+        const allowed = new Set(
+          matching.filter((layer) => literalSegments(layer.path) === most).flatMap((layer) => layer.methods),
+        );
         if (!allowed.has(ctx.method)) {
           const allow = [...allowed].join(', ');
-          throw new ApiError(405, 'request.method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`, { headers: { Allow: allow } });
+          throw new ApiError(
+            405,
+            'request.method_not_allowed',
+            `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`,
+            { headers: { Allow: allow } },
+          );
         }
       }
     }

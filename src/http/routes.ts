@@ -7,7 +7,12 @@ import { chatRoutes, type ChatRoutesDeps } from '../chat/chat.routes';
 import { conversationsRoutes, type ConversationsRoutesDeps } from '../conversations/conversations.routes';
 import { embeddingsRoutes, type EmbeddingsRoutesDeps } from '../embeddings/embeddings.routes';
 import { openAIAudioRoutes } from '../openai/openai-audio';
-import { openAIConversationsRoutes, openAIResponsesRoutes, openAIRoutes, type OpenAIRoutesDeps } from '../openai/openai.routes';
+import {
+  openAIConversationsRoutes,
+  openAIResponsesRoutes,
+  openAIRoutes,
+  type OpenAIRoutesDeps,
+} from '../openai/openai.routes';
 import { organizationRoutes, type OrganizationRoutesDeps } from '../organization/organization.routes';
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';

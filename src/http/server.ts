@@ -58,7 +58,10 @@ interface Tracked {
  */
 export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Server {
   const metrics = app.context.metrics as Metrics | undefined;
-  const server = http.createServer({ headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs }, app.callback());
+  const server = http.createServer(
+    { headersTimeout: limits.headersTimeoutMs, requestTimeout: limits.requestTimeoutMs },
+    app.callback(),
+  );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   const connections = new Map<Socket, Tracked>();
   // Connections with no request in flight, longest idle first (a Set keeps insertion order).
@@ -115,7 +118,8 @@ export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Serve
     for (const entry of connections) {
       const [, tracked] = entry;
       if (receivingBody(tracked) && (!receiving || tracked.since < receiving[1].since)) receiving = entry;
-      if (tracked.stalledSince !== undefined && (!stalled || tracked.stalledSince < stalled[1].stalledSince!)) stalled = entry;
+      if (tracked.stalledSince !== undefined && (!stalled || tracked.stalledSince < stalled[1].stalledSince!))
+        stalled = entry;
     }
     return (receiving ?? stalled)?.[0];
   }
@@ -131,7 +135,11 @@ export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Serve
           message: `The request body arrived too slowly (under ${limits.bodyMinBytesPerSecond} bytes per second); the connection is closed.`,
         },
       });
-      response.writeHead(408, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+      response.writeHead(408, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
       response.end(body, () => socket.destroy());
       // A peer that does not read the reply either is not waited for.
       setTimeout(() => socket.destroy(), 1000).unref();
@@ -198,7 +206,11 @@ export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Serve
 const receivingBody = (tracked: Tracked) => tracked.phase === 'receiving' && tracked.request?.complete === false;
 
 const CLIENT_ERRORS: Record<string, { status: number; code: string; message: string }> = {
-  HPE_HEADER_OVERFLOW: { status: 431, code: 'request.headers_too_large', message: 'The request headers are too large.' },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'request.headers_too_large',
+    message: 'The request headers are too large.',
+  },
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request.timeout', message: 'The request did not arrive in time.' },
 };
 
@@ -208,7 +220,11 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket) {
     socket.destroy();
     return;
   }
-  const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, code: 'request.invalid_request', message: 'The request is not valid HTTP.' };
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? {
+    status: 400,
+    code: 'request.invalid_request',
+    message: 'The request is not valid HTTP.',
+  };
   const body = JSON.stringify({ error: { code: known.code, message: known.message } });
   socket.end(
     `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +

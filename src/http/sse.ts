@@ -6,7 +6,10 @@ import type { StreamEvent } from '../events/stream-event';
  * Serves a stream of events as Server-Sent Events: `event: <type>` and `data: <json>` per event. Stops when
  * the source ends or the client goes away; the source gets the abort signal so it stops reading too.
  */
-export function sendEventStream(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<StreamEvent>): Promise<void> {
+export function sendEventStream(
+  ctx: Context,
+  source: (signal: AbortSignal) => AsyncIterable<StreamEvent>,
+): Promise<void> {
   return serveStream(ctx, source, (event) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
 }
 
@@ -22,7 +25,11 @@ export function sendDataStream(ctx: Context, source: (signal: AbortSignal) => As
   return serveStream(ctx, framed, (frame) => frame);
 }
 
-async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => AsyncIterable<T>, frame: (item: T) => string): Promise<void> {
+async function serveStream<T>(
+  ctx: Context,
+  source: (signal: AbortSignal) => AsyncIterable<T>,
+  frame: (item: T) => string,
+): Promise<void> {
   const abort = new AbortController();
   const { res } = ctx;
   ctx.respond = false;
@@ -45,7 +52,8 @@ async function serveStream<T>(ctx: Context, source: (signal: AbortSignal) => Asy
   const handover = ctx.lifecycle?.handover;
   const onHandover = () => {
     ctx.state.streamCut = 'shutdown';
-    if (!res.writableEnded) res.write(': this server is shutting down; resume with starting_after=<last sequence_number>\n\n');
+    if (!res.writableEnded)
+      res.write(': this server is shutting down; resume with starting_after=<last sequence_number>\n\n');
     ctx.metrics?.streamsHandedOver.inc();
     abort.abort();
   };

@@ -40,7 +40,10 @@ export const nullable = <S extends z.ZodType>(schema: S) =>
 
 /** Metadata rules (api-decisions 18): at most 16 pairs, keys ≤ 64 characters, string values ≤ 512 characters. */
 export const metadataSchema = z
-  .record(z.string().min(1).max(64, 'metadata keys are at most 64 characters'), z.string().max(512, 'metadata values are at most 512 characters'))
+  .record(
+    z.string().min(1).max(64, 'metadata keys are at most 64 characters'),
+    z.string().max(512, 'metadata values are at most 512 characters'),
+  )
   .refine((value) => Object.keys(value).length <= 16, 'metadata holds at most 16 pairs');
 
 /** Query-string integer with bounds and a default. */

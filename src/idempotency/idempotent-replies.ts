@@ -33,7 +33,10 @@ export interface IdempotentCall {
  * the same request id (a failure after its debit, storing the reply say, is then not billed twice).
  */
 export function createIdempotentReplies(db: Db) {
-  async function run<T>(call: IdempotentCall, produce: (requestId: string) => Promise<T>): Promise<{ reply: T; replayed: boolean }> {
+  async function run<T>(
+    call: IdempotentCall,
+    produce: (requestId: string) => Promise<T>,
+  ): Promise<{ reply: T; replayed: boolean }> {
     const requestHash = hashRequest(call.body);
     const claimed = await claim(call, requestHash);
     if (!claimed) return replayOf<T>(call, requestHash);
@@ -61,7 +64,14 @@ export function createIdempotentReplies(db: Db) {
   async function claim(call: IdempotentCall, requestHash: string) {
     return db
       .insertInto('idempotent_replies')
-      .values({ account_id: call.accountId, scope: call.scope, key: call.key, request_hash: requestHash, request_id: newId('req'), status: 'running' })
+      .values({
+        account_id: call.accountId,
+        scope: call.scope,
+        key: call.key,
+        request_hash: requestHash,
+        request_id: newId('req'),
+        status: 'running',
+      })
       .onConflict((oc) =>
         oc
           .columns(['account_id', 'scope', 'key'])
@@ -75,8 +85,15 @@ export function createIdempotentReplies(db: Db) {
           .where((w) =>
             w.or([
               w('idempotent_replies.created_at', '<', KEPT),
-              w.and([w('idempotent_replies.status', '=', 'failed'), w('idempotent_replies.request_hash', '=', requestHash)]),
-              w.and([w('idempotent_replies.status', '=', 'running'), w('idempotent_replies.request_hash', '=', requestHash), w('idempotent_replies.created_at', '<', ABANDONED_AFTER)]),
+              w.and([
+                w('idempotent_replies.status', '=', 'failed'),
+                w('idempotent_replies.request_hash', '=', requestHash),
+              ]),
+              w.and([
+                w('idempotent_replies.status', '=', 'running'),
+                w('idempotent_replies.request_hash', '=', requestHash),
+                w('idempotent_replies.created_at', '<', ABANDONED_AFTER),
+              ]),
             ]),
           ),
       )
@@ -93,11 +110,19 @@ export function createIdempotentReplies(db: Db) {
       .where('key', '=', call.key)
       .executeTakeFirst();
     if (stored && stored.request_hash !== requestHash) {
-      throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
+      throw invalidRequest(
+        'request',
+        'This Idempotency-Key was already used with a different request body.',
+        'idempotency_key_reused',
+      );
     }
     if (stored?.status === 'completed') return { reply: stored.reply as T, replayed: true };
     // Running elsewhere.
-    throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+    throw new ApiError(
+      409,
+      'request.conflict',
+      'A request with this Idempotency-Key is still being processed; retry shortly.',
+    );
   }
 
   async function markFailed(call: IdempotentCall) {
@@ -120,10 +145,18 @@ export type IdempotentReplies = ReturnType<typeof createIdempotentReplies>;
  * A synchronous billable route's reply: what `produce` makes, or with an Idempotency-Key the reply stored for it
  * (`Idempotent-Replayed: true` when it was), `produce` then getting the request id to key its debit by.
  */
-export async function sendIdempotent(ctx: Context, replies: IdempotentReplies, scope: string, produce: (requestId?: string) => Promise<unknown>): Promise<void> {
+export async function sendIdempotent(
+  ctx: Context,
+  replies: IdempotentReplies,
+  scope: string,
+  produce: (requestId?: string) => Promise<unknown>,
+): Promise<void> {
   const key = readIdempotencyKey(ctx);
   if (!key) return void (ctx.body = await produce());
-  const { reply, replayed } = await replies.run({ accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body }, produce);
+  const { reply, replayed } = await replies.run(
+    { accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body },
+    produce,
+  );
   if (replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.body = reply;
 }

@@ -30,7 +30,8 @@ export const modelWork = (work: ModelWork): Middleware => {
 };
 
 /** The model work a route's middleware declares (route-walking checks read it), or undefined. */
-export const declaredModelWork = (middleware: unknown): ModelWork | undefined => (middleware as { modelWork?: ModelWork }).modelWork;
+export const declaredModelWork = (middleware: unknown): ModelWork | undefined =>
+  (middleware as { modelWork?: ModelWork }).modelWork;
 
 /**
  * Per-account limits (api-decisions 26): requests per minute on every API request, tokens per minute and
@@ -56,10 +57,15 @@ export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
       insert into request_windows as w (account_id, window_start, requests)
       values (${accountId}, date_trunc('minute', now()), 1)
       on conflict (account_id, window_start) do update set requests = w.requests + 1
-      returning requests, extract(epoch from (window_start + interval '1 minute' - now())) * 1000 as left_ms`.execute(db);
+      returning requests, extract(epoch from (window_start + interval '1 minute' - now())) * 1000 as left_ms`.execute(
+      db,
+    );
     const row = counted.rows[0]!;
     if (row.requests > limit) {
-      throw rateLimited(`This account is limited to ${limit} requests per minute; retry after the minute ends.`, Number(row.left_ms) / 1000);
+      throw rateLimited(
+        `This account is limited to ${limit} requests per minute; retry after the minute ends.`,
+        Number(row.left_ms) / 1000,
+      );
     }
   }
 
@@ -69,10 +75,15 @@ export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
       select sum((usage ->> 'total_tokens')::bigint) as tokens,
         extract(epoch from (min(created_at) + interval '1 minute' - now())) * 1000 as oldest_left_ms
       from ledger_transactions
-      where account_id = ${accountId} and type = 'debit' and created_at > now() - interval '1 minute' and usage ? 'total_tokens'`.execute(db);
+      where account_id = ${accountId} and type = 'debit' and created_at > now() - interval '1 minute' and usage ? 'total_tokens'`.execute(
+      db,
+    );
     const tokens = Number(used.rows[0]?.tokens ?? 0);
     if (tokens >= limit) {
-      throw rateLimited(`This account is limited to ${limit} tokens per minute and used ${tokens} in the last minute.`, Number(used.rows[0]?.oldest_left_ms ?? 60_000) / 1000);
+      throw rateLimited(
+        `This account is limited to ${limit} tokens per minute and used ${tokens} in the last minute.`,
+        Number(used.rows[0]?.oldest_left_ms ?? 60_000) / 1000,
+      );
     }
   }
 
@@ -80,9 +91,15 @@ export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
   async function admitJob(accountId: string, limit: number): Promise<void> {
     const active = await sql<{ jobs: string | number }>`
       select (select count(*) from responses where account_id = ${accountId} and status in ('queued', 'in_progress'))
-        + (select count(*) from runs where account_id = ${accountId} and status in (${sql.join(ACTIVE_RUN_STATUSES.map((status) => sql.lit(status)))})) as jobs`.execute(db);
+        + (select count(*) from runs where account_id = ${accountId} and status in (${sql.join(ACTIVE_RUN_STATUSES.map((status) => sql.lit(status)))})) as jobs`.execute(
+      db,
+    );
     const jobs = Number(active.rows[0]?.jobs ?? 0);
-    if (jobs >= limit) throw rateLimited(`This account may run ${limit} Responses and Runs at a time and has ${jobs} running; retry when one ends.`, 1);
+    if (jobs >= limit)
+      throw rateLimited(
+        `This account may run ${limit} Responses and Runs at a time and has ${jobs} running; retry when one ends.`,
+        1,
+      );
   }
 
   /** Middleware after authentication. */
@@ -102,7 +119,10 @@ export function createAccountLimits(deps: { db: Db; defaults: AccountLimits }) {
 
   /** Forgets windows that have ended (called with the other periodic sweeps). */
   async function sweepWindows(): Promise<void> {
-    await db.deleteFrom('request_windows').where('window_start', '<', sql<Date>`now() - interval '2 minutes'`).execute();
+    await db
+      .deleteFrom('request_windows')
+      .where('window_start', '<', sql<Date>`now() - interval '2 minutes'`)
+      .execute();
   }
 
   return { enforce, sweepWindows };

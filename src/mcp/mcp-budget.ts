@@ -15,7 +15,11 @@ const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
  * (the session then fails its pending requests at once, instead of waiting for their timeout: the SDK reconnects
  * an event stream that broke off, and the answer it waits for never comes).
  */
-export function budgetedFetch(fetch: (input: string | URL, init?: RequestInit) => Promise<Response>, maxBytes: number, onExceeded: (error: McpBudgetExceeded) => void) {
+export function budgetedFetch(
+  fetch: (input: string | URL, init?: RequestInit) => Promise<Response>,
+  maxBytes: number,
+  onExceeded: (error: McpBudgetExceeded) => void,
+) {
   return async (input: string | URL, init?: RequestInit): Promise<Response> => {
     // Cancelling a fetch body is not enough: undici goes on reading the rest of the reply (to reuse the
     // connection). Aborting the request closes the connection.
@@ -44,6 +48,10 @@ export function budgetedFetch(fetch: (input: string | URL, init?: RequestInit) =
         },
       }),
     );
-    return new Response(counted, { status: response.status, statusText: response.statusText, headers: response.headers });
+    return new Response(counted, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
   };
 }

@@ -55,12 +55,16 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
   const url = new URL(server.server_url);
   // Checked when the Response was created; a request stored before the check existed is refused here.
   const headersProblem = mcpHeadersProblem(server.headers, 'headers');
-  if (headersProblem) throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${headersProblem}`);
+  if (headersProblem)
+    throw new McpConnectionError(`Could not connect to the MCP server "${server.server_label}": ${headersProblem}`);
   const maxListingBytes = options.maxListingBytes ?? DEFAULT_MAX_LISTING_BYTES;
   const headers: Record<string, string> = { ...(server.headers ?? {}) };
   const token = bearerToken(server.authorization);
   if (token) headers.Authorization = `Bearer ${token}`;
-  const guardedFetch = createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, connectTimeoutMs: options.timeoutMs });
+  const guardedFetch = createGuardedFetch({
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    connectTimeoutMs: options.timeoutMs,
+  });
   // A reply over the budget breaks the session and fails what waits on it at once.
   const overBudget = new AbortController();
   const fetch = budgetedFetch(guardedFetch, options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, (error) => {
@@ -109,19 +113,26 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
 
     async listTools(signal) {
       const tools: McpToolDescription[] = [];
-      const failed = (reason: string) => new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${reason}`);
+      const failed = (reason: string) =>
+        new McpConnectionError(`Listing the tools of "${server.server_label}" failed: ${reason}`);
       // The pages of a listing share one deadline: a server cannot stretch it by paginating.
       const listing = AbortSignal.any([signal, overBudget.signal, AbortSignal.timeout(options.timeoutMs)]);
       let bytes = 0;
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { signal: listing, timeout: options.timeoutMs }).catch((error: unknown) => {
-          if (signal.aborted) throw error;
-          transportFailure(error);
-          throw failed(overBudget.signal.aborted ? scrub(overBudget.signal.reason) : scrub(error));
-        });
+        const page = await client
+          .listTools(cursor ? { cursor } : undefined, { signal: listing, timeout: options.timeoutMs })
+          .catch((error: unknown) => {
+            if (signal.aborted) throw error;
+            transportFailure(error);
+            throw failed(overBudget.signal.aborted ? scrub(overBudget.signal.reason) : scrub(error));
+          });
         for (const tool of page.tools) {
-          const description = { name: tool.name, description: tool.description ?? null, input_schema: tool.inputSchema as Record<string, unknown> };
+          const description = {
+            name: tool.name,
+            description: tool.description ?? null,
+            input_schema: tool.inputSchema as Record<string, unknown>,
+          };
           bytes += Buffer.byteLength(JSON.stringify(description));
           if (bytes > maxListingBytes) throw failed(`its tools are larger than ${maxListingBytes} bytes in all`);
           tools.push(description);
@@ -133,9 +144,14 @@ export async function connectMcpServer(server: McpServerSpec, options: McpConnec
 
     async callTool(name, args, signal) {
       try {
-        const result = await client.callTool({ name, arguments: args }, undefined, { signal: AbortSignal.any([signal, overBudget.signal]), timeout: options.timeoutMs });
+        const result = await client.callTool({ name, arguments: args }, undefined, {
+          signal: AbortSignal.any([signal, overBudget.signal]),
+          timeout: options.timeoutMs,
+        });
         const text = resultText(result);
-        return result.isError ? { output: null, error: text || 'The tool reported an error.' } : { output: text, error: null };
+        return result.isError
+          ? { output: null, error: text || 'The tool reported an error.' }
+          : { output: text, error: null };
       } catch (error) {
         if (signal.aborted) {
           // The server may not honour the protocol's cancel notice (a stateless one cannot): closing the session
@@ -173,10 +189,13 @@ function speaksOnlySse(error: unknown): boolean {
 /** The text of a tool result: its text parts joined; other parts (images, resources) as JSON. Cut at MAX_TOOL_OUTPUT_CHARS. */
 function resultText(result: { content?: unknown; structuredContent?: unknown; toolResult?: unknown }): string {
   const parts = Array.isArray(result.content) ? (result.content as Array<{ type?: string; text?: string }>) : [];
-  let text = parts.map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : JSON.stringify(part))).join('\n');
+  let text = parts
+    .map((part) => (part.type === 'text' && typeof part.text === 'string' ? part.text : JSON.stringify(part)))
+    .join('\n');
   if (!text && result.structuredContent !== undefined) text = JSON.stringify(result.structuredContent);
   if (!text && result.toolResult !== undefined) text = JSON.stringify(result.toolResult);
-  if (text.length > MAX_TOOL_OUTPUT_CHARS) text = `${text.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[output cut at ${MAX_TOOL_OUTPUT_CHARS} characters]`;
+  if (text.length > MAX_TOOL_OUTPUT_CHARS)
+    text = `${text.slice(0, MAX_TOOL_OUTPUT_CHARS)}\n[output cut at ${MAX_TOOL_OUTPUT_CHARS} characters]`;
   return text;
 }
 
@@ -195,10 +214,15 @@ export function scrubbedMessage(error: unknown, server: Pick<McpServerSpec, 'aut
   if (refused) message = refused.message;
   else if (/fetch failed/.test(message)) {
     let cause: unknown = error;
-    for (let depth = 0; depth < 8 && (cause as { cause?: unknown })?.cause; depth++) cause = (cause as { cause: unknown }).cause;
+    for (let depth = 0; depth < 8 && (cause as { cause?: unknown })?.cause; depth++)
+      cause = (cause as { cause: unknown }).cause;
     if (cause !== error && cause instanceof Error) message = `${message} (${cause.message})`;
   }
-  const secrets = [server.authorization, bearerToken(server.authorization), ...Object.values(server.headers ?? {})].filter((value): value is string => Boolean(value && value.length >= 4));
+  const secrets = [
+    server.authorization,
+    bearerToken(server.authorization),
+    ...Object.values(server.headers ?? {}),
+  ].filter((value): value is string => Boolean(value && value.length >= 4));
   for (const secret of secrets) message = message.split(secret).join('[redacted]');
   return message.replace(/\s+/g, ' ').trim().slice(0, 500) || 'unknown error';
 }

@@ -34,17 +34,23 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FIELD_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 
 /** Why `headers` cannot be sent (one sentence naming `field`), or undefined when they can. */
-export function mcpHeadersProblem(headers: Readonly<Record<string, string>> | undefined, field: string): string | undefined {
+export function mcpHeadersProblem(
+  headers: Readonly<Record<string, string>> | undefined,
+  field: string,
+): string | undefined {
   if (!headers) return undefined;
   const entries = Object.entries(headers);
-  if (entries.length > MAX_MCP_HEADERS) return `${field} has ${entries.length} headers; at most ${MAX_MCP_HEADERS} are allowed.`;
+  if (entries.length > MAX_MCP_HEADERS)
+    return `${field} has ${entries.length} headers; at most ${MAX_MCP_HEADERS} are allowed.`;
   let bytes = 0;
   for (const [name, value] of entries) {
     if (!TOKEN.test(name)) return `${field} has an invalid header name.`;
     const lower = name.toLowerCase();
     if (lower === 'authorization') return `${field} must not set Authorization; use authorization.`;
-    if (FORBIDDEN.has(lower) || lower.startsWith('proxy-')) return `${field} must not set ${name}: the client sets the headers that frame and route its requests.`;
-    if (!FIELD_VALUE.test(value)) return `${field}.${name} has characters a header value cannot carry (line breaks, control characters).`;
+    if (FORBIDDEN.has(lower) || lower.startsWith('proxy-'))
+      return `${field} must not set ${name}: the client sets the headers that frame and route its requests.`;
+    if (!FIELD_VALUE.test(value))
+      return `${field}.${name} has characters a header value cannot carry (line breaks, control characters).`;
     bytes += Buffer.byteLength(name) + Buffer.byteLength(value) + 4;
   }
   if (bytes > MAX_MCP_HEADER_BYTES) return `${field} is ${bytes} bytes; at most ${MAX_MCP_HEADER_BYTES} are allowed.`;
@@ -52,7 +58,9 @@ export function mcpHeadersProblem(headers: Readonly<Record<string, string>> | un
 }
 
 /** A 400 `mcp.invalid_request` for the first MCP tool of a request whose `headers` cannot be sent. */
-export function refuseUnsendableMcpHeaders(tools: ReadonlyArray<{ type: string; headers?: Record<string, string> }> | undefined) {
+export function refuseUnsendableMcpHeaders(
+  tools: ReadonlyArray<{ type: string; headers?: Record<string, string> }> | undefined,
+) {
   for (const [index, tool] of (tools ?? []).entries()) {
     if (tool.type !== 'mcp') continue;
     const problem = mcpHeadersProblem(tool.headers, `tools[${index}].headers`);

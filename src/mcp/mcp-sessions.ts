@@ -25,7 +25,12 @@ export interface McpSessionPoolOptions {
  */
 export interface McpSessionPool {
   /** Runs `fn` with the session of `scope` (a Response id) to `server`; a session the server no longer knows is replaced once. */
-  use<T>(scope: string, server: McpServerSpec, signal: AbortSignal, fn: (session: McpSession) => Promise<T>): Promise<T>;
+  use<T>(
+    scope: string,
+    server: McpServerSpec,
+    signal: AbortSignal,
+    fn: (session: McpSession) => Promise<T>,
+  ): Promise<T>;
   /** Closes the sessions of `scope` (its Response ended); calls still running on them are not cut off. */
   release(scope: string): void;
   readonly size: number;
@@ -45,32 +50,45 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
   const entries = new Map<string, Entry>();
   let closed = false;
 
-  const sweeper = setInterval(() => {
-    const now = Date.now();
-    for (const [key, entry] of entries) if (entry.inFlight === 0 && now - entry.lastUsed > idleMs) drop(key, entry);
-  }, Math.max(1000, Math.min(idleMs, 10_000)));
+  const sweeper = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [key, entry] of entries) if (entry.inFlight === 0 && now - entry.lastUsed > idleMs) drop(key, entry);
+    },
+    Math.max(1000, Math.min(idleMs, 10_000)),
+  );
   sweeper.unref();
 
   function drop(key: string, entry: Entry) {
     if (entries.get(key) === entry) entries.delete(key);
-    void entry.session.then((session) => session.close(), () => undefined);
+    void entry.session.then(
+      (session) => session.close(),
+      () => undefined,
+    );
   }
 
   function entryFor(scope: string, key: string, server: McpServerSpec, signal: AbortSignal): Entry {
     const existing = entries.get(key);
     if (existing) return existing;
     if (entries.size >= maxSessions) {
-      const idle = [...entries].filter(([, entry]) => entry.inFlight === 0).sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+      const idle = [...entries]
+        .filter(([, entry]) => entry.inFlight === 0)
+        .sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
       if (idle) drop(idle[0], idle[1]);
     }
     // The first caller's signal bounds only the connect; the session then serves whoever comes.
-    const entry: Entry = { scope, session: connectMcpServer(server, {
+    const entry: Entry = {
+      scope,
+      session: connectMcpServer(server, {
         allowPrivateNetworks: options.allowPrivateNetworks,
         timeoutMs: options.toolTimeoutMs,
         maxResponseBytes: options.maxResponseBytes,
         maxListingBytes: options.maxListingBytes,
         signal,
-      }), inFlight: 0, lastUsed: Date.now() };
+      }),
+      inFlight: 0,
+      lastUsed: Date.now(),
+    };
     entries.set(key, entry);
     entry.session.catch(() => {
       if (entries.get(key) === entry) entries.delete(key);
@@ -78,7 +96,13 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
     return entry;
   }
 
-  async function attempt<T>(scope: string, key: string, server: McpServerSpec, signal: AbortSignal, fn: (session: McpSession) => Promise<T>): Promise<T> {
+  async function attempt<T>(
+    scope: string,
+    key: string,
+    server: McpServerSpec,
+    signal: AbortSignal,
+    fn: (session: McpSession) => Promise<T>,
+  ): Promise<T> {
     const entry = entryFor(scope, key, server, signal);
     entry.inFlight += 1;
     try {
@@ -117,12 +141,21 @@ export function createMcpSessionPool(options: McpSessionPoolOptions): McpSession
       clearInterval(sweeper);
       const all = [...entries.values()];
       entries.clear();
-      await Promise.all(all.map((entry) => entry.session.then((session) => session.close(), () => undefined)));
+      await Promise.all(
+        all.map((entry) =>
+          entry.session.then(
+            (session) => session.close(),
+            () => undefined,
+          ),
+        ),
+      );
     },
   };
 }
 
 function sessionKey(scope: string, server: McpServerSpec): string {
   const headers = Object.entries(server.headers ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  return createHash('sha256').update(JSON.stringify([scope, server.server_url, server.authorization ?? null, headers])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([scope, server.server_url, server.authorization ?? null, headers]))
+    .digest('hex');
 }

@@ -21,9 +21,13 @@ const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * name and no client function or other server's tool has it (so `/call NAME` and a model's habits work);
  * otherwise it becomes `<server_label>__<name>`, made valid and unique.
  */
-export function mcpFunctions(servers: readonly McpServerTools[], clientFunctionNames: readonly string[]): McpFunction[] {
+export function mcpFunctions(
+  servers: readonly McpServerTools[],
+  clientFunctionNames: readonly string[],
+): McpFunction[] {
   const counts = new Map<string, number>();
-  for (const server of servers) for (const tool of server.tools) counts.set(tool.name, (counts.get(tool.name) ?? 0) + 1);
+  for (const server of servers)
+    for (const tool of server.tools) counts.set(tool.name, (counts.get(tool.name) ?? 0) + 1);
   const taken = new Set(clientFunctionNames);
   const functions: McpFunction[] = [];
   for (const server of servers) {
@@ -35,20 +39,29 @@ export function mcpFunctions(servers: readonly McpServerTools[], clientFunctionN
         for (let n = 2; taken.has(name); n++) name = `${base}_${n}`;
       }
       taken.add(name);
-      functions.push({ name, serverLabel: server.serverLabel, toolName: tool.name, description: tool.description, inputSchema: tool.input_schema });
+      functions.push({
+        name,
+        serverLabel: server.serverLabel,
+        toolName: tool.name,
+        description: tool.description,
+        inputSchema: tool.input_schema,
+      });
     }
   }
   return functions;
 }
 
 /** The tools a server's listing offers under the request's `allowed_tools` (absent: all of them). */
-export function allowedTools<T extends { name: string }>(tools: readonly T[], allowed: readonly string[] | undefined): T[] {
+export function allowedTools<T extends { name: string }>(
+  tools: readonly T[],
+  allowed: readonly string[] | undefined,
+): T[] {
   return allowed ? tools.filter((tool) => allowed.includes(tool.name)) : [...tools];
 }
 
 /** What the model is told of a call's result: the tool's text, or the error. */
 export function callResultForModel(item: Pick<McpCallItem, 'output' | 'error'>): string {
-  return item.error !== null ? `Error: ${item.error}` : item.output ?? '';
+  return item.error !== null ? `Error: ${item.error}` : (item.output ?? '');
 }
 
 /** The round's `mcp_call` items with their results filled in. */
@@ -57,7 +70,12 @@ export function completeCalls(output: readonly unknown[], results: readonly McpC
   return output.map((item) => {
     const result = byId.get((item as { id?: string }).id ?? '');
     if (!result || (item as { type?: string }).type !== 'mcp_call') return item;
-    return { ...(item as McpCallItem), output: result.output, error: result.error, status: result.error === null ? 'completed' : 'failed' } satisfies McpCallItem;
+    return {
+      ...(item as McpCallItem),
+      output: result.output,
+      error: result.error,
+      status: result.error === null ? 'completed' : 'failed',
+    } satisfies McpCallItem;
   });
 }
 
@@ -70,7 +88,11 @@ export function callCompletionEvents(output: readonly unknown[], results: readon
   for (const result of results) {
     const outputIndex = output.findIndex((item) => (item as { id?: string }).id === result.itemId);
     const item = output[outputIndex] as McpCallItem;
-    events.push({ type: result.error === null ? 'response.mcp_call.completed' : 'response.mcp_call.failed', output_index: outputIndex, item_id: item.id });
+    events.push({
+      type: result.error === null ? 'response.mcp_call.completed' : 'response.mcp_call.failed',
+      output_index: outputIndex,
+      item_id: item.id,
+    });
     events.push({ type: 'response.output_item.done', output_index: outputIndex, item });
   }
   return events;
@@ -83,7 +105,11 @@ export function listingEvents(items: readonly McpListToolsItem[], firstIndex: nu
     return [
       { type: 'response.output_item.added', output_index: outputIndex, item: { ...item, tools: [] } },
       { type: 'response.mcp_list_tools.in_progress', output_index: outputIndex, item_id: item.id },
-      { type: item.error === null ? 'response.mcp_list_tools.completed' : 'response.mcp_list_tools.failed', output_index: outputIndex, item_id: item.id },
+      {
+        type: item.error === null ? 'response.mcp_list_tools.completed' : 'response.mcp_list_tools.failed',
+        output_index: outputIndex,
+        item_id: item.id,
+      },
       { type: 'response.output_item.done', output_index: outputIndex, item },
     ];
   });

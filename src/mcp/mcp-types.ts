@@ -66,4 +66,5 @@ export interface McpCallRequest {
 }
 
 /** What callMcpTool returns: the tool's text, or why the call failed (the model is told, the Response goes on). */
-export type McpCallResult = { itemId: string; output: string; error: null } | { itemId: string; output: null; error: string };
+export type McpCallResult =
+  { itemId: string; output: string; error: null } | { itemId: string; output: null; error: string };

@@ -27,7 +27,14 @@ export async function findEarlierListings(
       .orderBy('seq', 'desc')
       .execute();
     for (const row of rows) {
-      if (!found.has(row.server_label!)) found.set(row.server_label!, { id: row.id, type: 'mcp_list_tools', server_label: row.server_label!, tools: row.tools ?? [], error: null });
+      if (!found.has(row.server_label!))
+        found.set(row.server_label!, {
+          id: row.id,
+          type: 'mcp_list_tools',
+          server_label: row.server_label!,
+          tools: row.tools ?? [],
+          error: null,
+        });
     }
     return found;
   }
@@ -38,7 +45,13 @@ export async function findEarlierListings(
     id = link.previous_response_id;
     if (link.deleted_at !== null) continue;
     for (const item of [...link.output].reverse()) {
-      if (item.type === 'mcp_list_tools' && item.error === null && labels.includes(item.server_label) && !found.has(item.server_label)) found.set(item.server_label, item);
+      if (
+        item.type === 'mcp_list_tools' &&
+        item.error === null &&
+        labels.includes(item.server_label) &&
+        !found.has(item.server_label)
+      )
+        found.set(item.server_label, item);
     }
   }
   return found;
@@ -48,7 +61,11 @@ export async function findEarlierListings(
  * Claims a tool call before the server is called: true when this is its first start. Otherwise the stored
  * result (a finished call), or null (a call that started and never finished: it may have reached the server).
  */
-export async function claimMcpCall(db: Db, itemId: string, responseId: string): Promise<{ first: true } | { first: false; result: McpCallResult | null }> {
+export async function claimMcpCall(
+  db: Db,
+  itemId: string,
+  responseId: string,
+): Promise<{ first: true } | { first: false; result: McpCallResult | null }> {
   const inserted = await db
     .insertInto('mcp_calls')
     .values({ item_id: itemId, response_id: responseId })
@@ -61,5 +78,9 @@ export async function claimMcpCall(db: Db, itemId: string, responseId: string): 
 }
 
 export async function storeMcpCallResult(db: Db, result: McpCallResult): Promise<void> {
-  await db.updateTable('mcp_calls').set({ result: JSON.stringify(result) }).where('item_id', '=', result.itemId).execute();
+  await db
+    .updateTable('mcp_calls')
+    .set({ result: JSON.stringify(result) })
+    .where('item_id', '=', result.itemId)
+    .execute();
 }

@@ -13,7 +13,12 @@ export function metricsRoutes(deps: { metrics: Metrics; db: Db; tokens: Array<st
   const { metrics, db } = deps;
   const router = new Router();
   router.get('/metrics', requireAdminToken(deps.tokens), async (ctx) => {
-    const open = await sql<{ kind: string; status: string; jobs: string | number; oldest_seconds: string | number | null }>`
+    const open = await sql<{
+      kind: string;
+      status: string;
+      jobs: string | number;
+      oldest_seconds: string | number | null;
+    }>`
       select kind, status, count(*) as jobs, extract(epoch from now() - min(created_at)) as oldest_seconds
       from jobs where status in ('pending', 'running') group by kind, status`.execute(db);
     metrics.engineJobs.reset();

@@ -119,7 +119,11 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['model', 'direction'] as const,
       registers,
     }),
-    openStreams: new Gauge({ name: 'switchyard_sse_open_streams', help: 'Server-Sent Event streams open now', registers }),
+    openStreams: new Gauge({
+      name: 'switchyard_sse_open_streams',
+      help: 'Server-Sent Event streams open now',
+      registers,
+    }),
     connectionsClosed: new Counter({
       name: 'switchyard_http_connections_closed_total',
       help: 'Connections the server closed itself, by reason (idle, evicted, slow_body, stalled_reply, unsent_budget)',
@@ -146,7 +150,10 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
 export type Metrics = ReturnType<typeof createMetrics>;
 
 /** One debit into the billed counters: its kopecks by model and service, its tokens by model. */
-export function recordBilled(metrics: Metrics | undefined, debit: { model: string; service: string; amount: number; inputTokens?: number; outputTokens?: number }): void {
+export function recordBilled(
+  metrics: Metrics | undefined,
+  debit: { model: string; service: string; amount: number; inputTokens?: number; outputTokens?: number },
+): void {
   if (!metrics) return;
   metrics.billedKopecks.inc({ model: debit.model, service: debit.service }, debit.amount);
   if (debit.inputTokens) metrics.billedTokens.inc({ model: debit.model, direction: 'input' }, debit.inputTokens);
@@ -154,12 +161,21 @@ export function recordBilled(metrics: Metrics | undefined, debit: { model: strin
 }
 
 /** A job created: by kind, with its model's code and vendor. */
-export function recordJobStarted(metrics: Metrics | undefined, kind: string, model: { code: string; vendor: string } | undefined): void {
+export function recordJobStarted(
+  metrics: Metrics | undefined,
+  kind: string,
+  model: { code: string; vendor: string } | undefined,
+): void {
   metrics?.jobsStarted.inc({ kind, model: model?.code ?? 'unknown', vendor: model?.vendor ?? 'unknown' });
 }
 
 /** A job finished: its final status, with its model's code and vendor. */
-export function recordJobFinished(metrics: Metrics | undefined, kind: string, status: string, model: { code: string; vendor: string } | undefined): void {
+export function recordJobFinished(
+  metrics: Metrics | undefined,
+  kind: string,
+  status: string,
+  model: { code: string; vendor: string } | undefined,
+): void {
   metrics?.jobsFinished.inc({ kind, status, model: model?.code ?? 'unknown', vendor: model?.vendor ?? 'unknown' });
 }
 
@@ -167,11 +183,23 @@ export function recordJobFinished(metrics: Metrics | undefined, kind: string, st
 export function vendorCallObserver(metrics: Metrics, logger: Logger): VendorCallObserver {
   return (call) => {
     metrics.vendorCallDuration.observe({ vendor: call.vendor, kind: call.kind, outcome: call.outcome }, call.seconds);
-    if (call.firstTokenSeconds !== undefined) metrics.vendorTimeToFirstToken.observe({ vendor: call.vendor }, call.firstTokenSeconds);
-    if (call.outcome !== 'ok' && call.outcome !== 'cancelled') metrics.vendorErrors.inc({ vendor: call.vendor, kind: call.kind, error: call.outcome });
+    if (call.firstTokenSeconds !== undefined)
+      metrics.vendorTimeToFirstToken.observe({ vendor: call.vendor }, call.firstTokenSeconds);
+    if (call.outcome !== 'ok' && call.outcome !== 'cancelled')
+      metrics.vendorErrors.inc({ vendor: call.vendor, kind: call.kind, error: call.outcome });
     if (logger.isLevelEnabled('debug')) {
       const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1e6) / 1e3);
-      logger.debug({ vendor: call.vendor, kind: call.kind, model: call.model, outcome: call.outcome, ms: ms(call.seconds), firstTokenMs: ms(call.firstTokenSeconds) }, 'vendor call');
+      logger.debug(
+        {
+          vendor: call.vendor,
+          kind: call.kind,
+          model: call.model,
+          outcome: call.outcome,
+          ms: ms(call.seconds),
+          firstTokenMs: ms(call.firstTokenSeconds),
+        },
+        'vendor call',
+      );
     }
   };
 }

@@ -25,12 +25,20 @@ export const openAISpeechBody = z
     model: z.string().min(1, 'model is required'),
     input: z.string().refine((text) => text.trim() !== '', 'input must not be empty'),
     voice: z.string().min(1, 'voice is required'),
-    response_format: nullable(z.enum(OPENAI_SPEECH_FORMATS, { error: `response_format must be one of ${Object.keys(SPEECH_FORMATS).join(', ')}` })),
+    response_format: nullable(
+      z.enum(OPENAI_SPEECH_FORMATS, {
+        error: `response_format must be one of ${Object.keys(SPEECH_FORMATS).join(', ')}`,
+      }),
+    ),
     speed: nullable(z.number().min(0.25, 'speed is 0.25-4').max(4, 'speed is 0.25-4')),
   })
   .superRefine((body, ctx) => {
     if (body.response_format && !isSupportedSpeechFormat(body.response_format)) {
-      ctx.addIssue({ code: 'custom', path: ['response_format'], message: `${body.response_format} is not supported here; use one of ${Object.keys(SPEECH_FORMATS).join(', ')}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['response_format'],
+        message: `${body.response_format} is not supported here; use one of ${Object.keys(SPEECH_FORMATS).join(', ')}`,
+      });
     }
   });
 
@@ -43,7 +51,9 @@ export const openAITranscriptionFields = z
     model: z.string().min(1, 'model is required'),
     language: languageField,
     prompt: promptField,
-    response_format: z.enum(TRANSCRIPTION_FORMATS, { error: `response_format must be one of ${TRANSCRIPTION_FORMATS.join(', ')}` }).optional(),
+    response_format: z
+      .enum(TRANSCRIPTION_FORMATS, { error: `response_format must be one of ${TRANSCRIPTION_FORMATS.join(', ')}` })
+      .optional(),
     temperature: z
       .string()
       .regex(/^\d+(\.\d+)?$/, 'temperature must be a number from 0 to 1')
@@ -51,15 +61,25 @@ export const openAITranscriptionFields = z
       .pipe(z.number().max(1, 'temperature must be a number from 0 to 1'))
       .optional(),
     // Multipart repeats a field per value; one value is what can be asked for here (segment).
-    'timestamp_granularities[]': z.enum(['segment', 'word'], { error: 'timestamp_granularities[] must be segment or word' }).optional(),
+    'timestamp_granularities[]': z
+      .enum(['segment', 'word'], { error: 'timestamp_granularities[] must be segment or word' })
+      .optional(),
   })
   .superRefine((fields, ctx) => {
     const granularity = fields['timestamp_granularities[]'];
     if (granularity === 'word') {
-      ctx.addIssue({ code: 'custom', path: ['timestamp_granularities[]'], message: 'word timestamps are not available: the transcript has segment timestamps only' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timestamp_granularities[]'],
+        message: 'word timestamps are not available: the transcript has segment timestamps only',
+      });
     }
     if (granularity && fields.response_format !== 'verbose_json') {
-      ctx.addIssue({ code: 'custom', path: ['timestamp_granularities[]'], message: 'timestamp_granularities[] needs response_format verbose_json' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['timestamp_granularities[]'],
+        message: 'timestamp_granularities[] needs response_format verbose_json',
+      });
     }
   });
 
@@ -69,7 +89,12 @@ export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
   router.post('/speech', async (ctx) => {
     const body = parseInput(openAISpeechBody, ctx.request.body ?? {}, 'audio');
     const format = body.response_format as SpeechFormat | undefined;
-    await sendSpeech(ctx, deps, { model: body.model, voice: body.voice, text: body.input, format, speed: body.speed }, 'speech.openai');
+    await sendSpeech(
+      ctx,
+      deps,
+      { model: body.model, voice: body.voice, text: body.input, format, speed: body.speed },
+      'speech.openai',
+    );
   });
 
   router.post('/transcriptions', async (ctx) => {
@@ -78,9 +103,16 @@ export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
       const fields = parseFormFields(openAITranscriptionFields, upload.fields);
       const model = deps.catalog.getModel(fields.model);
       if (model?.audio && 'asynchronous' in model.audio && model.audio.asynchronous) {
-        throw invalidRequest('transcription', `${model.code} transcribes asynchronously; its requests go to POST /v2/audio/transcription (OpenAI's endpoint answers within the request).`);
+        throw invalidRequest(
+          'transcription',
+          `${model.code} transcribes asynchronously; its requests go to POST /v2/audio/transcription (OpenAI's endpoint answers within the request).`,
+        );
       }
-      const reply = (await deps.audio.transcribe(ctx.state.auth.accountId, { model: fields.model, language: fields.language, prompt: fields.prompt, temperature: fields.temperature }, upload)) as TranscriptionReply;
+      const reply = (await deps.audio.transcribe(
+        ctx.state.auth.accountId,
+        { model: fields.model, language: fields.language, prompt: fields.prompt, temperature: fields.temperature },
+        upload,
+      )) as TranscriptionReply;
       sendTranscription(ctx, reply, fields.response_format ?? 'json', fields.temperature ?? 0);
     } finally {
       await upload.discard();
@@ -91,7 +123,12 @@ export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
 }
 
 /** A transcript in the asked-for format (OpenAI's `json`, `text`, `verbose_json`, `srt`, `vtt`). */
-function sendTranscription(ctx: Context, reply: TranscriptionReply, format: TranscriptionFormat, temperature: number): void {
+function sendTranscription(
+  ctx: Context,
+  reply: TranscriptionReply,
+  format: TranscriptionFormat,
+  temperature: number,
+): void {
   const usage = { type: 'duration' as const, seconds: Math.ceil(reply.duration) };
   switch (format) {
     case 'json':
@@ -106,7 +143,12 @@ function sendTranscription(ctx: Context, reply: TranscriptionReply, format: Tran
       return;
     case 'srt':
       ctx.type = 'text/plain';
-      ctx.body = reply.segments.map((segment, index) => `${index + 1}\n${timestamp(segment.start, ',')} --> ${timestamp(segment.end, ',')}\n${segment.text}\n`).join('\n');
+      ctx.body = reply.segments
+        .map(
+          (segment, index) =>
+            `${index + 1}\n${timestamp(segment.start, ',')} --> ${timestamp(segment.end, ',')}\n${segment.text}\n`,
+        )
+        .join('\n');
       return;
     case 'vtt':
       ctx.type = 'text/vtt';

@@ -30,7 +30,12 @@ const message = z.discriminatedUnion('role', [
     refusal: z.string().nullable().optional(),
   }),
   // LangChain sends the tool's `name` with its answer (OpenAI's older function messages had it); it is not needed.
-  z.strictObject({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1), name: nullable(z.string()) }),
+  z.strictObject({
+    role: z.literal('tool'),
+    content: textContent,
+    tool_call_id: z.string().min(1),
+    name: nullable(z.string()),
+  }),
 ]);
 
 const tool = z.strictObject({
@@ -49,7 +54,10 @@ export const openAIChatBody = z
     messages: z.array(message).min(1, 'messages must hold at least one message').max(10_000),
     tools: nullable(z.array(tool).max(128)),
     tool_choice: nullable(
-      z.union([z.enum(['auto', 'none', 'required']), z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) })]),
+      z.union([
+        z.enum(['auto', 'none', 'required']),
+        z.strictObject({ type: z.literal('function'), function: z.strictObject({ name: z.string().min(1) }) }),
+      ]),
     ),
     parallel_tool_calls: nullable(z.boolean()),
     max_tokens: nullable(z.number().int().min(1)),
@@ -58,7 +66,9 @@ export const openAIChatBody = z
     top_p: nullable(z.number().min(0).max(1)),
     n: nullable(z.literal(1, { error: 'n must be 1: one choice per request' })),
     stream: nullable(z.boolean()),
-    stream_options: nullable(z.strictObject({ include_usage: nullable(z.boolean()), include_obfuscation: nullable(z.boolean()) })),
+    stream_options: nullable(
+      z.strictObject({ include_usage: nullable(z.boolean()), include_obfuscation: nullable(z.boolean()) }),
+    ),
     user: nullable(z.string().max(256)),
     store: nullable(z.boolean()),
     response_format: z
@@ -82,25 +92,46 @@ export const openAIChatBody = z
       .nullish(),
   })
   .superRefine((body, ctx) => {
-    if (body.stream_options && !body.stream) ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
-    if (body.max_tokens !== undefined && body.max_completion_tokens !== undefined && body.max_tokens !== body.max_completion_tokens) {
-      ctx.addIssue({ code: 'custom', path: ['max_completion_tokens'], message: 'max_tokens and max_completion_tokens disagree; send one' });
+    if (body.stream_options && !body.stream)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stream_options'],
+        message: 'stream_options is only allowed with stream: true',
+      });
+    if (
+      body.max_tokens !== undefined &&
+      body.max_completion_tokens !== undefined &&
+      body.max_tokens !== body.max_completion_tokens
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['max_completion_tokens'],
+        message: 'max_tokens and max_completion_tokens disagree; send one',
+      });
     }
   });
 
 export type OpenAIChatBody = z.infer<typeof openAIChatBody>;
 
-const text = (content: z.infer<typeof textContent> | null | undefined) => (typeof content === 'string' ? content : (content ?? []).map((part) => part.text).join(''));
+const text = (content: z.infer<typeof textContent> | null | undefined) =>
+  typeof content === 'string' ? content : (content ?? []).map((part) => part.text).join('');
 
 /** The chat service's request for an OpenAI body: messages as the port's items (tool calls and results included). */
 export function toChatRequest(body: OpenAIChatBody): ChatRequest {
   const items: PromptItem[] = [];
   for (const entry of body.messages) {
-    if (entry.role === 'tool') items.push({ type: 'function_call_output', callId: entry.tool_call_id, output: text(entry.content) });
+    if (entry.role === 'tool')
+      items.push({ type: 'function_call_output', callId: entry.tool_call_id, output: text(entry.content) });
     else if (entry.role === 'assistant') {
       const said = text(entry.content);
       if (said) items.push({ type: 'message', role: 'assistant', text: said });
-      for (const call of entry.tool_calls ?? []) items.push({ type: 'function_call', callId: call.id, name: call.function.name, arguments: call.function.arguments });
+      for (const call of entry.tool_calls ?? [])
+        items.push({
+          type: 'function_call',
+          callId: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments,
+        });
     } else items.push({ type: 'message', role: entry.role === 'user' ? 'user' : 'system', text: text(entry.content) });
   }
   const choice = body.tool_choice;
@@ -111,7 +142,14 @@ export function toChatRequest(body: OpenAIChatBody): ChatRequest {
     maxTokens: body.max_completion_tokens ?? body.max_tokens,
     temperature: body.temperature,
     topP: body.top_p,
-    tools: body.tools?.map((entry) => ({ type: 'function' as const, function: { name: entry.function.name, description: entry.function.description, parameters: entry.function.parameters } })),
+    tools: body.tools?.map((entry) => ({
+      type: 'function' as const,
+      function: {
+        name: entry.function.name,
+        description: entry.function.description,
+        parameters: entry.function.parameters,
+      },
+    })),
     toolChoice: typeof choice === 'object' ? { type: 'function', name: choice.function.name } : choice,
     parallelToolCalls: body.parallel_tool_calls,
     responseFormat: toResponseFormat(body.response_format),
@@ -126,7 +164,9 @@ function toResponseFormat(format: OpenAIChatBody['response_format']): ResponseFo
 }
 
 /** OpenAI's finish reasons. */
-export function finishReason(completion: Pick<ChatCompletion, 'finishReason' | 'toolCalls'>): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
+export function finishReason(
+  completion: Pick<ChatCompletion, 'finishReason' | 'toolCalls'>,
+): 'stop' | 'length' | 'tool_calls' | 'content_filter' {
   if (completion.toolCalls.length > 0 || completion.finishReason === 'tool_calls') return 'tool_calls';
   if (completion.finishReason === 'length') return 'length';
   if (completion.finishReason === 'content_filter') return 'content_filter';
@@ -148,7 +188,13 @@ export function chatCompletionToOpenAI(completion: ChatCompletion) {
           content: completion.text || (completion.toolCalls.length > 0 ? null : ''),
           refusal: null,
           ...(completion.toolCalls.length > 0
-            ? { tool_calls: completion.toolCalls.map((call) => ({ id: call.callId, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+            ? {
+                tool_calls: completion.toolCalls.map((call) => ({
+                  id: call.callId,
+                  type: 'function' as const,
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
             : {}),
         },
         logprobs: null,
@@ -176,16 +222,28 @@ export async function* chatChunks(
   stream: { requestId: string; created: number; model: string; parts: AsyncIterable<ChatStreamPart> },
   includeUsage: boolean,
 ): AsyncIterable<object> {
-  const head = { id: `chatcmpl-${stream.requestId}`, object: 'chat.completion.chunk' as const, created: stream.created, model: stream.model, system_fingerprint: null };
+  const head = {
+    id: `chatcmpl-${stream.requestId}`,
+    object: 'chat.completion.chunk' as const,
+    created: stream.created,
+    model: stream.model,
+    system_fingerprint: null,
+  };
   const usageSlot = includeUsage ? { usage: null } : {};
-  const chunk = (delta: object, finishReason: string | null = null) => ({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...usageSlot });
+  const chunk = (delta: object, finishReason: string | null = null) => ({
+    ...head,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    ...usageSlot,
+  });
   yield chunk({ role: 'assistant', content: '', refusal: null });
   let toolIndex = 0;
   for await (const part of stream.parts) {
     if (part.type === 'text-delta') yield chunk({ content: part.text });
     else if (part.type === 'tool-call') {
       const { callId, name, arguments: args } = part.call;
-      yield chunk({ tool_calls: [{ index: toolIndex++, id: callId, type: 'function', function: { name, arguments: args } }] });
+      yield chunk({
+        tool_calls: [{ index: toolIndex++, id: callId, type: 'function', function: { name, arguments: args } }],
+      });
     } else {
       yield chunk({}, finishReason(part.completion));
       if (includeUsage) yield { ...head, choices: [], usage: usageOf(part.completion) };

@@ -33,13 +33,20 @@ export const openAIResponsesRoutes = (deps: ResponsesRoutesDeps): Router =>
   responsesRoutes(deps, { prefix: `${OPENAI_PREFIX}/responses`, defaultBackground: false, backgroundStreams: true });
 
 /** Conversations under /openai/v1: the /v2 routes (their objects already have OpenAI's shapes). */
-export const openAIConversationsRoutes = (deps: ConversationsRoutesDeps): Router => conversationsRoutes(deps, `${OPENAI_PREFIX}/conversations`);
+export const openAIConversationsRoutes = (deps: ConversationsRoutesDeps): Router =>
+  conversationsRoutes(deps, `${OPENAI_PREFIX}/conversations`);
 
 export const openAIEmbeddingsBody = z.strictObject({
   model: z.string().min(1, 'model is required'),
-  input: z.union([z.string().min(1, 'input must not be empty'), z.array(z.string().min(1, 'input items must not be empty')).min(1).max(256)], {
-    error: 'input must be a string or an array of strings (token arrays are not supported)',
-  }),
+  input: z.union(
+    [
+      z.string().min(1, 'input must not be empty'),
+      z.array(z.string().min(1, 'input items must not be empty')).min(1).max(256),
+    ],
+    {
+      error: 'input must be a string or an array of strings (token arrays are not supported)',
+    },
+  ),
   encoding_format: nullable(z.enum(['float', 'base64'])),
   user: nullable(z.string().max(256)),
 });
@@ -50,7 +57,12 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   const chat = createChatService(deps);
   const router = new Router({ prefix: OPENAI_PREFIX });
 
-  const modelObject = (model: { code: string; vendor: string }) => ({ id: model.code, object: 'model' as const, created: 0, owned_by: model.vendor });
+  const modelObject = (model: { code: string; vendor: string }) => ({
+    id: model.code,
+    object: 'model' as const,
+    created: 0,
+    owned_by: model.vendor,
+  });
 
   router.get('/models', (ctx) => {
     ctx.body = { object: 'list', data: catalog.listModels().map(modelObject) };
@@ -70,11 +82,18 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
     // Idempotency-Key each input's debit is keyed by the request id and its index, so a retry bills none twice.
     await sendIdempotent(ctx, deps.replies, 'embeddings.openai', async (requestId) => {
       const results = [];
-      for (const [index, input] of inputs.entries()) results.push(await embeddings.embed(accountId, { model: body.model, input }, requestId && `${requestId}.${index}`));
+      for (const [index, input] of inputs.entries())
+        results.push(
+          await embeddings.embed(accountId, { model: body.model, input }, requestId && `${requestId}.${index}`),
+        );
       const promptTokens = results.reduce((sum, result) => sum + result.promptTokens, 0);
       return {
         object: 'list',
-        data: results.map((result, index) => ({ object: 'embedding', index, embedding: encodeEmbedding(result.embedding, body.encoding_format) })),
+        data: results.map((result, index) => ({
+          object: 'embedding',
+          index,
+          embedding: encodeEmbedding(result.embedding, body.encoding_format),
+        })),
         model: results[0]!.model,
         usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
       };
@@ -84,12 +103,21 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   router.post('/chat/completions', modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
     const { accountId } = ctx.state.auth;
-    if (!body.stream) return sendIdempotent(ctx, deps.replies, 'chat.openai', async (requestId) => chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), requestId)));
+    if (!body.stream)
+      return sendIdempotent(ctx, deps.replies, 'chat.openai', async (requestId) =>
+        chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), requestId)),
+      );
     // A stream is not stored, so it cannot be replayed: a key with it would promise what is not kept.
-    if (readIdempotencyKey(ctx)) throw invalidRequest('chat', 'Idempotency-Key applies to completions without stream: a stream is not stored to be replayed.');
+    if (readIdempotencyKey(ctx))
+      throw invalidRequest(
+        'chat',
+        'Idempotency-Key applies to completions without stream: a stream is not stored to be replayed.',
+      );
     const requestId = newId('req');
     const stream = await chat.stream(accountId, toChatRequest(body), requestId);
-    await sendDataStream(ctx, () => withErrorFrame(chatChunks({ ...stream, requestId }, body.stream_options?.include_usage === true)));
+    await sendDataStream(ctx, () =>
+      withErrorFrame(chatChunks({ ...stream, requestId }, body.stream_options?.include_usage === true)),
+    );
   });
 
   return router;

@@ -15,9 +15,15 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
 
   /** A zod schema as JSON Schema, its named parts moved to components (and itself, when it is named). */
   function schemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-    const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any', reused: 'inline' }) as JsonSchema;
+    const json = z.toJSONSchema(schema, {
+      target: 'draft-2020-12',
+      io,
+      unrepresentable: 'any',
+      reused: 'inline',
+    }) as JsonSchema;
     const { $schema: _dialect, $defs, ...rest } = json;
-    for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>)) components[name] ??= relink(definition);
+    for (const [name, definition] of Object.entries(($defs ?? {}) as Record<string, JsonSchema>))
+      components[name] ??= relink(definition);
     const body = relink(rest);
     const id = typeof body.id === 'string' ? body.id : undefined;
     if (!id) return body;
@@ -33,7 +39,12 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
   }
 
   function operationObject(operation: Operation) {
-    const parameters: unknown[] = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({ name: match[1], in: 'path', required: true, schema: { type: 'string' } }));
+    const parameters: unknown[] = [...operation.path.matchAll(/\{(\w+)\}/g)].map((match) => ({
+      name: match[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
     if (operation.query) {
       const query = schemaOf(operation.query, 'input');
       const required = new Set((query.required as string[] | undefined) ?? []);
@@ -46,7 +57,8 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: 'A retry with the same key and body gets the stored reply (and is billed once); the same key with another body is a 409',
+        description:
+          'A retry with the same key and body gets the stored reply (and is billed once); the same key with another body is a 409',
         schema: schemaOf(idempotencyKeySchema, 'input'),
       });
     }
@@ -56,24 +68,46 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
     for (const alternative of operation.alternatives ?? []) {
       content[alternative.mediaType] = alternative.schema ? { schema: schemaOf(alternative.schema, 'output') } : {};
     }
-    const descriptions = [operation.reply ? 'The result' : undefined, ...(operation.alternatives ?? []).map((alternative) => alternative.description)].filter(Boolean);
-    const responses: Record<string, unknown> = { [String(operation.replyStatus ?? 200)]: { description: descriptions.join('; ') || 'OK', content } };
-    const error = (description: string) => ({ description, content: { 'application/json': { schema: operation.openAIErrors ? errorSchemas.openAI : errorSchemas.spec } } });
+    const descriptions = [
+      operation.reply ? 'The result' : undefined,
+      ...(operation.alternatives ?? []).map((alternative) => alternative.description),
+    ].filter(Boolean);
+    const responses: Record<string, unknown> = {
+      [String(operation.replyStatus ?? 200)]: { description: descriptions.join('; ') || 'OK', content },
+    };
+    const error = (description: string) => ({
+      description,
+      content: { 'application/json': { schema: operation.openAIErrors ? errorSchemas.openAI : errorSchemas.spec } },
+    });
     if (operation.security !== 'none') {
-      responses['400'] = error('Invalid request (the message names the field), or not possible in the resource\'s state');
+      responses['400'] = error(
+        "Invalid request (the message names the field), or not possible in the resource's state",
+      );
       responses['401'] = error('Missing or invalid key or token');
     }
     if (operation.security === 'key') {
       responses['403'] = error('The key is disabled, or the account may not use this feature');
-      if (operation.path.includes('{')) responses['404'] = error("Not found (another account's resources are not found either)");
-      if (operation.method === 'post') responses['402'] = error('The available balance cannot pay for it (organization.payment_required)');
-      responses['429'] = { ...error('An account limit was reached'), headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds' } } };
+      if (operation.path.includes('{'))
+        responses['404'] = error("Not found (another account's resources are not found either)");
+      if (operation.method === 'post')
+        responses['402'] = error('The available balance cannot pay for it (organization.payment_required)');
+      responses['429'] = {
+        ...error('An account limit was reached'),
+        headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds' } },
+      };
     }
-    if (operation.idempotencyKey) responses['409'] = error('The Idempotency-Key was used with another body, or its first request is still running');
+    if (operation.idempotencyKey)
+      responses['409'] = error('The Idempotency-Key was used with another body, or its first request is still running');
     responses['500'] = error('Unexpected failure; the message names the request id');
 
     const security =
-      operation.security === 'key' ? [{ apiKey: [] }, { bearerKey: [] }] : operation.security === 'admin' ? [{ adminToken: [] }] : operation.security === 'metrics' ? [{ adminToken: [] }, { metricsToken: [] }] : [];
+      operation.security === 'key'
+        ? [{ apiKey: [] }, { bearerKey: [] }]
+        : operation.security === 'admin'
+          ? [{ adminToken: [] }]
+          : operation.security === 'metrics'
+            ? [{ adminToken: [] }, { metricsToken: [] }]
+            : [];
     const requestBody = operation.body
       ? operation.bodyType === 'multipart'
         ? {
@@ -84,7 +118,10 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
               },
             },
           }
-        : { required: !operation.bodyOptional, content: { 'application/json': { schema: schemaOf(operation.body, 'input') } } }
+        : {
+            required: !operation.bodyOptional,
+            content: { 'application/json': { schema: schemaOf(operation.body, 'input') } },
+          }
       : undefined;
     return {
       operationId: operationId(operation),
@@ -112,8 +149,19 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
     components: {
       schemas: components,
       securitySchemes: {
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-Auth-Token', description: 'The API key (a JWT issued by an operator or the account area)' },
-        bearerKey: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The same API key as `Authorization: Bearer` (as the OpenAI SDK sends it); X-Auth-Token wins when both are sent. An operator acts for an account with the admin token here plus the header `X-Switchyard-Account: <account id>`.' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'X-Auth-Token',
+          description: 'The API key (a JWT issued by an operator or the account area)',
+        },
+        bearerKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'The same API key as `Authorization: Bearer` (as the OpenAI SDK sends it); X-Auth-Token wins when both are sent. An operator acts for an account with the admin token here plus the header `X-Switchyard-Account: <account id>`.',
+        },
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
         metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN (GET /metrics only)' },
       },
@@ -130,7 +178,10 @@ function relink(schema: JsonSchema): JsonSchema {
 function mergeFile(fields: JsonSchema): JsonSchema {
   return {
     ...fields,
-    properties: { ...((fields.properties as JsonSchema | undefined) ?? {}), file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The audio' } },
+    properties: {
+      ...((fields.properties as JsonSchema | undefined) ?? {}),
+      file: { type: 'string', contentMediaType: 'application/octet-stream', description: 'The audio' },
+    },
     required: [...(((fields.required as string[] | undefined) ?? []) as string[]), 'file'],
   };
 }

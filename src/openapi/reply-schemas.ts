@@ -14,25 +14,68 @@ const metadata = z.record(z.string(), z.string()).describe('Up to 16 string pair
 const looseObject = z.record(z.string(), z.unknown());
 
 export const errorEnvelope = z
-  .object({ error: z.object({ code: z.string().describe('`area.reason`, e.g. `response.invalid_request`'), message: z.string() }) })
+  .object({
+    error: z.object({
+      code: z.string().describe('`area.reason`, e.g. `response.invalid_request`'),
+      message: z.string(),
+    }),
+  })
   .meta({ id: 'Error' });
 export const openAIErrorBody = z
-  .object({ error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string() }) })
+  .object({
+    error: z.object({ message: z.string(), type: z.string(), param: z.string().nullable(), code: z.string() }),
+  })
   .meta({ id: 'OpenAIError' });
 
 export const listOf = <Item extends z.ZodType>(item: Item) =>
-  z.object({ object: z.literal('list'), data: z.array(item), first_id: z.string().nullable(), last_id: z.string().nullable(), has_more: z.boolean() });
+  z.object({
+    object: z.literal('list'),
+    data: z.array(item),
+    first_id: z.string().nullable(),
+    last_id: z.string().nullable(),
+    has_more: z.boolean(),
+  });
 
-export const deleted = (object: string) => z.object({ id: z.string(), object: z.literal(object), deleted: z.literal(true) });
+export const deleted = (object: string) =>
+  z.object({ id: z.string(), object: z.literal(object), deleted: z.literal(true) });
 
 // Responses
-const outputText = z.object({ type: z.literal('output_text'), text: z.string(), annotations: z.array(z.unknown()).describe('Always empty'), logprobs: z.array(z.unknown()).describe('Always empty') });
-const mcpTool = z.object({ name: z.string(), description: z.string().nullable().optional(), input_schema: looseObject.optional(), annotations: z.unknown().optional() });
+const outputText = z.object({
+  type: z.literal('output_text'),
+  text: z.string(),
+  annotations: z.array(z.unknown()).describe('Always empty'),
+  logprobs: z.array(z.unknown()).describe('Always empty'),
+});
+const mcpTool = z.object({
+  name: z.string(),
+  description: z.string().nullable().optional(),
+  input_schema: looseObject.optional(),
+  annotations: z.unknown().optional(),
+});
 export const outputItem = z
   .discriminatedUnion('type', [
-    z.object({ id: z.string(), type: z.literal('message'), role: z.literal('assistant'), status: z.enum(['completed', 'in_progress', 'incomplete']), content: z.array(outputText) }),
-    z.object({ id: z.string(), type: z.literal('function_call'), call_id: z.string(), name: z.string(), arguments: z.string(), status: z.enum(['completed', 'in_progress']) }),
-    z.object({ id: z.string(), type: z.literal('mcp_list_tools'), server_label: z.string(), tools: z.array(mcpTool), error: z.string().nullable() }),
+    z.object({
+      id: z.string(),
+      type: z.literal('message'),
+      role: z.literal('assistant'),
+      status: z.enum(['completed', 'in_progress', 'incomplete']),
+      content: z.array(outputText),
+    }),
+    z.object({
+      id: z.string(),
+      type: z.literal('function_call'),
+      call_id: z.string(),
+      name: z.string(),
+      arguments: z.string(),
+      status: z.enum(['completed', 'in_progress']),
+    }),
+    z.object({
+      id: z.string(),
+      type: z.literal('mcp_list_tools'),
+      server_label: z.string(),
+      tools: z.array(mcpTool),
+      error: z.string().nullable(),
+    }),
     z.object({
       id: z.string(),
       type: z.literal('mcp_call'),
@@ -47,9 +90,16 @@ export const outputItem = z
   .meta({ id: 'OutputItem' });
 
 const responseStatus = z.enum(RESPONSE_STATUSES);
-const storedUsage = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') });
+const storedUsage = z.object({
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+  cost: z.number().describe('kopecks'),
+});
 const responseUsage = storedUsage.extend({
-  input_tokens_details: z.object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
+  input_tokens_details: z
+    .object({ cached_tokens: z.number().int(), cache_write_tokens: z.number().int() })
+    .describe("OpenAI's field; always 0"),
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
 });
 const errorBody = z.object({ code: z.string(), message: z.string() });
@@ -82,7 +132,13 @@ export const responseObject = z
             parameters: looseObject.nullable(),
             strict: z.boolean().nullable(),
           }),
-          z.object({ type: z.literal('mcp'), server_label: z.string(), server_url: z.string(), allowed_tools: z.array(z.string()).optional(), require_approval: z.string() }),
+          z.object({
+            type: z.literal('mcp'),
+            server_label: z.string(),
+            server_url: z.string(),
+            allowed_tools: z.array(z.string()).optional(),
+            require_approval: z.string(),
+          }),
         ]),
       )
       .describe('Function and MCP tools (an MCP tool without its authorization and headers)'),
@@ -97,15 +153,28 @@ export const responseObject = z
   .meta({ id: 'Response' });
 
 export const streamEvent = z
-  .looseObject({ type: z.string().describe('The event name, also on the `event:` line'), sequence_number: z.number().int() })
-  .meta({ id: 'StreamEvent', description: 'One Server-Sent Event: `response.created`, `response.output_text.delta`, ..., then exactly one of `response.completed`, `.incomplete`, `.failed`, `.cancelled`' });
+  .looseObject({
+    type: z.string().describe('The event name, also on the `event:` line'),
+    sequence_number: z.number().int(),
+  })
+  .meta({
+    id: 'StreamEvent',
+    description:
+      'One Server-Sent Event: `response.created`, `response.output_text.delta`, ..., then exactly one of `response.completed`, `.incomplete`, `.failed`, `.cancelled`',
+  });
 
 export const inputItemObject = z
-  .looseObject({ id: z.string(), type: z.enum(['message', 'function_call', 'function_call_output']), status: z.literal('completed') })
+  .looseObject({
+    id: z.string(),
+    type: z.enum(['message', 'function_call', 'function_call_output']),
+    status: z.literal('completed'),
+  })
   .meta({ id: 'InputItem' });
 
 // Conversations
-export const conversationObject = z.object({ id: z.string(), object: z.literal('conversation'), created_at: unixSeconds, metadata }).meta({ id: 'Conversation' });
+export const conversationObject = z
+  .object({ id: z.string(), object: z.literal('conversation'), created_at: unixSeconds, metadata })
+  .meta({ id: 'Conversation' });
 export const conversationItem = z
   .looseObject({
     id: z.string(),
@@ -118,7 +187,12 @@ export const conversationItem = z
   .meta({ id: 'ConversationItem' });
 
 // Organization, catalog
-export const balanceObject = z.object({ balance: z.number().int().describe('kopecks'), available: z.number().int().describe('the balance less the holds of operations in flight') }).meta({ id: 'Balance' });
+export const balanceObject = z
+  .object({
+    balance: z.number().int().describe('kopecks'),
+    available: z.number().int().describe('the balance less the holds of operations in flight'),
+  })
+  .meta({ id: 'Balance' });
 export const transactionObject = z
   .object({
     id: z.string(),
@@ -126,7 +200,9 @@ export const transactionObject = z
     amount: z.number().int().describe('kopecks'),
     currency: z.string(),
     metadata: z.record(z.string(), z.unknown()),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() }).nullable(),
+    usage: z
+      .object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int() })
+      .nullable(),
     created_at: z.string().describe('ISO 8601'),
   })
   .meta({ id: 'Transaction' });
@@ -148,35 +224,64 @@ export const modelRecord = z
     protocols: z.array(z.string()),
   })
   .meta({ id: 'Model' });
-export const vendorRecord = z.object({ code: z.string(), name: z.string(), available: z.boolean(), model_types: z.array(z.string()) }).meta({ id: 'Vendor' });
-export const priceRecord = z.object({ unit: z.string(), count: z.number(), input: z.number(), output: z.number() }).meta({ id: 'Price' });
+export const vendorRecord = z
+  .object({ code: z.string(), name: z.string(), available: z.boolean(), model_types: z.array(z.string()) })
+  .meta({ id: 'Vendor' });
+export const priceRecord = z
+  .object({ unit: z.string(), count: z.number(), input: z.number(), output: z.number() })
+  .meta({ id: 'Price' });
 export const modelsByCode = z.record(z.string(), modelRecord).describe('Models keyed by code');
 
 // Embeddings, chat
 const tokenUsage = z.object({ prompt_tokens: z.number().int(), total_tokens: z.number().int() });
-export const embeddingObject = z.object({ embedding: z.union([z.array(z.number()), z.string().describe('base64 of little-endian float32')]), model: z.string(), usage: tokenUsage }).meta({ id: 'Embedding' });
+export const embeddingObject = z
+  .object({
+    embedding: z.union([z.array(z.number()), z.string().describe('base64 of little-endian float32')]),
+    model: z.string(),
+    usage: tokenUsage,
+  })
+  .meta({ id: 'Embedding' });
 export const legacyChatCompletion = z
   .object({
     created: unixSeconds,
     model: z.string(),
     message: z.object({ role: z.literal('assistant'), content: z.string() }),
-    tools_calls: z.array(z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() })),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number() }),
+    tools_calls: z.array(
+      z.object({ id: z.string(), type: z.literal('function'), name: z.string(), arguments: z.string() }),
+    ),
+    usage: z.object({
+      prompt_tokens: z.number().int(),
+      completion_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      cost: z.number(),
+    }),
     finish_reason: z.enum(['COMPLETE', 'MAX_TOKENS', 'TOOL_CALLS', 'CONTENT_FILTER']),
   })
   .meta({ id: 'LegacyChatCompletion' });
 export const v1ChatReply = z.object({ message: z.object({ role: z.literal('assistant'), content: z.string() }) });
 
 // OpenAI-compatible surface
-export const openAIModel = z.object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() }).meta({ id: 'OpenAIModel' });
+export const openAIModel = z
+  .object({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() })
+  .meta({ id: 'OpenAIModel' });
 export const openAIModelList = z.object({ object: z.literal('list'), data: z.array(openAIModel) });
 export const openAIEmbeddings = z.object({
   object: z.literal('list'),
-  data: z.array(z.object({ object: z.literal('embedding'), index: z.number().int(), embedding: z.union([z.array(z.number()), z.string()]) })),
+  data: z.array(
+    z.object({
+      object: z.literal('embedding'),
+      index: z.number().int(),
+      embedding: z.union([z.array(z.number()), z.string()]),
+    }),
+  ),
   model: z.string(),
   usage: tokenUsage,
 });
-const openAIToolCall = z.object({ id: z.string(), type: z.literal('function'), function: z.object({ name: z.string(), arguments: z.string() }) });
+const openAIToolCall = z.object({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.object({ name: z.string(), arguments: z.string() }),
+});
 export const openAIChatCompletion = z
   .object({
     id: z.string(),
@@ -186,7 +291,12 @@ export const openAIChatCompletion = z
     choices: z.array(
       z.object({
         index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string().nullable(), refusal: z.null(), tool_calls: z.array(openAIToolCall).optional() }),
+        message: z.object({
+          role: z.literal('assistant'),
+          content: z.string().nullable(),
+          refusal: z.null(),
+          tool_calls: z.array(openAIToolCall).optional(),
+        }),
         logprobs: z.null(),
         finish_reason: z.enum(['stop', 'length', 'tool_calls', 'content_filter']),
       }),
@@ -201,7 +311,13 @@ export const openAIChatCompletion = z
   })
   .meta({ id: 'OpenAIChatCompletion' });
 export const openAIChatChunk = z
-  .looseObject({ id: z.string(), object: z.literal('chat.completion.chunk'), created: unixSeconds, model: z.string(), choices: z.array(looseObject) })
+  .looseObject({
+    id: z.string(),
+    object: z.literal('chat.completion.chunk'),
+    created: unixSeconds,
+    model: z.string(),
+    choices: z.array(looseObject),
+  })
   .meta({ id: 'OpenAIChatCompletionChunk', description: 'One `data:` frame; the stream ends with `data: [DONE]`' });
 
 // Assistants, threads, runs
@@ -222,8 +338,21 @@ export const assistantObject = z
     metadata: z.record(z.string(), z.unknown()),
   })
   .meta({ id: 'Assistant' });
-export const assistantListEntry = z.object({ id: z.number().int(), name: z.string().nullable(), model: z.string(), vendor: z.string() });
-export const threadObject = z.object({ id: z.string(), object: z.literal('thread'), created_at: unixSeconds, metadata: z.record(z.string(), z.unknown()), tool_resources: z.unknown() }).meta({ id: 'Thread' });
+export const assistantListEntry = z.object({
+  id: z.number().int(),
+  name: z.string().nullable(),
+  model: z.string(),
+  vendor: z.string(),
+});
+export const threadObject = z
+  .object({
+    id: z.string(),
+    object: z.literal('thread'),
+    created_at: unixSeconds,
+    metadata: z.record(z.string(), z.unknown()),
+    tool_resources: z.unknown(),
+  })
+  .meta({ id: 'Thread' });
 export const threadMessage = z
   .object({
     id: z.string(),
@@ -261,13 +390,22 @@ export const transcriptionReply = z
     text: z.string(),
     language: z.string().nullable(),
     duration: z.number(),
-    segments: z.array(z.object({ text: z.string(), start: z.number(), end: z.number(), speaker_id: z.string().nullable().optional() })),
+    segments: z.array(
+      z.object({ text: z.string(), start: z.number(), end: z.number(), speaker_id: z.string().nullable().optional() }),
+    ),
     usage: z.object({ cost: z.number() }),
   })
   .meta({ id: 'Transcription' });
-export const transcriptionSubmitted = z.object({ request_id: z.string(), status: z.string() }).meta({ id: 'TranscriptionStatus' });
-const durationUsage = z.object({ type: z.literal('duration'), seconds: z.number().int().describe('Whole seconds, as billed') });
-export const openAITranscription = z.object({ text: z.string(), usage: durationUsage }).meta({ id: 'OpenAITranscription' });
+export const transcriptionSubmitted = z
+  .object({ request_id: z.string(), status: z.string() })
+  .meta({ id: 'TranscriptionStatus' });
+const durationUsage = z.object({
+  type: z.literal('duration'),
+  seconds: z.number().int().describe('Whole seconds, as billed'),
+});
+export const openAITranscription = z
+  .object({ text: z.string(), usage: durationUsage })
+  .meta({ id: 'OpenAITranscription' });
 export const openAITranscriptionVerbose = z
   .object({
     task: z.literal('transcribe'),
@@ -301,7 +439,11 @@ export const accountObject = z
     available: z.number().int(),
     mcp_enabled: z.boolean(),
     suspended_at: unixSeconds.nullable().describe('when an operator suspended it (its keys answer 403); null: active'),
-    limits: z.object({ requests_per_minute: z.number().int().nullable(), tokens_per_minute: z.number().int().nullable(), concurrent_jobs: z.number().int().nullable() }),
+    limits: z.object({
+      requests_per_minute: z.number().int().nullable(),
+      tokens_per_minute: z.number().int().nullable(),
+      concurrent_jobs: z.number().int().nullable(),
+    }),
     created_at: unixSeconds,
   })
   .meta({ id: 'Account' });
@@ -317,18 +459,34 @@ export const keyObject = z
     disabled_at: nullableSeconds,
   })
   .meta({ id: 'ApiKey' });
-export const createdKey = z.object({ id: z.string(), key: z.string().describe('Shown only in this reply'), created_at: unixSeconds, expires_at: nullableSeconds });
+export const createdKey = z.object({
+  id: z.string(),
+  key: z.string().describe('Shown only in this reply'),
+  created_at: unixSeconds,
+  expires_at: nullableSeconds,
+});
 export const getMeReply = z.object({
   account: z.object({ id: z.string(), name: z.string(), created_at: unixSeconds, mcp_enabled: z.boolean() }),
-  key: z.object({ id: z.string(), created_at: unixSeconds }).nullable().describe('null for an operator acting for the account (admin token with X-Switchyard-Account)'),
+  key: z
+    .object({ id: z.string(), created_at: unixSeconds })
+    .nullable()
+    .describe('null for an operator acting for the account (admin token with X-Switchyard-Account)'),
   balance: z.number().int(),
 });
 
 // The account's console (Switchyard extensions under /v2/organization)
 export const accountKeyObject = keyObject
-  .extend({ current: z.boolean().describe('Whether this is the key the request was made with (always false for an operator acting with the admin token)') })
+  .extend({
+    current: z
+      .boolean()
+      .describe(
+        'Whether this is the key the request was made with (always false for an operator acting with the admin token)',
+      ),
+  })
   .meta({ id: 'AccountApiKey' });
-export const createdAccountKey = accountKeyObject.extend({ key: z.string().describe('The key itself: shown only in this reply') }).meta({ id: 'CreatedAccountApiKey' });
+export const createdAccountKey = accountKeyObject
+  .extend({ key: z.string().describe('The key itself: shown only in this reply') })
+  .meta({ id: 'CreatedAccountApiKey' });
 
 const usageFigures = {
   amount: z.number().int().describe('kopecks debited'),
@@ -344,7 +502,14 @@ export const usageObject = z
     group_by: z.enum(['day', 'model', 'service']),
     currency: z.string(),
     data: z
-      .array(z.object({ key: z.string().describe("A UTC day (`2026-11-25`), a model code (`none`: no model), or a service (`other`: none named)"), ...usageFigures }))
+      .array(
+        z.object({
+          key: z
+            .string()
+            .describe('A UTC day (`2026-11-25`), a model code (`none`: no model), or a service (`other`: none named)'),
+          ...usageFigures,
+        }),
+      )
       .describe('Days in order, without the days of no spending; models and services by amount, most first'),
     total: z.object(usageFigures),
   })
@@ -373,7 +538,9 @@ export const responseSummary = z
         attempted_at: nullableSeconds,
       })
       .nullable()
-      .describe('The outcome of the one-shot webhook (metadata.webhook_url); null when none was asked for, or not yet sent'),
+      .describe(
+        'The outcome of the one-shot webhook (metadata.webhook_url); null when none was asked for, or not yet sent',
+      ),
   })
   .meta({ id: 'ResponseSummary' });
 
@@ -386,9 +553,18 @@ export const runSummary = z
     status: runStatus,
     model: z.string(),
     created_at: unixSeconds,
-    completed_at: nullableSeconds.describe('When it ended, however it ended (completed, incomplete, failed, expired, cancelled); null while active'),
+    completed_at: nullableSeconds.describe(
+      'When it ended, however it ended (completed, incomplete, failed, expired, cancelled); null while active',
+    ),
     duration_ms: z.number().int().nullable(),
-    usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int(), total_tokens: z.number().int(), cost: z.number().describe('kopecks') }).nullable(),
+    usage: z
+      .object({
+        prompt_tokens: z.number().int(),
+        completion_tokens: z.number().int(),
+        total_tokens: z.number().int(),
+        cost: z.number().describe('kopecks'),
+      })
+      .nullable(),
     last_error: errorBody.nullable(),
   })
   .meta({ id: 'RunSummary' });

@@ -10,23 +10,63 @@ import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
  * The account's Responses and Runs as its console lists them: only the columns a summary shows, never the
  * request, output or transcript (each may be megabytes, and a page holds a hundred).
  */
-const RESPONSE_SUMMARY_COLUMNS = ['id', 'status', 'model', 'vendor', 'background', 'conversation_id', 'created_at', 'started_at', 'completed_at', 'usage', 'error'] as const;
-const RUN_SUMMARY_COLUMNS = ['id', 'thread_id', 'assistant_id', 'status', 'model', 'created_at', 'completed_at', 'failed_at', 'cancelled_at', 'usage', 'last_error'] as const;
+const RESPONSE_SUMMARY_COLUMNS = [
+  'id',
+  'status',
+  'model',
+  'vendor',
+  'background',
+  'conversation_id',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'usage',
+  'error',
+] as const;
+const RUN_SUMMARY_COLUMNS = [
+  'id',
+  'thread_id',
+  'assistant_id',
+  'status',
+  'model',
+  'created_at',
+  'completed_at',
+  'failed_at',
+  'cancelled_at',
+  'usage',
+  'last_error',
+] as const;
 
 export type ResponseSummaryRow = Pick<ResponseRow, (typeof RESPONSE_SUMMARY_COLUMNS)[number]>;
 export type RunSummaryRow = Pick<RunRow, (typeof RUN_SUMMARY_COLUMNS)[number]>;
-export type WebhookOutcomeRow = Pick<Selectable<WebhookDeliveriesTable>, 'resource_id' | 'status' | 'response_status' | 'error' | 'attempted_at'>;
+export type WebhookOutcomeRow = Pick<
+  Selectable<WebhookDeliveriesTable>,
+  'resource_id' | 'status' | 'response_status' | 'error' | 'attempted_at'
+>;
 
 export function createActivityRepository(db: Db) {
   /** `seq` of a Response of the account, deleted or not: a page cursor stays usable when its Response is deleted. */
   async function findResponseSeq(accountId: string, id: string): Promise<number | undefined> {
-    const row = await db.selectFrom('responses').select('seq').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    const row = await db
+      .selectFrom('responses')
+      .select('seq')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row?.seq;
   }
 
   /** A page of the account's Responses that are not deleted, by `seq` (the responses (account_id, seq) index). */
-  async function listResponses(accountId: string, page: PageRequest, status?: ResponseStatus): Promise<Page<ResponseSummaryRow>> {
-    let query = db.selectFrom('responses').select(RESPONSE_SUMMARY_COLUMNS).where('account_id', '=', accountId).where('deleted_at', 'is', null);
+  async function listResponses(
+    accountId: string,
+    page: PageRequest,
+    status?: ResponseStatus,
+  ): Promise<Page<ResponseSummaryRow>> {
+    let query = db
+      .selectFrom('responses')
+      .select(RESPONSE_SUMMARY_COLUMNS)
+      .where('account_id', '=', accountId)
+      .where('deleted_at', 'is', null);
     if (status !== undefined) query = query.where('status', '=', status);
     return runPage(query, page);
   }
@@ -42,7 +82,12 @@ export function createActivityRepository(db: Db) {
   }
 
   async function findRunSeq(accountId: string, id: string): Promise<number | undefined> {
-    const row = await db.selectFrom('runs').select('seq').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst();
+    const row = await db
+      .selectFrom('runs')
+      .select('seq')
+      .where('account_id', '=', accountId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row?.seq;
   }
 

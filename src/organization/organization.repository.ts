@@ -27,7 +27,11 @@ const GROUP_KEYS = {
 export function createOrganizationRepository(db: Db) {
   /** The balance and what is available of it: less the holds of operations in flight (billing/ledger.ts). */
   async function findBalance(accountId: string): Promise<{ balance: number; available: number } | undefined> {
-    const row = await db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirst();
+    const row = await db
+      .selectFrom('accounts')
+      .select(['balance', 'held'])
+      .where('id', '=', accountId)
+      .executeTakeFirst();
     return row && { balance: row.balance, available: row.balance - row.held };
   }
 
@@ -61,7 +65,10 @@ export function createOrganizationRepository(db: Db) {
    * ledger_transactions (account_id, created_at) index bounds the scan). Days in order; models and services by
    * what they cost, most first. Tokens come from each debit's usage (none: 0).
    */
-  async function sumDebits(accountId: string, input: { from: Date; until: Date; groupBy: UsageGrouping }): Promise<UsageGroupRow[]> {
+  async function sumDebits(
+    accountId: string,
+    input: { from: Date; until: Date; groupBy: UsageGrouping },
+  ): Promise<UsageGroupRow[]> {
     const key = GROUP_KEYS[input.groupBy];
     const query = db
       .selectFrom('ledger_transactions')

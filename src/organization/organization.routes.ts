@@ -4,7 +4,14 @@ import { transactionToWire } from '../billing/ledger';
 import { toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import type { Db } from '../db/database';
-import { createKeySchema, disableKeySchema, responsesQuerySchema, runsQuerySchema, transactionsQuerySchema, usageQuerySchema } from './organization.schema';
+import {
+  createKeySchema,
+  disableKeySchema,
+  responsesQuerySchema,
+  runsQuerySchema,
+  transactionsQuerySchema,
+  usageQuerySchema,
+} from './organization.schema';
 import { createOrganizationService } from './organization.service';
 import { accountKeyToWire, responseSummaryToWire, runSummaryToWire, usageToWire } from './organization.wire';
 
@@ -28,23 +35,35 @@ export function organizationRoutes(deps: OrganizationRoutesDeps): Router {
 
   router.get('/transactions', async (ctx) => {
     const query = parseInput(transactionsQuerySchema, ctx.query, 'organization');
-    const rows = await service.listTransactions(ctx.state.auth.accountId, { limit: query.limit, afterId: query.after_id, service: query.service, model: query.model });
+    const rows = await service.listTransactions(ctx.state.auth.accountId, {
+      limit: query.limit,
+      afterId: query.after_id,
+      service: query.service,
+      model: query.model,
+    });
     ctx.body = { transactions: rows.map(transactionToWire) };
   });
 
   router.get('/usage', async (ctx) => {
     const query = parseInput(usageQuerySchema, ctx.query, 'organization');
-    ctx.body = usageToWire(await service.getUsage(ctx.state.auth.accountId, { from: query.from, to: query.to, groupBy: query.group_by }));
+    ctx.body = usageToWire(
+      await service.getUsage(ctx.state.auth.accountId, { from: query.from, to: query.to, groupBy: query.group_by }),
+    );
   });
 
   router.get('/keys', async (ctx) => {
     const { accountId, keyId } = ctx.state.auth;
-    ctx.body = toListEnvelope({ rows: await service.listKeys(accountId), hasMore: false }, (row) => accountKeyToWire(row, keyId));
+    ctx.body = toListEnvelope({ rows: await service.listKeys(accountId), hasMore: false }, (row) =>
+      accountKeyToWire(row, keyId),
+    );
   });
 
   router.post('/keys', async (ctx) => {
     const body = parseInput(createKeySchema, ctx.request.body ?? {}, 'organization');
-    const { row, key } = await service.createKey(ctx.state.auth.accountId, { name: body.name, expiresInSeconds: body.expires_in_seconds });
+    const { row, key } = await service.createKey(ctx.state.auth.accountId, {
+      name: body.name,
+      expiresInSeconds: body.expires_in_seconds,
+    });
     ctx.status = 201;
     // The key text is in this reply only: it is not stored (a key is a signed token; api-keys.ts).
     ctx.body = { ...accountKeyToWire(row, ctx.state.auth.keyId), key };

@@ -11,7 +11,9 @@ import { RUN_STATUSES } from '../threads/runs.table';
  */
 export const transactionsQuerySchema = z.object({
   limit: z
-    .string({ error: (issue) => (issue.input === undefined ? 'limit is required: an integer from 1 to 200' : undefined) })
+    .string({
+      error: (issue) => (issue.input === undefined ? 'limit is required: an integer from 1 to 200' : undefined),
+    })
     .pipe(queryInteger(1, 200)),
   after_id: z.string().min(1).max(128).optional(),
   service: z.string().min(1).max(128).optional(),

@@ -8,7 +8,12 @@ import type { LedgerTransactionRow } from '../billing/ledger.table';
 import type { ResponseStatus } from '../responses/response-types';
 import type { RunStatus } from '../threads/runs.table';
 import { toUnixSeconds } from '../time';
-import { createActivityRepository, type ResponseSummaryRow, type RunSummaryRow, type WebhookOutcomeRow } from './activity.repository';
+import {
+  createActivityRepository,
+  type ResponseSummaryRow,
+  type RunSummaryRow,
+  type WebhookOutcomeRow,
+} from './activity.repository';
 import { createOrganizationRepository, type UsageGroupRow } from './organization.repository';
 import { USAGE_DEFAULT_RANGE_SECONDS, USAGE_MAX_RANGE_SECONDS, type UsageGrouping } from './organization.schema';
 
@@ -49,7 +54,12 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
         throw invalidRequest('organization', `after_id ${input.afterId} is not a transaction of this account.`);
       }
     }
-    return repository.listTransactions(accountId, { limit: input.limit, beforeSeq, service: input.service, model: input.model });
+    return repository.listTransactions(accountId, {
+      limit: input.limit,
+      beforeSeq,
+      service: input.service,
+      model: input.model,
+    });
   }
 
   /**
@@ -62,10 +72,17 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
     const from = query.from ?? to - USAGE_DEFAULT_RANGE_SECONDS;
     if (from >= to) throw invalidRequest('organization', `from (${from}) must be before to (${to}).`);
     if (to - from > USAGE_MAX_RANGE_SECONDS) {
-      throw invalidRequest('organization', `The range from ${from} to ${to} is longer than 366 days; ask for at most 366 days at once.`);
+      throw invalidRequest(
+        'organization',
+        `The range from ${from} to ${to} is longer than 366 days; ask for at most 366 days at once.`,
+      );
     }
     const groupBy = query.groupBy ?? 'day';
-    const groups: UsageGroupRow[] = await repository.sumDebits(accountId, { from: new Date(from * 1000), until: new Date((to + 1) * 1000), groupBy });
+    const groups: UsageGroupRow[] = await repository.sumDebits(accountId, {
+      from: new Date(from * 1000),
+      until: new Date((to + 1) * 1000),
+      groupBy,
+    });
     return { from, to, groupBy, currency: CURRENCY, groups };
   }
 
@@ -75,7 +92,10 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
   }
 
   /** A new key of the account; its text is in the reply only. */
-  async function createKey(accountId: string, input: { name?: string; expiresInSeconds?: number }): Promise<{ row: ApiKeyRow; key: string }> {
+  async function createKey(
+    accountId: string,
+    input: { name?: string; expiresInSeconds?: number },
+  ): Promise<{ row: ApiKeyRow; key: string }> {
     return accounts.createKey(accountId, input);
   }
 
@@ -97,10 +117,14 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
   }
 
   /** Newest first; `after` must name a Response of this account (another account's reads as unknown: 400). */
-  async function listResponses(accountId: string, query: { limit?: number; after?: string; status?: ResponseStatus }): Promise<Page<ResponseActivity>> {
+  async function listResponses(
+    accountId: string,
+    query: { limit?: number; after?: string; status?: ResponseStatus },
+  ): Promise<Page<ResponseActivity>> {
     const page = await toPageRequest({ limit: query.limit, order: 'desc', after: query.after }, async (cursor) => {
       const seq = await activity.findResponseSeq(accountId, cursor);
-      if (seq === undefined) throw invalidRequest('organization', `after: ${cursor} is not a Response of this account.`);
+      if (seq === undefined)
+        throw invalidRequest('organization', `after: ${cursor} is not a Response of this account.`);
       return seq;
     });
     const { rows, hasMore } = await activity.listResponses(accountId, page, query.status);
@@ -116,13 +140,19 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
   }
 
   async function withWebhooks(accountId: string, rows: ResponseSummaryRow[]): Promise<ResponseActivity[]> {
-    const deliveries = await activity.findWebhookOutcomes(accountId, rows.map((row) => row.id));
+    const deliveries = await activity.findWebhookOutcomes(
+      accountId,
+      rows.map((row) => row.id),
+    );
     const byResource = new Map(deliveries.map((delivery) => [delivery.resource_id, delivery]));
     return rows.map((row) => ({ row, webhook: byResource.get(row.id) }));
   }
 
   /** Newest first, across the account's threads; `after` must name a Run of this account. */
-  async function listRuns(accountId: string, query: { limit?: number; after?: string; status?: RunStatus }): Promise<Page<RunSummaryRow>> {
+  async function listRuns(
+    accountId: string,
+    query: { limit?: number; after?: string; status?: RunStatus },
+  ): Promise<Page<RunSummaryRow>> {
     const page = await toPageRequest({ limit: query.limit, order: 'desc', after: query.after }, async (cursor) => {
       const seq = await activity.findRunSeq(accountId, cursor);
       if (seq === undefined) throw invalidRequest('organization', `after: ${cursor} is not a Run of this account.`);
@@ -131,7 +161,17 @@ export function createOrganizationService(deps: { db: Db; accounts: AccountsServ
     return activity.listRuns(accountId, page, query.status);
   }
 
-  return { getBalance, listTransactions, getUsage, listKeys, createKey, disableKey, listResponses, getResponse, listRuns };
+  return {
+    getBalance,
+    listTransactions,
+    getUsage,
+    listKeys,
+    createKey,
+    disableKey,
+    listResponses,
+    getResponse,
+    listRuns,
+  };
 }
 
 export type OrganizationService = ReturnType<typeof createOrganizationService>;

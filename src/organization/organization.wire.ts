@@ -29,12 +29,22 @@ export function responseSummaryToWire(row: ResponseSummaryRow, webhook: WebhookO
     // From the stored times (milliseconds), not the rounded seconds above.
     duration_ms: millisecondsBetween(row.created_at, row.completed_at),
     usage: row.usage
-      ? { input_tokens: row.usage.input_tokens, output_tokens: row.usage.output_tokens, total_tokens: row.usage.total_tokens, cost: row.usage.cost }
+      ? {
+          input_tokens: row.usage.input_tokens,
+          output_tokens: row.usage.output_tokens,
+          total_tokens: row.usage.total_tokens,
+          cost: row.usage.cost,
+        }
       : null,
     error: row.error ? { code: row.error.code, message: row.error.message } : null,
     // The one-shot webhook's outcome (webhooks/webhook-sender.ts); null when none was asked for or it is not sent yet.
     webhook: webhook
-      ? { status: webhook.status, response_status: webhook.response_status, error: webhook.error, attempted_at: seconds(webhook.attempted_at) }
+      ? {
+          status: webhook.status,
+          response_status: webhook.response_status,
+          error: webhook.error,
+          attempted_at: seconds(webhook.attempted_at),
+        }
       : null,
   };
 }
@@ -57,14 +67,25 @@ export function runSummaryToWire(row: RunSummaryRow) {
     completed_at: seconds(endedAt),
     duration_ms: millisecondsBetween(row.created_at, endedAt),
     usage: row.usage
-      ? { prompt_tokens: row.usage.prompt_tokens, completion_tokens: row.usage.completion_tokens, total_tokens: row.usage.total_tokens, cost: row.usage.cost }
+      ? {
+          prompt_tokens: row.usage.prompt_tokens,
+          completion_tokens: row.usage.completion_tokens,
+          total_tokens: row.usage.total_tokens,
+          cost: row.usage.cost,
+        }
       : null,
     last_error: row.last_error ? { code: row.last_error.code, message: row.last_error.message } : null,
   };
 }
 
 /** GET /v2/organization/usage: the groups, and their sum. */
-export function usageToWire(input: { from: number; to: number; groupBy: UsageGrouping; currency: string; groups: UsageGroupRow[] }) {
+export function usageToWire(input: {
+  from: number;
+  to: number;
+  groupBy: UsageGrouping;
+  currency: string;
+  groups: UsageGroupRow[];
+}) {
   const data = input.groups.map((group) => ({
     key: group.key,
     amount: group.amount,
@@ -79,7 +100,15 @@ export function usageToWire(input: { from: number; to: number; groupBy: UsageGro
     total.prompt_tokens += group.prompt_tokens;
     total.completion_tokens += group.completion_tokens;
   }
-  return { object: 'organization.usage' as const, from: input.from, to: input.to, group_by: input.groupBy, currency: input.currency, data, total };
+  return {
+    object: 'organization.usage' as const,
+    from: input.from,
+    to: input.to,
+    group_by: input.groupBy,
+    currency: input.currency,
+    data,
+    total,
+  };
 }
 
 export type ResponseSummaryWire = ReturnType<typeof responseSummaryToWire>;

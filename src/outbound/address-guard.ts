@@ -29,7 +29,8 @@ export const MAX_OUTBOUND_URL_LENGTH = 2048;
 export function checkOutboundUrl(raw: string, options: OutboundUrlOptions): OutboundUrlCheck {
   const field = options.field ?? 'URL';
   const refuse = (message: string): OutboundUrlCheck => ({ ok: false, message });
-  if (raw.length > MAX_OUTBOUND_URL_LENGTH) return refuse(`${field} must be at most ${MAX_OUTBOUND_URL_LENGTH} characters.`);
+  if (raw.length > MAX_OUTBOUND_URL_LENGTH)
+    return refuse(`${field} must be at most ${MAX_OUTBOUND_URL_LENGTH} characters.`);
   let url: URL;
   try {
     url = new URL(raw);
@@ -45,11 +46,15 @@ export function checkOutboundUrl(raw: string, options: OutboundUrlOptions): Outb
     // The WHATWG parser has already normalised 0x7f.1, 2130706433 and friends to dotted IPv4.
     const host = url.hostname.replace(/\.$/, '');
     if (host === 'localhost' || host.endsWith('.localhost')) {
-      return refuse(`${field} must not point to localhost; private, loopback and link-local addresses are not allowed.`);
+      return refuse(
+        `${field} must not point to localhost; private, loopback and link-local addresses are not allowed.`,
+      );
     }
     const kind = blockedAddressKind(host);
     if (kind) {
-      return refuse(`${field} points to a ${kind} address; private, loopback and link-local addresses are not allowed.`);
+      return refuse(
+        `${field} points to a ${kind} address; private, loopback and link-local addresses are not allowed.`,
+      );
     }
   }
   return { ok: true, url };
@@ -69,7 +74,11 @@ export class OutboundAddressRefusedError extends Error {
   override readonly name = 'OutboundAddressRefusedError';
   readonly [refusedMarker] = true;
 
-  constructor(readonly host: string, readonly address: string, readonly kind: string) {
+  constructor(
+    readonly host: string,
+    readonly address: string,
+    readonly kind: string,
+  ) {
     super(
       host === address
         ? `refused to connect to ${address}: a ${kind} address`
@@ -135,9 +144,10 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
             if (kind) return callback(new OutboundAddressRefusedError(hostname, address, kind), '', 0);
           }
         }
-        const wanted = lookupOptions.family === 4 || lookupOptions.family === 6
-          ? addresses.filter((entry) => entry.family === lookupOptions.family)
-          : addresses;
+        const wanted =
+          lookupOptions.family === 4 || lookupOptions.family === 6
+            ? addresses.filter((entry) => entry.family === lookupOptions.family)
+            : addresses;
         if (wanted.length === 0) {
           callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', 0);
         } else if (lookupOptions.all) {
@@ -163,7 +173,11 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     },
   });
   const guarded = (async (input: string | URL, init?: RequestInit) => {
-    const undiciInit = { ...(init as UndiciRequestInit | undefined), redirect: 'manual', dispatcher: agent } as UndiciRequestInit;
+    const undiciInit = {
+      ...(init as UndiciRequestInit | undefined),
+      redirect: 'manual',
+      dispatcher: agent,
+    } as UndiciRequestInit;
     return (await undiciFetch(input, undiciInit)) as unknown as Response;
   }) as GuardedFetch;
   guarded.close = () => agent.destroy();

@@ -23,7 +23,10 @@ export function observeProvider(provider: VendorProvider, vendor: string, observ
   const since = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
   const outcomeOf = (error: unknown) => (ProviderError.isInstance(error) ? error.kind : 'unexpected');
 
-  function timed<Request extends { model: string }, Result>(kind: VendorCallRecord['kind'], call: (request: Request) => Promise<Result>) {
+  function timed<Request extends { model: string }, Result>(
+    kind: VendorCallRecord['kind'],
+    call: (request: Request) => Promise<Result>,
+  ) {
     return async (request: Request): Promise<Result> => {
       const started = process.hrtime.bigint();
       try {
@@ -56,12 +59,24 @@ export function observeProvider(provider: VendorProvider, vendor: string, observ
           outcome = outcomeOf(error);
           throw error;
         } finally {
-          observe({ vendor, kind: 'language', model: request.model, outcome, seconds: since(started), firstTokenSeconds });
+          observe({
+            vendor,
+            kind: 'language',
+            model: request.model,
+            outcome,
+            seconds: since(started),
+            firstTokenSeconds,
+          });
         }
       },
     },
     embeddingModel: embeddingModel && { embed: timed('embedding', (request) => embeddingModel.embed(request)) },
-    speechModel: speechModel && { ...speechModel, synthesize: timed('speech', (request) => speechModel.synthesize(request)) },
-    transcriptionModel: transcriptionModel && { transcribe: timed('transcription', (request) => transcriptionModel.transcribe(request)) },
+    speechModel: speechModel && {
+      ...speechModel,
+      synthesize: timed('speech', (request) => speechModel.synthesize(request)),
+    },
+    transcriptionModel: transcriptionModel && {
+      transcribe: timed('transcription', (request) => transcriptionModel.transcribe(request)),
+    },
   };
 }

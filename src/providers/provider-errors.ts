@@ -19,14 +19,21 @@ export function vendorErrorToApiError(error: unknown, area: ErrorArea): ApiError
   const vendor = error.vendor;
   const status = error.status !== undefined ? ` (${error.status})` : '';
   if (error.kind === 'bad_request') {
-    return withCause(invalidRequest(area, `Vendor ${vendor} rejected the request as invalid${status}: ${clip(error.message)}`), error);
+    return withCause(
+      invalidRequest(area, `Vendor ${vendor} rejected the request as invalid${status}: ${clip(error.message)}`),
+      error,
+    );
   }
   const message = `${describeKind(error.kind, vendor)}${status}${explain(error.kind)}.`;
   const transient = TRANSIENT[error.kind];
   if (!transient) return executionFailed(area, message, error);
   // Our own retries are spent: the client is told when to try again rather than retrying blindly on top of them.
   const retryAfter = Math.max(1, Math.ceil((error.retryAfterMs ?? transient.retryAfterMs) / 1000));
-  return new ApiError(500, `${area}.execution_failed`, message, { cause: error, headers: { 'Retry-After': String(retryAfter) }, openAIStatus: transient.openAIStatus });
+  return new ApiError(500, `${area}.execution_failed`, message, {
+    cause: error,
+    headers: { 'Retry-After': String(retryAfter) },
+    openAIStatus: transient.openAIStatus,
+  });
 }
 
 /**
@@ -62,7 +69,8 @@ function describeKind(kind: ProviderErrorKind, vendor: string): string {
 }
 
 function explain(kind: ProviderErrorKind): string {
-  if (kind === 'auth') return ": the service's credentials for this vendor were refused; this is not a problem with your API key";
+  if (kind === 'auth')
+    return ": the service's credentials for this vendor were refused; this is not a problem with your API key";
   if (kind === 'rate_limit') return '; retry later';
   return '';
 }

@@ -176,15 +176,7 @@ export interface SpeechModel {
 }
 
 export type ProviderErrorKind =
-  | 'auth'
-  | 'rate_limit'
-  | 'bad_request'
-  | 'not_found'
-  | 'server'
-  | 'timeout'
-  | 'network'
-  | 'malformed'
-  | 'cancelled';
+  'auth' | 'rate_limit' | 'bad_request' | 'not_found' | 'server' | 'timeout' | 'network' | 'malformed' | 'cancelled';
 
 const marker = Symbol.for('switchyard.ProviderError');
 

@@ -5,7 +5,14 @@ import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { createDevProvider } from './dev/dev-provider';
 import { observeProvider, type VendorCallObserver } from './observed-provider';
-import type { EmbeddingModel, LanguageModel, SpeechModel, TranscriptionModel, VendorAdapterOptions, VendorProvider } from './provider';
+import type {
+  EmbeddingModel,
+  LanguageModel,
+  SpeechModel,
+  TranscriptionModel,
+  VendorAdapterOptions,
+  VendorProvider,
+} from './provider';
 
 /**
  * The only place that maps a catalog vendor's `adapter` to code. Vendors themselves (which exist, their
@@ -17,14 +24,19 @@ const adapterFactories: Record<AdapterKind, (options: VendorAdapterOptions) => V
   openai: (options) =>
     (require('./openai/openai-provider') as typeof import('./openai/openai-provider')).createOpenAIProvider(options),
   anthropic: (options) =>
-    (require('./anthropic/anthropic-provider') as typeof import('./anthropic/anthropic-provider')).createAnthropicProvider(options),
+    (
+      require('./anthropic/anthropic-provider') as typeof import('./anthropic/anthropic-provider')
+    ).createAnthropicProvider(options),
   google: (options) =>
     (require('./google/google-provider') as typeof import('./google/google-provider')).createGoogleProvider(options),
   'openai-compatible': (options) =>
-    (require('./openai-compatible/openai-compatible-provider') as typeof import('./openai-compatible/openai-compatible-provider'))
-      .createOpenAICompatibleProvider(options),
+    (
+      require('./openai-compatible/openai-compatible-provider') as typeof import('./openai-compatible/openai-compatible-provider')
+    ).createOpenAICompatibleProvider(options),
   deepgram: (options) =>
-    (require('./deepgram/deepgram-provider') as typeof import('./deepgram/deepgram-provider')).createDeepgramProvider(options),
+    (require('./deepgram/deepgram-provider') as typeof import('./deepgram/deepgram-provider')).createDeepgramProvider(
+      options,
+    ),
   dev: (options) => createDevProvider({ vendor: options.vendor }),
 };
 
@@ -61,7 +73,9 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
     if (!vendor) throw notAvailable(`Unknown vendor "${vendorCode}".`);
     const connection = resolveVendorConnection(vendor, settings.settings);
     if (!connection.available) {
-      throw notAvailable(`Vendor "${vendor.code}" is not configured${connection.missing ? ` (set ${connection.missing})` : ''}.`);
+      throw notAvailable(
+        `Vendor "${vendor.code}" is not configured${connection.missing ? ` (set ${connection.missing})` : ''}.`,
+      );
     }
     const created = adapterFactories[vendor.adapter]({
       vendor: vendor.code,
@@ -78,7 +92,11 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
   }
 
   /** The vendor's models of one kind; 400 `model.not_available` when it offers none. */
-  function modelsOf<Kind extends 'languageModel' | 'embeddingModel' | 'speechModel' | 'transcriptionModel'>(vendorCode: string, kind: Kind, what: string) {
+  function modelsOf<Kind extends 'languageModel' | 'embeddingModel' | 'speechModel' | 'transcriptionModel'>(
+    vendorCode: string,
+    kind: Kind,
+    what: string,
+  ) {
     const model = provider(vendorCode)[kind];
     if (!model) throw notAvailable(`Vendor "${vendorCode}" offers no ${what} models.`);
     return model as NonNullable<VendorProvider[Kind]>;

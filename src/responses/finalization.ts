@@ -39,11 +39,20 @@ export interface FinalRecord {
  * vendor reported, the generation's unwritten closing events and the final event (whose sequence number the
  * statement fills in: a failed or cancelled generation may not know it). Pure: `row` is the Response as stored.
  */
-export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, price: Price | null): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
+export function finalRecordOf(
+  row: ResponseRow,
+  outcome: GenerationOutcome,
+  price: Price | null,
+): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
   // A cancelled MCP loop still bills the model calls of the rounds it finished.
   const tokens = { input: outcome.inputTokens ?? 0, output: outcome.outputTokens ?? 0 };
   const { cost, exact } = priceCall(price, tokens);
-  const usage: ResponseUsage = { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output, cost };
+  const usage: ResponseUsage = {
+    input_tokens: tokens.input,
+    output_tokens: tokens.output,
+    total_tokens: tokens.input + tokens.output,
+    cost,
+  };
   const status = outcome.kind === 'generated' ? outcome.status : outcome.kind;
   const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
   const final: ResponseRow = {
@@ -52,7 +61,8 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     output,
     usage,
     error: outcome.kind === 'failed' ? { code: outcome.code, message: outcome.message } : null,
-    incomplete_details: outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
+    incomplete_details:
+      outcome.kind === 'generated' && outcome.incompleteReason ? { reason: outcome.incompleteReason } : null,
     completed_at: new Date(),
   };
   // Also a cost of 0: the debit statement then only releases the Response's hold.
@@ -61,9 +71,13 @@ export function finalRecordOf(row: ResponseRow, outcome: GenerationOutcome, pric
     cost: exact,
     operationKey: `response:${row.id}`,
     metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
-    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
+    usage: {
+      prompt_tokens: usage.input_tokens,
+      completion_tokens: usage.output_tokens,
+      total_tokens: usage.total_tokens,
+    },
   });
-  const unwritten = (outcome.kind === 'cancelled' ? [] : outcome.unwrittenEvents ?? []) as StreamEvent[];
+  const unwritten = (outcome.kind === 'cancelled' ? [] : (outcome.unwrittenEvents ?? [])) as StreamEvent[];
   const record: FinalRecord = {
     id: row.id,
     account_id: row.account_id,
@@ -96,7 +110,15 @@ export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): New
     ...row.request.input.map((item, index): NewConversationItem => {
       const id = inputItemId(row.id, index, item);
       if (item.type === 'message') return { type: 'message', role: item.role, content: item.content, id };
-      if (item.type === 'function_call') return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id, status: 'completed' };
+      if (item.type === 'function_call')
+        return {
+          type: 'function_call',
+          callId: item.call_id,
+          name: item.name,
+          arguments: item.arguments,
+          id,
+          status: 'completed',
+        };
       return { type: 'function_call_output', callId: item.call_id, output: item.output, id };
     }),
     ...output.map((item): NewConversationItem => {
@@ -104,12 +126,34 @@ export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): New
         case 'message':
           return { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status };
         case 'function_call':
-          return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments, id: item.id, status: 'completed' };
+          return {
+            type: 'function_call',
+            callId: item.call_id,
+            name: item.name,
+            arguments: item.arguments,
+            id: item.id,
+            status: 'completed',
+          };
         case 'mcp_list_tools':
-          return { type: 'mcp_list_tools', serverLabel: item.server_label, tools: item.tools, error: item.error, id: item.id };
+          return {
+            type: 'mcp_list_tools',
+            serverLabel: item.server_label,
+            tools: item.tools,
+            error: item.error,
+            id: item.id,
+          };
         case 'mcp_call':
           // A call cut off by a cancel or failure is stored as incomplete.
-          return { type: 'mcp_call', serverLabel: item.server_label, name: item.name, arguments: item.arguments, output: item.output, error: item.error, id: item.id, status: item.status === 'in_progress' ? 'incomplete' : 'completed' };
+          return {
+            type: 'mcp_call',
+            serverLabel: item.server_label,
+            name: item.name,
+            arguments: item.arguments,
+            output: item.output,
+            error: item.error,
+            id: item.id,
+            status: item.status === 'in_progress' ? 'incomplete' : 'completed',
+          };
       }
     }),
   ];

@@ -39,15 +39,37 @@ export class OutputAssembler {
     if (part.type === 'text-delta') {
       if (!part.text) return;
       if (!this.message) {
-        this.message = { id: newId('msg'), type: 'message', role: 'assistant', status: 'in_progress', content: [{ type: 'output_text', text: '' }] };
+        this.message = {
+          id: newId('msg'),
+          type: 'message',
+          role: 'assistant',
+          status: 'in_progress',
+          content: [{ type: 'output_text', text: '' }],
+        };
         this.output.push(this.message);
         const outputIndex = this.output.length - 1;
-        this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...this.message, content: [] } });
+        this.writer.emit({
+          type: 'response.output_item.added',
+          output_index: outputIndex,
+          item: { ...this.message, content: [] },
+        });
         // OpenAI's stream opens and closes each content part; its SDK's stream helpers build the text on them.
-        this.writer.emit({ type: 'response.content_part.added', output_index: outputIndex, content_index: 0, item_id: this.message.id, part: { type: 'output_text', text: '', annotations: [] } });
+        this.writer.emit({
+          type: 'response.content_part.added',
+          output_index: outputIndex,
+          content_index: 0,
+          item_id: this.message.id,
+          part: { type: 'output_text', text: '', annotations: [] },
+        });
       }
       this.message.content[0].text += part.text;
-      this.writer.emit({ type: 'response.output_text.delta', output_index: this.output.indexOf(this.message), content_index: 0, item_id: this.message.id, delta: part.text });
+      this.writer.emit({
+        type: 'response.output_text.delta',
+        output_index: this.output.indexOf(this.message),
+        content_index: 0,
+        item_id: this.message.id,
+        delta: part.text,
+      });
     } else if (part.type === 'tool-call') {
       this.closeMessage('completed');
       if (!parallelToolCalls && (this.functionCalled || this.mcpCalls.length > 0)) return;
@@ -58,13 +80,28 @@ export class OutputAssembler {
       const offered = this.mcpCollisions.get(part.name);
       if (offered && offered.length > 1) {
         const labels = offered.map((fn) => fn.serverLabel);
-        return this.acceptMcpCall(part, { ...offered[0]!, serverLabel: labels.join(', ') }, `Tool "${part.name}" is offered by more than one MCP server (${labels.join(', ')}); call ${offered.map((fn) => fn.name).join(' or ')}.`);
+        return this.acceptMcpCall(
+          part,
+          { ...offered[0]!, serverLabel: labels.join(', ') },
+          `Tool "${part.name}" is offered by more than one MCP server (${labels.join(', ')}); call ${offered.map((fn) => fn.name).join(' or ')}.`,
+        );
       }
       this.functionCalled = true;
-      const item: FunctionCallOutputItem = { id: newId('fc'), type: 'function_call', call_id: part.callId, name: part.name, arguments: part.arguments, status: 'completed' };
+      const item: FunctionCallOutputItem = {
+        id: newId('fc'),
+        type: 'function_call',
+        call_id: part.callId,
+        name: part.name,
+        arguments: part.arguments,
+        status: 'completed',
+      };
       this.output.push(item);
       const outputIndex = this.output.length - 1;
-      this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '', status: 'in_progress' } });
+      this.writer.emit({
+        type: 'response.output_item.added',
+        output_index: outputIndex,
+        item: { ...item, arguments: '', status: 'in_progress' },
+      });
       this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item });
     } else {
       this.finishPart = part;
@@ -77,7 +114,8 @@ export class OutputAssembler {
    * `incomplete` now and the new answer is a message of its own.
    */
   resume(open: MessageOutputItem, continued: boolean) {
-    if (this.output.at(-1) !== open) throw new Error('resume: the open message must be the last item of the prior output');
+    if (this.output.at(-1) !== open)
+      throw new Error('resume: the open message must be the last item of the prior output');
     this.message = open;
     if (!continued) this.closeMessage('incomplete');
   }
@@ -95,13 +133,35 @@ export class OutputAssembler {
 
   private acceptMcpCall(part: Extract<TextStreamPart, { type: 'tool-call' }>, mcp: McpFunction, refused?: string) {
     const item: McpCallItem = {
-      id: newId('mcp'), type: 'mcp_call', server_label: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments, output: null, error: null, status: 'in_progress',
+      id: newId('mcp'),
+      type: 'mcp_call',
+      server_label: mcp.serverLabel,
+      name: mcp.toolName,
+      arguments: part.arguments,
+      output: null,
+      error: null,
+      status: 'in_progress',
     };
     this.output.push(item);
-    this.mcpCalls.push({ itemId: item.id, serverLabel: mcp.serverLabel, name: mcp.toolName, arguments: part.arguments, ...(refused ? { refused } : {}) });
+    this.mcpCalls.push({
+      itemId: item.id,
+      serverLabel: mcp.serverLabel,
+      name: mcp.toolName,
+      arguments: part.arguments,
+      ...(refused ? { refused } : {}),
+    });
     const outputIndex = this.output.length - 1;
-    this.writer.emit({ type: 'response.output_item.added', output_index: outputIndex, item: { ...item, arguments: '' } });
-    this.writer.emit({ type: 'response.mcp_call_arguments.done', output_index: outputIndex, item_id: item.id, arguments: part.arguments });
+    this.writer.emit({
+      type: 'response.output_item.added',
+      output_index: outputIndex,
+      item: { ...item, arguments: '' },
+    });
+    this.writer.emit({
+      type: 'response.mcp_call_arguments.done',
+      output_index: outputIndex,
+      item_id: item.id,
+      arguments: part.arguments,
+    });
     this.writer.emit({ type: 'response.mcp_call.in_progress', output_index: outputIndex, item_id: item.id });
   }
 
@@ -111,8 +171,20 @@ export class OutputAssembler {
     this.message = undefined;
     message.status = status;
     const outputIndex = this.output.indexOf(message);
-    this.writer.emit({ type: 'response.output_text.done', output_index: outputIndex, content_index: 0, item_id: message.id, text: message.content[0].text });
-    this.writer.emit({ type: 'response.content_part.done', output_index: outputIndex, content_index: 0, item_id: message.id, part: { type: 'output_text', text: message.content[0].text, annotations: [] } });
+    this.writer.emit({
+      type: 'response.output_text.done',
+      output_index: outputIndex,
+      content_index: 0,
+      item_id: message.id,
+      text: message.content[0].text,
+    });
+    this.writer.emit({
+      type: 'response.content_part.done',
+      output_index: outputIndex,
+      content_index: 0,
+      item_id: message.id,
+      part: { type: 'output_text', text: message.content[0].text, annotations: [] },
+    });
     this.writer.emit({ type: 'response.output_item.done', output_index: outputIndex, item: message });
   }
 }

@@ -14,10 +14,18 @@ export const MAX_CHARS_PER_TOKEN = 6;
  * `inputTokens` (the caller's estimate) as the input count, and the vendor stream is closed, which aborts its
  * request. A vendor that finishes on its own is passed through as it is.
  */
-export async function* capOutput(parts: AsyncIterable<TextStreamPart> | Iterable<TextStreamPart>, maxOutputTokens: number | undefined, inputTokens: () => number): AsyncGenerator<TextStreamPart> {
+export async function* capOutput(
+  parts: AsyncIterable<TextStreamPart> | Iterable<TextStreamPart>,
+  maxOutputTokens: number | undefined,
+  inputTokens: () => number,
+): AsyncGenerator<TextStreamPart> {
   if (maxOutputTokens === undefined) return yield* parts;
   let left = maxOutputTokens * MAX_CHARS_PER_TOKEN;
-  const cut = (): TextStreamPart => ({ type: 'finish', finishReason: 'length', usage: { inputTokens: inputTokens(), outputTokens: maxOutputTokens } });
+  const cut = (): TextStreamPart => ({
+    type: 'finish',
+    finishReason: 'length',
+    usage: { inputTokens: inputTokens(), outputTokens: maxOutputTokens },
+  });
   // Leaving this loop early (return) closes the vendor's iterator: its adapter aborts the request.
   for await (const part of parts) {
     if (part.type === 'text-delta') {

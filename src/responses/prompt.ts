@@ -49,7 +49,10 @@ export async function buildPrompt(
     history = latest.rows.flatMap(conversationItemToPrompt);
     left = latest;
   } else if (response.previous_response_id) {
-    const chain = await chainHistory(db, response.account_id, response.previous_response_id, { limit, tokenBudget: historyBudget });
+    const chain = await chainHistory(db, response.account_id, response.previous_response_id, {
+      limit,
+      tokenBudget: historyBudget,
+    });
     history = chain.items;
     left = chain;
   }
@@ -101,13 +104,16 @@ async function chainHistory(
 }
 
 export function inputItemToPrompt(item: InputItem): PromptItem {
-  if (item.type === 'function_call_output') return { type: 'function_call_output', callId: item.call_id, output: item.output };
-  if (item.type === 'function_call') return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments };
+  if (item.type === 'function_call_output')
+    return { type: 'function_call_output', callId: item.call_id, output: item.output };
+  if (item.type === 'function_call')
+    return { type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments };
   return { type: 'message', role: item.role === 'developer' ? 'system' : item.role, text: item.content };
 }
 
 export function outputItemToPrompt(item: OutputItem): PromptItem[] {
-  if (item.type === 'function_call') return [{ type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments }];
+  if (item.type === 'function_call')
+    return [{ type: 'function_call', callId: item.call_id, name: item.name, arguments: item.arguments }];
   if (item.type === 'mcp_list_tools') return [];
   if (item.type === 'mcp_call') return mcpCallToPrompt(item);
   const text = item.content.map((part) => part.text).join('');
@@ -115,10 +121,20 @@ export function outputItemToPrompt(item: OutputItem): PromptItem[] {
 }
 
 function conversationItemToPrompt(row: ConversationItemRow): PromptItem[] {
-  if (row.type === 'function_call') return [{ type: 'function_call', callId: row.call_id ?? '', name: row.name ?? '', arguments: row.arguments ?? '' }];
-  if (row.type === 'function_call_output') return [{ type: 'function_call_output', callId: row.call_id ?? '', output: row.output ?? '' }];
+  if (row.type === 'function_call')
+    return [{ type: 'function_call', callId: row.call_id ?? '', name: row.name ?? '', arguments: row.arguments ?? '' }];
+  if (row.type === 'function_call_output')
+    return [{ type: 'function_call_output', callId: row.call_id ?? '', output: row.output ?? '' }];
   if (row.type === 'mcp_list_tools') return [];
-  if (row.type === 'mcp_call') return mcpCallToPrompt({ id: row.id, server_label: row.server_label ?? '', name: row.name ?? '', arguments: row.arguments ?? '', output: row.output, error: row.error });
+  if (row.type === 'mcp_call')
+    return mcpCallToPrompt({
+      id: row.id,
+      server_label: row.server_label ?? '',
+      name: row.name ?? '',
+      arguments: row.arguments ?? '',
+      output: row.output,
+      error: row.error,
+    });
   const role = row.role === 'assistant' ? 'assistant' : row.role === 'user' ? 'user' : 'system';
   return [{ type: 'message', role, text: (row.content ?? []).map((part) => part.text).join('') }];
 }
@@ -127,7 +143,9 @@ function conversationItemToPrompt(row: ConversationItemRow): PromptItem[] {
  * An MCP call as the model sees it: a function call under the tool's own name (a tool renamed for a clash,
  * src/mcp/mcp-tools.ts, still appears under its own name in history) and its result, paired by the item id.
  */
-function mcpCallToPrompt(item: Pick<McpCallItem, 'id' | 'server_label' | 'name' | 'arguments' | 'output' | 'error'>): PromptItem[] {
+function mcpCallToPrompt(
+  item: Pick<McpCallItem, 'id' | 'server_label' | 'name' | 'arguments' | 'output' | 'error'>,
+): PromptItem[] {
   return [
     { type: 'function_call', callId: item.id, name: item.name, arguments: item.arguments },
     { type: 'function_call_output', callId: item.id, name: item.name, output: callResultForModel(item) },
@@ -143,7 +161,8 @@ function mcpCallToPrompt(item: Pick<McpCallItem, 'id' | 'server_label' | 'name' 
 export function promptTokenBound(prompt: { instructions?: string; items: PromptItem[]; tools?: unknown[] }): number {
   let bytes = Buffer.byteLength(prompt.instructions ?? '') + 16;
   for (const item of prompt.items) {
-    const text = item.type === 'message' ? item.text : item.type === 'function_call' ? item.name + item.arguments : item.output;
+    const text =
+      item.type === 'message' ? item.text : item.type === 'function_call' ? item.name + item.arguments : item.output;
     bytes += Buffer.byteLength(text) + 8;
   }
   if (prompt.tools && prompt.tools.length > 0) bytes += Buffer.byteLength(JSON.stringify(prompt.tools));

@@ -1,6 +1,13 @@
 import type { CatalogModel } from '../catalog/catalog-types';
 import type { McpFunction } from '../mcp/mcp-tools';
-import type { FunctionTool, GenerateTextRequest, GenerateTextResult, ResponseFormat, TextStreamPart, ToolChoice } from '../providers/provider';
+import type {
+  FunctionTool,
+  GenerateTextRequest,
+  GenerateTextResult,
+  ResponseFormat,
+  TextStreamPart,
+  ToolChoice,
+} from '../providers/provider';
 import type { Prompt } from './prompt';
 import type { ResponseRequest } from './response-types';
 
@@ -11,10 +18,30 @@ export interface McpTurn {
 }
 
 /** The vendor call of a Response: its prompt, its function tools (and MCP tools) and its sampling settings, for the provider port. */
-export function toGenerateTextRequest(request: ResponseRequest, model: CatalogModel, prompt: Prompt, signal: AbortSignal, mcp?: McpTurn): GenerateTextRequest {
+export function toGenerateTextRequest(
+  request: ResponseRequest,
+  model: CatalogModel,
+  prompt: Prompt,
+  signal: AbortSignal,
+  mcp?: McpTurn,
+): GenerateTextRequest {
   const tools: FunctionTool[] = [
-    ...request.tools.flatMap((tool) => (tool.type === 'function' ? [{ name: tool.name, description: tool.description, parameters: tool.parameters ?? { type: 'object', properties: {} } }] : [])),
-    ...(mcp?.functions ?? []).map((fn) => ({ name: fn.name, description: fn.description ?? undefined, parameters: fn.inputSchema })),
+    ...request.tools.flatMap((tool) =>
+      tool.type === 'function'
+        ? [
+            {
+              name: tool.name,
+              description: tool.description,
+              parameters: tool.parameters ?? { type: 'object', properties: {} },
+            },
+          ]
+        : [],
+    ),
+    ...(mcp?.functions ?? []).map((fn) => ({
+      name: fn.name,
+      description: fn.description ?? undefined,
+      parameters: fn.inputSchema,
+    })),
   ];
   return {
     model: model.upstreamId,
@@ -37,7 +64,13 @@ export function toGenerateTextRequest(request: ResponseRequest, model: CatalogMo
 export function toResponseFormat(format: ResponseRequest['text_format']): ResponseFormat | undefined {
   if (!format) return undefined;
   if (format.type === 'json_object') return { type: 'json' };
-  return { type: 'json', schema: format.schema, name: format.name, description: format.description, strict: format.strict ?? undefined };
+  return {
+    type: 'json',
+    schema: format.schema,
+    name: format.name,
+    description: format.description,
+    strict: format.strict ?? undefined,
+  };
 }
 
 /** The names of the request's client-side functions. */
@@ -68,6 +101,7 @@ function toToolChoice(choice: unknown, mcp: McpTurn | undefined): ToolChoice | u
 /** A whole generation as the parts a stream of it would have had: its text, its tool calls, its finish. */
 export function* partsOf(result: GenerateTextResult): Iterable<TextStreamPart> {
   if (result.text) yield { type: 'text-delta', text: result.text };
-  for (const call of result.toolCalls) yield { type: 'tool-call', callId: call.callId, name: call.name, arguments: call.arguments };
+  for (const call of result.toolCalls)
+    yield { type: 'tool-call', callId: call.callId, name: call.name, arguments: call.arguments };
   yield { type: 'finish', finishReason: result.finishReason, usage: result.usage };
 }

@@ -7,10 +7,15 @@ import { toUnixSeconds } from '../time';
  * A text part as OpenAI's reference has it: `annotations` and `logprobs` are required arrays (its clients map
  * over them). None is produced here, so both are empty; a part that has them keeps its own.
  */
-export const outputTextToWire = <Part extends { type: 'output_text'; text: string }>(part: Part) => ({ annotations: [] as never[], logprobs: [] as never[], ...part });
+export const outputTextToWire = <Part extends { type: 'output_text'; text: string }>(part: Part) => ({
+  annotations: [] as never[],
+  logprobs: [] as never[],
+  ...part,
+});
 
 /** An output item on the wire: a message's text parts completed as above, the other items as stored. */
-export const outputItemToWire = (item: OutputItem) => (item.type === 'message' ? { ...item, content: item.content.map(outputTextToWire) } : item);
+export const outputItemToWire = (item: OutputItem) =>
+  item.type === 'message' ? { ...item, content: item.content.map(outputTextToWire) } : item;
 
 /** Usage with the token details OpenAI's reference requires (nothing is cached or reasoned about separately here). */
 export const usageToWire = (usage: ResponseUsage) => ({
@@ -40,7 +45,9 @@ export function responseToWire(row: ResponseRow) {
     tool_choice: row.request.tool_choice ?? 'auto',
     // OpenAI's function tool has `parameters` and `strict` always (null when not given).
     tools: row.request.tools.map((tool) =>
-      tool.type === 'mcp' ? { ...tool, authorization: undefined, headers: undefined } : { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null },
+      tool.type === 'mcp'
+        ? { ...tool, authorization: undefined, headers: undefined }
+        : { ...tool, parameters: tool.parameters ?? null, strict: tool.strict ?? null },
     ),
     truncation: row.request.truncation,
     ...(row.request.text_format ? { text: { format: row.request.text_format } } : {}),
@@ -61,12 +68,29 @@ export function inputItemToWire({ id, item }: { id: string; item: InputItem }) {
         type: 'message' as const,
         role: item.role,
         status: 'completed' as const,
-        content: [item.role === 'assistant' ? outputTextToWire({ type: 'output_text' as const, text: item.content }) : { type: 'input_text' as const, text: item.content }],
+        content: [
+          item.role === 'assistant'
+            ? outputTextToWire({ type: 'output_text' as const, text: item.content })
+            : { type: 'input_text' as const, text: item.content },
+        ],
       };
     case 'function_call':
-      return { id, type: 'function_call' as const, status: 'completed' as const, call_id: item.call_id, name: item.name, arguments: item.arguments };
+      return {
+        id,
+        type: 'function_call' as const,
+        status: 'completed' as const,
+        call_id: item.call_id,
+        name: item.name,
+        arguments: item.arguments,
+      };
     case 'function_call_output':
-      return { id, type: 'function_call_output' as const, status: 'completed' as const, call_id: item.call_id, output: item.output };
+      return {
+        id,
+        type: 'function_call_output' as const,
+        status: 'completed' as const,
+        call_id: item.call_id,
+        output: item.output,
+      };
   }
 }
 
@@ -77,7 +101,11 @@ export type ResponseWire = ReturnType<typeof responseToWire>;
  * lacks them; completing one that has them changes nothing).
  */
 export function storedResponseToWire(response: ResponseWire): ResponseWire {
-  return { ...response, output: response.output.map((item) => outputItemToWire(item as OutputItem)), usage: response.usage && usageToWire(response.usage) };
+  return {
+    ...response,
+    output: response.output.map((item) => outputItemToWire(item as OutputItem)),
+    usage: response.usage && usageToWire(response.usage),
+  };
 }
 
 /**
@@ -88,10 +116,12 @@ export function streamEventToWire(event: StreamEvent): StreamEvent {
   const wire = { ...event };
   if (event.type === 'response.output_text.delta' || event.type === 'response.output_text.done') wire.logprobs ??= [];
   if (isTyped(event.item)) wire.item = outputItemToWire(event.item as OutputItem);
-  if (isTyped(event.part) && event.part.type === 'output_text') wire.part = outputTextToWire(event.part as { type: 'output_text'; text: string });
+  if (isTyped(event.part) && event.part.type === 'output_text')
+    wire.part = outputTextToWire(event.part as { type: 'output_text'; text: string });
   const response = event.response as ResponseWire | undefined;
   if (Array.isArray(response?.output)) wire.response = storedResponseToWire(response);
   return wire;
 }
 
-const isTyped = (value: unknown): value is { type: string } => typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+const isTyped = (value: unknown): value is { type: string } =>
+  typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

@@ -1,7 +1,12 @@
 import type { Db } from '../db/database';
 import { FINAL_STATUSES } from './response-types';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
-import { endResponseFailed, responseFlow, type ResponseActivities, type ResponseJobInput } from '../../workflows/response.flow';
+import {
+  endResponseFailed,
+  responseFlow,
+  type ResponseActivities,
+  type ResponseJobInput,
+} from '../../workflows/response.flow';
 
 /** A Response's durable job: one workflow per Response (workflows/response.flow.ts, response.workflow.ts). */
 export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities, Db> = {

@@ -13,7 +13,13 @@ const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
 
 /** A Response of the account, unless deleted. */
 export async function findResponse(executor: Db, accountId: string, id: string): Promise<ResponseRow | undefined> {
-  return executor.selectFrom('responses').selectAll().where('id', '=', id).where('account_id', '=', accountId).where('deleted_at', 'is', null).executeTakeFirst();
+  return executor
+    .selectFrom('responses')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
 /** A Response by id alone, deleted or not. */
@@ -27,11 +33,18 @@ export async function loadResponse(executor: Db, id: string): Promise<ResponseRo
 }
 
 export async function readStatus(executor: Db, id: string) {
-  return executor.selectFrom('responses').select(['status', 'cancel_requested_at']).where('id', '=', id).executeTakeFirst();
+  return executor
+    .selectFrom('responses')
+    .select(['status', 'cancel_requested_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** The Response and the sequence number its stream's next event takes (after everything stored). */
-export async function loadWithNextSequence(executor: Db, id: string): Promise<{ row: ResponseRow; nextSequence: number }> {
+export async function loadWithNextSequence(
+  executor: Db,
+  id: string,
+): Promise<{ row: ResponseRow; nextSequence: number }> {
   const { next_sequence: nextSequence, ...row } = await executor
     .selectFrom('responses')
     .selectAll()
@@ -49,7 +62,9 @@ export async function loadWithNextSequence(executor: Db, id: string): Promise<{ 
 
 /** One link of a previous_response_id chain: its input and output, and the link before it. */
 export async function findChainLink(executor: Db, accountId: string, id: string) {
-  const row: { input: InputItem[]; output: OutputItem[]; previous_response_id: string | null; deleted_at: Date | null } | undefined = await executor
+  const row:
+    | { input: InputItem[]; output: OutputItem[]; previous_response_id: string | null; deleted_at: Date | null }
+    | undefined = await executor
     .selectFrom('responses')
     .select([sql<InputItem[]>`request -> 'input'`.as('input'), 'output', 'previous_response_id', 'deleted_at'])
     .where('id', '=', id)
@@ -59,7 +74,19 @@ export async function findChainLink(executor: Db, accountId: string, id: string)
 }
 
 /** A new Response as its creation writes it (`created_at`, and `started_at` when started, are the database's now). */
-export type NewResponse = Pick<ResponseRow, 'id' | 'account_id' | 'background' | 'model' | 'vendor' | 'assistant_id' | 'conversation_id' | 'previous_response_id' | 'request' | 'metadata'> & {
+export type NewResponse = Pick<
+  ResponseRow,
+  | 'id'
+  | 'account_id'
+  | 'background'
+  | 'model'
+  | 'vendor'
+  | 'assistant_id'
+  | 'conversation_id'
+  | 'previous_response_id'
+  | 'request'
+  | 'metadata'
+> & {
   /** Written started (`in_progress`) instead of `queued`. */
   started: boolean;
 };
@@ -86,7 +113,11 @@ export type QueuedResult = { row: ResponseRow; holdInEffect?: undefined } | { ro
  * at statement end. `placeHolds` (the ledger's) is needed when an item has a hold. Answers one result per
  * item, in the order given.
  */
-export async function insertQueuedResponses(executor: Db, items: QueuedInsert[], placeHolds?: Ledger['placeHoldsQuery']): Promise<QueuedResult[]> {
+export async function insertQueuedResponses(
+  executor: Db,
+  items: QueuedInsert[],
+  placeHolds?: Ledger['placeHoldsQuery'],
+): Promise<QueuedResult[]> {
   const input = items.map(({ response, initialEvents, reservation, hold }, idx) => ({
     idx,
     ...response,
@@ -96,8 +127,12 @@ export async function insertQueuedResponses(executor: Db, items: QueuedInsert[],
     hold_amount: hold?.amount ?? null,
   }));
   const placements = items.flatMap(({ hold }, idx) => (hold ? [{ ...hold, idx }] : []));
-  if (placements.length > 0 && !placeHolds) throw new Error('insertQueuedResponses: holds given without the ledger\'s placeHoldsQuery');
-  const holds = placements.length > 0 ? placeHolds!(placements) : sql`select null::integer as idx, null::bigint as in_effect where false`;
+  if (placements.length > 0 && !placeHolds)
+    throw new Error("insertQueuedResponses: holds given without the ledger's placeHoldsQuery");
+  const holds =
+    placements.length > 0
+      ? placeHolds!(placements)
+      : sql`select null::integer as idx, null::bigint as in_effect where false`;
   const written = await sql<ResponseRow & { admission_idx: number; admission_hold: string | number | null }>`
     with input as (
       select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as input (
@@ -137,7 +172,11 @@ export async function insertQueuedResponses(executor: Db, items: QueuedInsert[],
  * is written before it), for many Responses in one statement. Skips any cancelled or no longer queued;
  * answers the rows it started.
  */
-export async function startQueuedResponses(executor: Db, ids: string[], inProgressEvents: Record<string, StreamEvent[]>): Promise<ResponseRow[]> {
+export async function startQueuedResponses(
+  executor: Db,
+  ids: string[],
+  inProgressEvents: Record<string, StreamEvent[]>,
+): Promise<ResponseRow[]> {
   const started = await sql<ResponseRow>`
     with started as (
       update responses set status = 'in_progress', started_at = now()
@@ -158,11 +197,17 @@ export async function startQueuedResponses(executor: Db, ids: string[], inProgre
  * concurrent cancel (or a previous run) finalised first gets none of it. Answers, per Response written, the final
  * event's sequence number and the whole kopecks debited (its cost less the account's carry, rounded up).
  */
-export async function writeFinalizations(executor: Db, records: FinalRecord[]): Promise<Map<string, { sequence: number; debited: number }>> {
+export async function writeFinalizations(
+  executor: Db,
+  records: FinalRecord[],
+): Promise<Map<string, { sequence: number; debited: number }>> {
   // The accounts first, in a statement of their own: the debits are priced with each account's carry, read as it
   // is once the lock is held (ledger.ts, writeDebits).
   const written = await inTransaction(executor, async (trx) => {
-    await lockAccounts(trx, records.map((record) => record.account_id));
+    await lockAccounts(
+      trx,
+      records.map((record) => record.account_id),
+    );
     return sql<{ id: string; sequence: number; debited: string | number | null }>`
     with input as (
       select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
@@ -210,16 +255,27 @@ export async function writeFinalizations(executor: Db, records: FinalRecord[]): 
     select next_event.id, next_event.sequence, debit.amount as debited
     from next_event left join debit on debit.operation_key = 'response:' || next_event.id`.execute(trx);
   });
-  return new Map(written.rows.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]));
+  return new Map(
+    written.rows.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]),
+  );
 }
 
 /** Records a cancel request on the row (the workflow reads it when it starts or finalises). */
 export async function markCancelRequested(executor: Db, id: string): Promise<void> {
-  await executor.updateTable('responses').set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` }).where('id', '=', id).execute();
+  await executor
+    .updateTable('responses')
+    .set({ cancel_requested_at: sql`coalesce(cancel_requested_at, now())` })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function markDeleted(executor: Db, accountId: string, id: string): Promise<void> {
-  await executor.updateTable('responses').set({ deleted_at: sql`now()` }).where('id', '=', id).where('account_id', '=', accountId).execute();
+  await executor
+    .updateTable('responses')
+    .set({ deleted_at: sql`now()` })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .execute();
 }
 
 /** The live idempotency record of (account, key): younger than 24 hours (api-decisions 17). */
@@ -234,10 +290,18 @@ export async function findIdempotencyKey(executor: Db, accountId: string, key: s
 }
 
 /** Claims (account, key) for a new Response, or an expired claim again; undefined when a live claim holds it. */
-export async function claimIdempotencyKey(executor: Db, claim: { accountId: string; key: string; requestHash: string; responseId: string }) {
+export async function claimIdempotencyKey(
+  executor: Db,
+  claim: { accountId: string; key: string; requestHash: string; responseId: string },
+) {
   return executor
     .insertInto('idempotency_keys')
-    .values({ account_id: claim.accountId, key: claim.key, request_hash: claim.requestHash, response_id: claim.responseId })
+    .values({
+      account_id: claim.accountId,
+      key: claim.key,
+      request_hash: claim.requestHash,
+      response_id: claim.responseId,
+    })
     .onConflict((oc) =>
       oc
         .columns(['account_id', 'key'])

@@ -8,7 +8,12 @@ import type { StreamEvent } from '../events/stream-event';
 import { readIdempotencyKey } from '../http/idempotency-key';
 import { modelWork } from '../limits/account-limits';
 import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
-import { canonicalResponseBody, createResponseSchema, getResponseQuerySchema, streamsOnlySynchronous } from './responses.schema';
+import {
+  canonicalResponseBody,
+  createResponseSchema,
+  getResponseQuerySchema,
+  streamsOnlySynchronous,
+} from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
 import { inputItemToWire, responseToWire, storedResponseToWire, streamEventToWire } from './response-wire';
@@ -39,7 +44,10 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
   // inside the schema, so that parseInput still sees the body as read (with the reader's refusals).
   const withDefault = surface.defaultBackground
     ? createResponseSchema
-    : z.preprocess((value) => (isObject(value) && value.background === undefined ? { ...value, background: false } : value), createResponseSchema);
+    : z.preprocess(
+        (value) => (isObject(value) && value.background === undefined ? { ...value, background: false } : value),
+        createResponseSchema,
+      );
   const bodySchema = surface.backgroundStreams ? withDefault : withDefault.superRefine(streamsOnlySynchronous);
 
   // The request log names the Response a request is about.
@@ -54,12 +62,23 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
     const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
-    const { response, replayed, follower } = await service.create(accountId, body, idempotencyKey, ctx.state.auth.account, { subscribe: waits });
+    const { response, replayed, follower } = await service.create(
+      accountId,
+      body,
+      idempotencyKey,
+      ctx.state.auth.account,
+      { subscribe: waits },
+    );
     ctx.state.responseId = response.id;
     try {
       if (replayed) ctx.set('Idempotent-Replayed', 'true');
       if (body.stream) {
-        await sendEventStream(ctx, (signal) => withResponseObjects(response, follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal)));
+        await sendEventStream(ctx, (signal) =>
+          withResponseObjects(
+            response,
+            follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal),
+          ),
+        );
       } else if (body.background === false) {
         // A client that goes away stops our waiting, not the generation (the result stays readable by GET).
         const gone = new AbortController();
@@ -80,7 +99,14 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
       const after = query.starting_after ?? -1;
       // A finished Response has its whole stream stored (the final event commits with the status), so a
       // replay ends there; following would wait forever when `starting_after` is at or past the final event.
-      await sendEventStream(ctx, (signal) => withResponseObjects(response, isFinalStatus(response.status) ? storedEvents(response.id, after) : deps.events.follow(responseStream(response.id), after, signal)));
+      await sendEventStream(ctx, (signal) =>
+        withResponseObjects(
+          response,
+          isFinalStatus(response.status)
+            ? storedEvents(response.id, after)
+            : deps.events.follow(responseStream(response.id), after, signal),
+        ),
+      );
     } else {
       ctx.body = responseToWire(response);
     }
@@ -88,7 +114,10 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
 
   router.get('/:id/input_items', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'response');
-    ctx.body = toListEnvelope(await service.inputItems(ctx.state.auth.accountId, ctx.params.id, query), inputItemToWire);
+    ctx.body = toListEnvelope(
+      await service.inputItems(ctx.state.auth.accountId, ctx.params.id, query),
+      inputItemToWire,
+    );
   });
 
   router.post('/:id/cancel', async (ctx) => {
@@ -116,11 +145,23 @@ async function* withResponseObjects(row: ResponseRow, events: AsyncIterable<Stre
   for await (const event of events) {
     if (event.type === 'response.created' || event.type === 'response.in_progress') {
       const status = (event as { response?: { status?: ResponseRow['status'] } }).response?.status ?? row.status;
-      yield { ...event, response: { ...responseToWire(row), status, output: [], usage: null, error: null, incomplete_details: null, completed_at: null } };
+      yield {
+        ...event,
+        response: {
+          ...responseToWire(row),
+          status,
+          output: [],
+          usage: null,
+          error: null,
+          incomplete_details: null,
+          completed_at: null,
+        },
+      };
     } else {
       yield streamEventToWire(event);
     }
   }
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -21,7 +21,9 @@ const functionCallOutputInput = z.strictObject({
 });
 
 /** The name of a structured output format (OpenAI's rule), in `text.format` and chat's `response_format`. */
-export const formatNameSchema = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -');
+export const formatNameSchema = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]{1,64}$/, 'the format name is 1-64 letters, digits, _ or -');
 
 /** OpenAI's `text.format`: plain text, any JSON object, or JSON matching a schema (structured output). */
 export const textFormatSchema = z.discriminatedUnion(
@@ -82,9 +84,17 @@ const OPENAI_INCLUDE_VALUES = [
 
 export const createResponseSchema = z
   .strictObject({
-    input: z.union([z.string(), z.array(z.union([functionCallOutputInput, functionCallItemSchema, messageInput])).min(1, 'input needs at least one item')], {
-      error: 'input must be a string or an array of items',
-    }),
+    input: z.union(
+      [
+        z.string(),
+        z
+          .array(z.union([functionCallOutputInput, functionCallItemSchema, messageInput]))
+          .min(1, 'input needs at least one item'),
+      ],
+      {
+        error: 'input must be a string or an array of items',
+      },
+    ),
     model: z.string().min(1).optional(),
     assistant_id: z.number().int().positive().optional(),
     conversation: nullable(z.union([z.string().min(1), z.strictObject({ id: z.string().min(1) })])),
@@ -100,7 +110,11 @@ export const createResponseSchema = z
     background: nullable(z.boolean()),
     stream: nullable(z.boolean()),
     tools: z
-      .array(z.discriminatedUnion('type', [functionToolSchema, mcpToolSchema], { error: 'tools must be function or mcp tools' }))
+      .array(
+        z.discriminatedUnion('type', [functionToolSchema, mcpToolSchema], {
+          error: 'tools must be function or mcp tools',
+        }),
+      )
       .max(128)
       .optional(),
     tool_choice: nullable(toolChoiceSchema),
@@ -121,25 +135,50 @@ export const createResponseSchema = z
   })
   .superRefine((body, ctx) => {
     if (body.stream_options !== undefined && body.stream !== true) {
-      ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'stream_options is only allowed with stream: true' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['stream_options'],
+        message: 'stream_options is only allowed with stream: true',
+      });
     }
     if (body.store === false) {
-      ctx.addIssue({ code: 'custom', path: ['store'], message: 'store: false is not supported: every Response is stored (delete it with DELETE /v2/responses/{id})' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['store'],
+        message: 'store: false is not supported: every Response is stored (delete it with DELETE /v2/responses/{id})',
+      });
     }
-    if (body.reasoning?.effort !== undefined && body.reasoning_effort !== undefined && body.reasoning.effort !== body.reasoning_effort) {
-      ctx.addIssue({ code: 'custom', path: ['reasoning', 'effort'], message: 'reasoning.effort and reasoning_effort disagree; send one' });
+    if (
+      body.reasoning?.effort !== undefined &&
+      body.reasoning_effort !== undefined &&
+      body.reasoning.effort !== body.reasoning_effort
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['reasoning', 'effort'],
+        message: 'reasoning.effort and reasoning_effort disagree; send one',
+      });
     }
     if (body.text?.verbosity !== undefined && body.verbosity !== undefined && body.text.verbosity !== body.verbosity) {
-      ctx.addIssue({ code: 'custom', path: ['text', 'verbosity'], message: 'text.verbosity and verbosity disagree; send one' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['text', 'verbosity'],
+        message: 'text.verbosity and verbosity disagree; send one',
+      });
     }
     if (body.model === undefined && body.assistant_id === undefined) {
       ctx.addIssue({ code: 'custom', message: 'model or assistant_id is required' });
     }
     if (body.previous_response_id !== undefined && body.conversation !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['previous_response_id'], message: 'previous_response_id cannot be combined with conversation' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['previous_response_id'],
+        message: 'previous_response_id cannot be combined with conversation',
+      });
     }
     const names = (body.tools ?? []).filter((tool) => tool.type === 'function').map((tool) => tool.name);
-    if (new Set(names).size !== names.length) ctx.addIssue({ code: 'custom', path: ['tools'], message: 'function names must be unique' });
+    if (new Set(names).size !== names.length)
+      ctx.addIssue({ code: 'custom', path: ['tools'], message: 'function names must be unique' });
   });
 
 export type CreateResponseBody = z.infer<typeof createResponseSchema>;
@@ -149,7 +188,8 @@ export type CreateResponseBody = z.infer<typeof createResponseSchema>;
  * streamed as well, as on OpenAI (its events are stored either way, so it is resumable with `starting_after`).
  */
 export const streamsOnlySynchronous = (body: { stream?: boolean; background?: boolean }, ctx: z.RefinementCtx) => {
-  if (body.stream && body.background !== false) ctx.addIssue({ code: 'custom', path: ['stream'], message: 'stream: true requires background: false' });
+  if (body.stream && body.background !== false)
+    ctx.addIssue({ code: 'custom', path: ['stream'], message: 'stream: true requires background: false' });
 };
 
 /** The body with OpenAI's spellings folded into the spec's (`reasoning.effort`, `text.verbosity`); `text` keeps only its format. */
@@ -168,4 +208,3 @@ export const getResponseQuerySchema = z.strictObject({
   // Sequence numbers are stored as 32-bit integers (any negative value means "from the first event").
   starting_after: queryInteger(-2_147_483_648, 2_147_483_647).optional(),
 });
-

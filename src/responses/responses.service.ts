@@ -17,7 +17,13 @@ import { validateOutboundUrl } from '../outbound/address-guard';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
 import { generationHold, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';
-import { inputItemId, type FunctionToolSpec, type InputItem, type McpToolSpec, type ResponseRequest } from './response-types';
+import {
+  inputItemId,
+  type FunctionToolSpec,
+  type InputItem,
+  type McpToolSpec,
+  type ResponseRequest,
+} from './response-types';
 import type { Page, PageQuery } from '../db/keyset-page';
 import { isFinalStatus } from './response-types';
 import { createdEvent, inProgressEvent, responseStream } from './response-events';
@@ -90,15 +96,22 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
 
     const account = knownAccount ?? (await readAccount(accountId));
-    const assistant = body.assistant_id === undefined ? undefined : await findAssistant(db, accountId, body.assistant_id);
-    if (body.assistant_id !== undefined && !assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
+    const assistant =
+      body.assistant_id === undefined ? undefined : await findAssistant(db, accountId, body.assistant_id);
+    if (body.assistant_id !== undefined && !assistant)
+      throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
     const model = catalog.requireUsableModel(body.model ?? assistant!.model, 'response', 'llm');
 
     const mcpTools = (body.tools ?? []).filter((tool): tool is McpToolSpec => tool.type === 'mcp');
     if (mcpTools.length > 0 || (body.tool_choice as { type?: string } | undefined)?.type === 'mcp') {
-      if (!account.mcpEnabled) throw forbidden('mcp', 'Remote MCP tools are not enabled for this account; ask an administrator to enable them.');
+      if (!account.mcpEnabled)
+        throw forbidden(
+          'mcp',
+          'Remote MCP tools are not enabled for this account; ask an administrator to enable them.',
+        );
       validateMcpTools(mcpTools, body.tool_choice, deps.allowPrivateNetworks);
-      if (!model.functionCalling) throw invalidRequest('mcp', `Model ${model.code} cannot call tools, so it cannot use MCP tools.`);
+      if (!model.functionCalling)
+        throw invalidRequest('mcp', `Model ${model.code} cannot call tools, so it cannot use MCP tools.`);
     }
     const functionTools: FunctionToolSpec[] = body.tools
       ? body.tools.filter((tool): tool is FunctionToolSpec => tool.type === 'function')
@@ -107,7 +120,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       throw invalidRequest('response', `Model ${model.code} does not support function calling.`);
     }
     assertToolChoiceMatches(body.tool_choice, functionTools, mcpTools);
-    if (body.stream && !model.streaming) throw invalidRequest('response', `Model ${model.code} does not support streaming.`);
+    if (body.stream && !model.streaming)
+      throw invalidRequest('response', `Model ${model.code} does not support streaming.`);
     if (body.metadata?.webhook_url !== undefined) {
       validateOutboundUrl(body.metadata.webhook_url, { allowPrivateNetworks: deps.allowPrivateNetworks }, 'response');
     }
@@ -136,31 +150,55 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       ...(body.text?.format && body.text.format.type !== 'text' ? { text_format: body.text.format } : {}),
     };
     if (request.text_format && !model.structuredOutputs) {
-      throw invalidRequest('response', `Model ${model.code} does not support structured output (text.format ${request.text_format.type}).`);
+      throw invalidRequest(
+        'response',
+        `Model ${model.code} does not support structured output (text.format ${request.text_format.type}).`,
+      );
     }
     if (request.max_output_tokens !== null && model.maxOutput > 0 && request.max_output_tokens > model.maxOutput) {
       throw invalidRequest('response', `max_output_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
     }
-    const prompt = await buildPrompt(db, { account_id: accountId, conversation_id: conversationId ?? null, previous_response_id: body.previous_response_id ?? null, request }, model.contextWindow);
+    const prompt = await buildPrompt(
+      db,
+      {
+        account_id: accountId,
+        conversation_id: conversationId ?? null,
+        previous_response_id: body.previous_response_id ?? null,
+        request,
+      },
+      model.contextWindow,
+    );
     assertCallsAnswered(request, prompt.items);
     if (!prompt.fits) {
-      throw invalidRequest(
-        'response',
-        promptTooLongMessage(prompt, model),
-        'context_length_exceeded',
-      );
+      throw invalidRequest('response', promptTooLongMessage(prompt, model), 'context_length_exceeded');
     }
 
     const id = newId('resp');
     // The hold (its debit at finalisation settles it). An open output cap lowered to what the balance pays shows
     // as the Response's max_output_tokens; the request stored records what the hold covers.
     const cap = outputCapOf(request.max_output_tokens, model.maxOutput);
-    const inputBound = promptTokenBound({ instructions: prompt.instructions, items: prompt.items, tools: functionTools });
-    const { hold, capFor } = generationHold({ accountId, operationKey: `response:${id}`, jobId: id, price: model.price, inputBound, cap, capFixed: request.max_output_tokens !== null });
+    const inputBound = promptTokenBound({
+      instructions: prompt.instructions,
+      items: prompt.items,
+      tools: functionTools,
+    });
+    const { hold, capFor } = generationHold({
+      accountId,
+      operationKey: `response:${id}`,
+      jobId: id,
+      price: model.price,
+      inputBound,
+      cap,
+      capFixed: request.max_output_tokens !== null,
+    });
     const placement = holdPlacement(hold);
     const requestHeld = (held: number): ResponseRequest => {
       const heldCap = capFor(held);
-      return { ...request, max_output_tokens: heldCap < cap ? heldCap : request.max_output_tokens, hold: { input_tokens: inputBound, output_tokens: heldCap } };
+      return {
+        ...request,
+        max_output_tokens: heldCap < cap ? heldCap : request.max_output_tokens,
+        hold: { input_tokens: inputBound, output_tokens: heldCap },
+      };
     };
     const releaseHold = () => ledger.release(accountId, `response:${id}`).catch(() => undefined);
 
@@ -169,7 +207,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     // lifecycle events) and handed to its first step, which then has nothing to write: its creator is the only
     // one who can see it before that step would have run (a background Response is answered `queued`).
     const reservation = engine.reserve?.();
-    const startNow = reservation !== undefined && deps.handoff !== undefined && (body.stream === true || body.background === false);
+    const startNow =
+      reservation !== undefined && deps.handoff !== undefined && (body.stream === true || body.background === false);
     const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
     const newResponse = (held: number): NewResponse => ({
       id,
@@ -192,16 +231,29 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     let partlyHeld = false; // a hold the first statement placed for a Response it did not write: ours to release
     try {
       if (!idempotencyKey) {
-        const created = await insertQueued({ response: newResponse(placement.amount), initialEvents, reservation, hold: placement });
+        const created = await insertQueued({
+          response: newResponse(placement.amount),
+          initialEvents,
+          reservation,
+          hold: placement,
+        });
         if (!created.row && holdRefused(placement, created.holdInEffect)) throw await ledger.refusal(placement);
         partlyHeld = !created.row;
-        row = created.row ?? (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
+        row =
+          created.row ??
+          (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
       } else {
         row = await transactionRetryingConflicts(db, async (trx) => {
-          const claimed = await claimIdempotencyKey(trx, { accountId, key: idempotencyKey, requestHash, responseId: id });
+          const claimed = await claimIdempotencyKey(trx, {
+            accountId,
+            key: idempotencyKey,
+            requestHash,
+            responseId: id,
+          });
           if (!claimed) return null; // a concurrent request with the key won
           const held = await ledger.hold(hold, trx);
-          return (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!.row!;
+          return (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!
+            .row!;
         });
       }
     } catch (error) {
@@ -212,7 +264,12 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     if (!row) {
       reservation?.release();
       const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
-      if (!replay) throw new ApiError(409, 'request.conflict', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      if (!replay)
+        throw new ApiError(
+          409,
+          'request.conflict',
+          'A request with this Idempotency-Key is still being processed; retry shortly.',
+        );
       return { response: replay, replayed: true };
     }
     // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
@@ -236,16 +293,26 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const existing = await findIdempotencyKey(db, accountId, key);
     if (!existing) return undefined;
     if (existing.request_hash !== requestHash) {
-      throw invalidRequest('request', 'This Idempotency-Key was already used with a different request body.', 'idempotency_key_reused');
+      throw invalidRequest(
+        'request',
+        'This Idempotency-Key was already used with a different request body.',
+        'idempotency_key_reused',
+      );
     }
     const stored = await findResponseById(db, existing.response_id);
     // The key still guards against running twice, but a deleted Response is not served again.
-    if (stored?.deleted_at) throw notFound('response', `The Response created with this Idempotency-Key (${stored.id}) was deleted.`);
+    if (stored?.deleted_at)
+      throw notFound('response', `The Response created with this Idempotency-Key (${stored.id}) was deleted.`);
     return stored;
   }
 
   /** Waits for the terminal event of a Response and returns its final state. */
-  async function waitForFinal(accountId: string, id: string, signal?: AbortSignal, follower?: Follower): Promise<ResponseWire> {
+  async function waitForFinal(
+    accountId: string,
+    id: string,
+    signal?: AbortSignal,
+    follower?: Follower,
+  ): Promise<ResponseWire> {
     const stream = responseStream(id);
     for await (const event of follower ? follower.events(signal) : events.follow(stream, -1, signal)) {
       if (stream.isFinal(event)) return event.response as ResponseWire;
@@ -258,7 +325,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const row = await find(accountId, id);
     if (row.status === 'cancelled') return responseToWire(row);
     if (isFinalStatus(row.status)) {
-      throw invalidRequest('response', `Response ${id} is ${row.status} and can no longer be cancelled.`, 'not_cancellable');
+      throw invalidRequest(
+        'response',
+        `Response ${id} is ${row.status} and can no longer be cancelled.`,
+        'not_cancellable',
+      );
     }
     await markCancelRequested(db, id);
     await engine.cancel({ id, kind: 'response' });
@@ -267,7 +338,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     const final = await waitForFinal(accountId, id, AbortSignal.timeout(CANCEL_WAIT_MS));
     // The generation finished before the cancel could stop it: the cancel lost the race (api-decisions 15).
     if (isFinalStatus(final.status) && final.status !== 'cancelled') {
-      throw invalidRequest('response', `Response ${id} ${final.status} before the cancel took effect.`, 'not_cancellable');
+      throw invalidRequest(
+        'response',
+        `Response ${id} ${final.status} before the cancel took effect.`,
+        'not_cancellable',
+      );
     }
     return final;
   }
@@ -295,13 +370,18 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
    * A page of the input items a Response was created with (OpenAI's `input_items`), newest first by default as
    * OpenAI's are. The items live in the Response's request, so the page is cut from that array by item id.
    */
-  async function inputItems(accountId: string, id: string, query: PageQuery): Promise<Page<{ id: string; item: InputItem }>> {
+  async function inputItems(
+    accountId: string,
+    id: string,
+    query: PageQuery,
+  ): Promise<Page<{ id: string; item: InputItem }>> {
     const row = await find(accountId, id);
     const all = row.request.input.map((item, index) => ({ id: inputItemId(row.id, index, item), item }));
     const ordered = (query.order ?? 'desc') === 'desc' ? all.reverse() : all;
     const cursor = query.after ?? query.before;
     const at = cursor === undefined ? -1 : ordered.findIndex((entry) => entry.id === cursor);
-    if (cursor !== undefined && at < 0) throw notFound('response', `No input item with id ${cursor} in response ${id}.`);
+    if (cursor !== undefined && at < 0)
+      throw notFound('response', `No input item with id ${cursor} in response ${id}.`);
     const limit = query.limit ?? 20;
     if (query.before !== undefined) {
       const start = Math.max(0, at - limit);
@@ -319,8 +399,10 @@ export type ResponsesService = ReturnType<typeof createResponsesService>;
 function normaliseInput(input: CreateResponseBody['input']): InputItem[] {
   if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
   return input.map((item): InputItem => {
-    if (item.type === 'function_call_output') return { type: 'function_call_output', call_id: item.call_id, output: item.output };
-    if (item.type === 'function_call') return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments };
+    if (item.type === 'function_call_output')
+      return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+    if (item.type === 'function_call')
+      return { type: 'function_call', call_id: item.call_id, name: item.name, arguments: item.arguments };
     return { type: 'message', role: item.role, content: item.content };
   });
 }
@@ -340,17 +422,31 @@ function assertCallsAnswered(request: ResponseRequest, items: ReadonlyArray<{ ty
   const calls = new Set(items.filter((item) => item.type === 'function_call').map((item) => item.callId));
   request.input.forEach((item, index) => {
     if (item.type === 'function_call_output' && !calls.has(item.call_id)) {
-      throw invalidRequest('response', `input[${index}]: no function call with call_id "${item.call_id}" in this input, its previous Response or its conversation.`);
+      throw invalidRequest(
+        'response',
+        `input[${index}]: no function call with call_id "${item.call_id}" in this input, its previous Response or its conversation.`,
+      );
     }
   });
 }
 
-function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], functionTools: FunctionToolSpec[], mcpTools: McpToolSpec[]) {
+function assertToolChoiceMatches(
+  choice: CreateResponseBody['tool_choice'],
+  functionTools: FunctionToolSpec[],
+  mcpTools: McpToolSpec[],
+) {
   if (choice === 'required' && functionTools.length === 0 && mcpTools.length === 0) {
     throw invalidRequest('response', 'tool_choice "required" needs at least one function or MCP tool.');
   }
-  if (typeof choice === 'object' && choice.type === 'function' && !functionTools.some((tool) => tool.name === choice.name)) {
-    throw invalidRequest('response', `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`);
+  if (
+    typeof choice === 'object' &&
+    choice.type === 'function' &&
+    !functionTools.some((tool) => tool.name === choice.name)
+  ) {
+    throw invalidRequest(
+      'response',
+      `tool_choice names the function ${choice.name}, which is not among the Response's function tools.`,
+    );
   }
 }
 
@@ -360,20 +456,38 @@ function assertToolChoiceMatches(choice: CreateResponseBody['tool_choice'], func
  * OUTBOUND_ALLOW_PRIVATE_NETWORKS), and an MCP tool_choice naming one of them. Each refusal is a 400
  * `mcp.invalid_request`; the guard checks the address again when connecting.
  */
-function validateMcpTools(tools: McpToolSpec[], choice: CreateResponseBody['tool_choice'], allowPrivateNetworks: boolean) {
+function validateMcpTools(
+  tools: McpToolSpec[],
+  choice: CreateResponseBody['tool_choice'],
+  allowPrivateNetworks: boolean,
+) {
   const labels = new Set<string>();
   for (const [index, tool] of tools.entries()) {
     const field = `tools[${index}]`;
-    if (labels.has(tool.server_label)) throw invalidRequest('mcp', `${field}.server_label "${tool.server_label}" is used twice; labels must be unique within the request.`);
+    if (labels.has(tool.server_label))
+      throw invalidRequest(
+        'mcp',
+        `${field}.server_label "${tool.server_label}" is used twice; labels must be unique within the request.`,
+      );
     labels.add(tool.server_label);
-    if (tool.require_approval !== 'never') throw invalidRequest('mcp', `${field}.require_approval must be "never" (the only supported mode).`);
-    validateOutboundUrl(tool.server_url, { allowPrivateNetworks, requireHttps: !allowPrivateNetworks, field: `${field}.server_url` }, 'mcp');
+    if (tool.require_approval !== 'never')
+      throw invalidRequest('mcp', `${field}.require_approval must be "never" (the only supported mode).`);
+    validateOutboundUrl(
+      tool.server_url,
+      { allowPrivateNetworks, requireHttps: !allowPrivateNetworks, field: `${field}.server_url` },
+      'mcp',
+    );
     for (const name of Object.keys(tool.headers ?? {})) {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw invalidRequest('mcp', `${field}.headers has an invalid header name.`);
-      if (name.toLowerCase() === 'authorization') throw invalidRequest('mcp', `${field}.headers must not set Authorization; use authorization.`);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+        throw invalidRequest('mcp', `${field}.headers has an invalid header name.`);
+      if (name.toLowerCase() === 'authorization')
+        throw invalidRequest('mcp', `${field}.headers must not set Authorization; use authorization.`);
     }
   }
   if (typeof choice === 'object' && choice.type === 'mcp' && !labels.has(choice.server_label)) {
-    throw invalidRequest('mcp', `tool_choice names the MCP server "${choice.server_label}", which is not among the request's MCP tools.`);
+    throw invalidRequest(
+      'mcp',
+      `tool_choice names the MCP server "${choice.server_label}", which is not among the request's MCP tools.`,
+    );
   }
 }

@@ -14,10 +14,21 @@ const MAX_HISTORY_TOKENS = 2_000_000;
  * API's `auto` truncation does; it does not fit only when not even the newest message does.
  */
 export async function buildRunPrompt(db: Db, run: RunRow, contextWindow: number): Promise<Prompt> {
-  const instructions = [run.instructions, run.request.additional_instructions].filter((part) => part).join('\n\n') || undefined;
+  const instructions =
+    [run.instructions, run.request.additional_instructions].filter((part) => part).join('\n\n') || undefined;
   const transcript: PromptItem[] = run.transcript.flatMap((round) => [
-    ...round.calls.map((call): PromptItem => ({ type: 'function_call', callId: call.id, name: call.name, arguments: call.arguments })),
-    ...round.calls.map((call): PromptItem => ({ type: 'function_call_output', callId: call.id, name: call.name, output: call.output ?? '' })),
+    ...round.calls.map((call): PromptItem => ({
+      type: 'function_call',
+      callId: call.id,
+      name: call.name,
+      arguments: call.arguments,
+    })),
+    ...round.calls.map((call): PromptItem => ({
+      type: 'function_call_output',
+      callId: call.id,
+      name: call.name,
+      output: call.output ?? '',
+    })),
   ]);
   const fixed = estimateTokens(instructions ?? '') + transcript.reduce((sum, item) => sum + itemTokens(item), 0);
   const budget = contextWindow > 0 ? contextWindow : Number.POSITIVE_INFINITY;
@@ -25,7 +36,11 @@ export async function buildRunPrompt(db: Db, run: RunRow, contextWindow: number)
     limit: run.request.message_limit ?? undefined,
     tokenBudget: Math.max(0, Math.min(budget, MAX_HISTORY_TOKENS) - fixed),
   });
-  const history = latest.rows.map((message): PromptItem => ({ type: 'message', role: message.role, text: message.content.map((part) => part.text).join('') }));
+  const history = latest.rows.map((message): PromptItem => ({
+    type: 'message',
+    role: message.role,
+    text: message.content.map((part) => part.text).join(''),
+  }));
   const historyTokens = history.reduce((sum, item) => sum + itemTokens(item), 0);
   const nothingFits = history.length === 0 && !latest.complete;
   return {

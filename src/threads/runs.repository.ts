@@ -12,7 +12,10 @@ const NULL = sql<string>`null`;
  * A new Run and its job row (the engine's outbox) in one statement. Answers undefined when the thread already has
  * an active Run (the partial unique index `runs_one_active_per_thread`), writing nothing.
  */
-export async function insertRun(executor: Db, values: Insertable<RunsTable> & { id: string }): Promise<RunRow | undefined> {
+export async function insertRun(
+  executor: Db,
+  values: Insertable<RunsTable> & { id: string },
+): Promise<RunRow | undefined> {
   return executor
     .with('run', (qb) =>
       qb
@@ -23,14 +26,30 @@ export async function insertRun(executor: Db, values: Insertable<RunsTable> & { 
         .onConflict((oc) => oc.column('thread_id').where(ACTIVE).doNothing())
         .returningAll(),
     )
-    .with('outbox', (qb) => qb.insertInto('jobs').columns(['id', 'kind']).expression((eb) => eb.selectFrom('run').select(['run.id', sql.lit('run').as('kind')])))
+    .with('outbox', (qb) =>
+      qb
+        .insertInto('jobs')
+        .columns(['id', 'kind'])
+        .expression((eb) => eb.selectFrom('run').select(['run.id', sql.lit('run').as('kind')])),
+    )
     .selectFrom('run')
     .selectAll()
     .executeTakeFirst();
 }
 
-export async function findRun(executor: Db, accountId: string, threadId: string, id: string): Promise<RunRow | undefined> {
-  return executor.selectFrom('runs').selectAll().where('id', '=', id).where('thread_id', '=', threadId).where('account_id', '=', accountId).executeTakeFirst();
+export async function findRun(
+  executor: Db,
+  accountId: string,
+  threadId: string,
+  id: string,
+): Promise<RunRow | undefined> {
+  return executor
+    .selectFrom('runs')
+    .selectAll()
+    .where('id', '=', id)
+    .where('thread_id', '=', threadId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 /** A Run by id alone: for its own job. Undefined only if it never existed. */
@@ -39,19 +58,33 @@ export async function loadRun(executor: Db, id: string): Promise<RunRow | undefi
 }
 
 export async function findRunSeq(executor: Db, threadId: string, id: string): Promise<number | undefined> {
-  const row = await executor.selectFrom('runs').select('seq').where('id', '=', id).where('thread_id', '=', threadId).executeTakeFirst();
+  const row = await executor
+    .selectFrom('runs')
+    .select('seq')
+    .where('id', '=', id)
+    .where('thread_id', '=', threadId)
+    .executeTakeFirst();
   return row?.seq;
 }
 
 export async function listRuns(executor: Db, threadId: string, page: PageRequest): Promise<Page<RunRow>> {
-  return finishPage(await pageQuery(executor.selectFrom('runs').selectAll().where('thread_id', '=', threadId), page).execute(), page);
+  return finishPage(
+    await pageQuery(executor.selectFrom('runs').selectAll().where('thread_id', '=', threadId), page).execute(),
+    page,
+  );
 }
 
 export async function findActiveRuns(executor: Db, threadId: string): Promise<RunRow[]> {
   return executor.selectFrom('runs').selectAll().where('thread_id', '=', threadId).where(ACTIVE).execute();
 }
 
-export async function updateRunMetadata(executor: Db, accountId: string, threadId: string, id: string, metadata: Record<string, string>): Promise<RunRow | undefined> {
+export async function updateRunMetadata(
+  executor: Db,
+  accountId: string,
+  threadId: string,
+  id: string,
+  metadata: Record<string, string>,
+): Promise<RunRow | undefined> {
   return executor
     .updateTable('runs')
     .set({ metadata: JSON.stringify(metadata) })
@@ -115,7 +148,10 @@ export async function markRequiresAction(
  * The tokens of round `round` on a Run cancelled before its tool calls were stored (the round ends the Run, but
  * what the vendor reported is still paid for). Guarded by the round counter, like markRequiresAction.
  */
-export async function markRoundBilled(executor: Db, update: { id: string; round: number; usage: RunUsage }): Promise<RunRow | undefined> {
+export async function markRoundBilled(
+  executor: Db,
+  update: { id: string; round: number; usage: RunUsage },
+): Promise<RunRow | undefined> {
   return executor
     .updateTable('runs')
     .set({ rounds: update.round + 1, usage: JSON.stringify(update.usage) })
@@ -131,7 +167,12 @@ export async function markRoundBilled(executor: Db, update: { id: string; round:
  * expired by the database's clock at this moment. Expiry is a guarded write too (markExpired): under the row lock
  * exactly one of the two wins. Answers undefined when the Run is not waiting for these outputs.
  */
-export async function storeToolOutputs(executor: Db, id: string, rounds: number, transcript: RunRound[]): Promise<RunRow | undefined> {
+export async function storeToolOutputs(
+  executor: Db,
+  id: string,
+  rounds: number,
+  transcript: RunRound[],
+): Promise<RunRow | undefined> {
   return executor
     .updateTable('runs')
     .set({ status: 'in_progress', required_action: NULL, transcript: JSON.stringify(transcript), expires_at: null })
@@ -165,7 +206,11 @@ export async function markExpired(executor: Db, id: string, round: number): Prom
 export async function readWait(executor: Db, id: string) {
   return executor
     .selectFrom('runs')
-    .select(['status', 'rounds', sql<number | null>`extract(epoch from (expires_at - now())) * 1000`.as('remaining_ms')])
+    .select([
+      'status',
+      'rounds',
+      sql<number | null>`extract(epoch from (expires_at - now())) * 1000`.as('remaining_ms'),
+    ])
     .where('id', '=', id)
     .executeTakeFirst();
 }
@@ -178,9 +223,21 @@ export async function readWait(executor: Db, id: string) {
  */
 export async function markFinal(
   executor: Db,
-  update: { id: string; status: Extract<RunStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled' | 'expired'>; rounds: number; usage: RunUsage | null; error: { code: string; message: string } | null },
+  update: {
+    id: string;
+    status: Extract<RunStatus, 'completed' | 'incomplete' | 'failed' | 'cancelled' | 'expired'>;
+    rounds: number;
+    usage: RunUsage | null;
+    error: { code: string; message: string } | null;
+  },
 ): Promise<RunRow | undefined> {
-  const stamp = { completed: 'completed_at', incomplete: 'completed_at', failed: 'failed_at', cancelled: 'cancelled_at', expired: 'failed_at' } as const;
+  const stamp = {
+    completed: 'completed_at',
+    incomplete: 'completed_at',
+    failed: 'failed_at',
+    cancelled: 'cancelled_at',
+    expired: 'failed_at',
+  } as const;
   let query = executor
     .updateTable('runs')
     .set({
@@ -192,9 +249,11 @@ export async function markFinal(
       [stamp[update.status]]: sql`now()`,
     })
     .where('id', '=', update.id);
-  if (update.status === 'expired') query = query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`clock_timestamp()`);
+  if (update.status === 'expired')
+    query = query.where('status', '=', 'requires_action').where('expires_at', '<=', sql<Date>`clock_timestamp()`);
   else query = query.where(ACTIVE);
   // Only a cancel ends a Run whose cancel was asked (the cancel endpoint already answered `cancelling`).
-  if (update.status !== 'cancelled' && update.status !== 'failed') query = query.where('cancel_requested_at', 'is', null);
+  if (update.status !== 'cancelled' && update.status !== 'failed')
+    query = query.where('cancel_requested_at', 'is', null);
   return query.returningAll().executeTakeFirst();
 }

@@ -36,7 +36,9 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
 
   router.post('/:threadId/runs/:runId', async (ctx) => {
     const body = parseInput(updateRunSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.update(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.runId, body.metadata));
+    ctx.body = runToWire(
+      await runs.update(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.runId, body.metadata),
+    );
   });
 
   router.post('/:threadId/runs/:runId/cancel', async (ctx) => {
@@ -45,7 +47,9 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
 
   router.post('/:threadId/runs/:runId/submit_tool_outputs', async (ctx) => {
     const body = parseInput(submitToolOutputsSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.submitToolOutputs(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.runId, body.tool_outputs));
+    ctx.body = runToWire(
+      await runs.submitToolOutputs(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.runId, body.tool_outputs),
+    );
   });
 
   return router;

@@ -41,10 +41,16 @@ export function createRunsService(deps: RunsServiceDeps) {
     await requireThread(accountId, threadId);
     const { row: prepared, model } = await prepare(accountId, body);
     const run = await transactionRetryingConflicts(db, async (trx) => {
-      if (body.additional_messages?.length) await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
+      if (body.additional_messages?.length)
+        await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
       const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
       // Throwing rolls the additional messages back with it.
-      if (!inserted) throw invalidRequest('run', `Thread ${threadId} already has an active Run; wait for it to end or cancel it.`, 'active_run_exists');
+      if (!inserted)
+        throw invalidRequest(
+          'run',
+          `Thread ${threadId} already has an active Run; wait for it to end or cancel it.`,
+          'active_run_exists',
+        );
       await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
       return inserted;
     });
@@ -58,7 +64,9 @@ export function createRunsService(deps: RunsServiceDeps) {
     const { row: prepared, model } = await prepare(accountId, body);
     const run = await transactionRetryingConflicts(db, async (trx) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
-      const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map((message: MessageInput) => messageInputToNew(message));
+      const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map(
+        (message: MessageInput) => messageInputToNew(message),
+      );
       if (messages.length > 0) await insertMessages(trx, { threadId: thread.id, accountId, messages });
       const inserted = (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }))!;
       await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
@@ -74,11 +82,24 @@ export function createRunsService(deps: RunsServiceDeps) {
    * 402 leaves nothing written. Each later round holds for itself (activities/run.activities.ts); each round's
    * debit settles its hold.
    */
-  async function holdFirstRound(trx: Db, run: RunRow, model: CatalogModel, cap: number | null | undefined): Promise<void> {
+  async function holdFirstRound(
+    trx: Db,
+    run: RunRow,
+    model: CatalogModel,
+    cap: number | null | undefined,
+  ): Promise<void> {
     const prompt = await buildRunPrompt(trx, run, model.contextWindow);
     await holdForGeneration(
       { hold: (request) => ledger.hold(request, trx) },
-      { accountId: run.account_id, operationKey: runRoundOperationKey(run.id, 0), jobId: run.id, price: model.price, inputBound: promptTokenBound({ ...prompt, tools: run.request.tools }), cap: outputCapOf(cap, model.maxOutput), capFixed: cap != null },
+      {
+        accountId: run.account_id,
+        operationKey: runRoundOperationKey(run.id, 0),
+        jobId: run.id,
+        price: model.price,
+        inputBound: promptTokenBound({ ...prompt, tools: run.request.tools }),
+        cap: outputCapOf(cap, model.maxOutput),
+        capFixed: cap != null,
+      },
     );
   }
 
@@ -88,7 +109,8 @@ export function createRunsService(deps: RunsServiceDeps) {
     if (!assistant) throw notFound('assistant', `No assistant with id ${body.assistant_id}.`);
     const model = catalog.requireUsableModel(body.model ?? assistant.model, 'run', 'llm');
     const tools = assistantFunctionTools(body.tools ?? assistant.tools ?? []);
-    if (tools.length > 0 && !model.functionCalling) throw invalidRequest('run', `Model ${model.code} does not support function calling.`);
+    if (tools.length > 0 && !model.functionCalling)
+      throw invalidRequest('run', `Model ${model.code} does not support function calling.`);
     if (body.max_completion_tokens != null && model.maxOutput > 0 && body.max_completion_tokens > model.maxOutput) {
       throw invalidRequest('run', `max_completion_tokens exceeds the limit of ${model.code} (${model.maxOutput}).`);
     }
@@ -132,7 +154,12 @@ export function createRunsService(deps: RunsServiceDeps) {
     return runs.listRuns(db, threadId, await toPageRequest(query, cursorSeq));
   }
 
-  async function update(accountId: string, threadId: string, runId: string, metadata: Record<string, string>): Promise<RunRow> {
+  async function update(
+    accountId: string,
+    threadId: string,
+    runId: string,
+    metadata: Record<string, string>,
+  ): Promise<RunRow> {
     await get(accountId, threadId, runId);
     return (await runs.updateRunMetadata(db, accountId, threadId, runId, metadata))!;
   }
@@ -149,7 +176,11 @@ export function createRunsService(deps: RunsServiceDeps) {
     if (!cancelling) {
       const current = await get(accountId, threadId, runId);
       if (current.status === 'cancelled') return current;
-      throw invalidRequest('run', `Run ${runId} is ${current.status} and can no longer be cancelled.`, 'not_cancellable');
+      throw invalidRequest(
+        'run',
+        `Run ${runId} is ${current.status} and can no longer be cancelled.`,
+        'not_cancellable',
+      );
     }
     await engine.cancel({ id: runId, kind: 'run' });
     return cancelling;
@@ -167,19 +198,36 @@ export function createRunsService(deps: RunsServiceDeps) {
    * Every tool call of the Run's required_action needs its output, in one submission; the outputs are stored with
    * the Run back in_progress, then the waiting workflow is woken. Nothing changes on a 400.
    */
-  async function submitToolOutputs(accountId: string, threadId: string, runId: string, outputs: Array<{ tool_call_id: string; output: string }>): Promise<RunRow> {
+  async function submitToolOutputs(
+    accountId: string,
+    threadId: string,
+    runId: string,
+    outputs: Array<{ tool_call_id: string; output: string }>,
+  ): Promise<RunRow> {
     const run = await get(accountId, threadId, runId);
     if (run.status !== 'requires_action') {
-      throw invalidRequest('run', `Run ${runId} is ${run.status}; tool outputs are accepted only while it is requires_action.`, 'not_requires_action');
+      throw invalidRequest(
+        'run',
+        `Run ${runId} is ${run.status}; tool outputs are accepted only while it is requires_action.`,
+        'not_requires_action',
+      );
     }
     const round = run.transcript.at(-1)!;
     const expected = new Set(round.calls.map((call) => call.id));
     const unknown = outputs.filter((output) => !expected.has(output.tool_call_id)).map((output) => output.tool_call_id);
-    if (unknown.length > 0) throw invalidRequest('run', `Run ${runId} did not ask for tool call(s) ${unknown.join(', ')}.`);
+    if (unknown.length > 0)
+      throw invalidRequest('run', `Run ${runId} did not ask for tool call(s) ${unknown.join(', ')}.`);
     const given = new Map(outputs.map((output) => [output.tool_call_id, output.output]));
     const missing = [...expected].filter((id) => !given.has(id));
-    if (missing.length > 0) throw invalidRequest('run', `tool_outputs must answer every tool call of the Run; missing: ${missing.join(', ')}.`);
-    const transcript = [...run.transcript.slice(0, -1), { calls: round.calls.map((call) => ({ ...call, output: given.get(call.id)! })) }];
+    if (missing.length > 0)
+      throw invalidRequest(
+        'run',
+        `tool_outputs must answer every tool call of the Run; missing: ${missing.join(', ')}.`,
+      );
+    const transcript = [
+      ...run.transcript.slice(0, -1),
+      { calls: round.calls.map((call) => ({ ...call, output: given.get(call.id)! })) },
+    ];
     const job = { id: runId, kind: 'run' } as const;
     // The embedded engine's wake commits with the outputs: a crash before the delivery below cannot lose it.
     const stored = await inTransaction(db, async (trx) => {

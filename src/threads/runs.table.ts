@@ -3,7 +3,17 @@ import type { CreatedAt, Json, JsonDefault, NullableTimestamp, Serial } from '..
 import type { FunctionToolSpec } from '../responses/response-types';
 
 /** api-decisions 6. Active: queued, in_progress, requires_action, cancelling (one per thread at most). */
-export const RUN_STATUSES = ['queued', 'in_progress', 'requires_action', 'cancelling', 'cancelled', 'failed', 'completed', 'incomplete', 'expired'] as const;
+export const RUN_STATUSES = [
+  'queued',
+  'in_progress',
+  'requires_action',
+  'cancelling',
+  'cancelled',
+  'failed',
+  'completed',
+  'incomplete',
+  'expired',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** Everything a Run's workflow needs, fixed at creation (its Assistant already resolved). */
@@ -74,7 +84,9 @@ export interface RunsTable {
 /** api-decisions 6. */
 export interface RequiredAction {
   type: 'submit_tool_outputs';
-  submit_tool_outputs: { tool_calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> };
+  submit_tool_outputs: {
+    tool_calls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+  };
 }
 
 export type RunRow = Selectable<RunsTable>;

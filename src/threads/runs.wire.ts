@@ -15,7 +15,10 @@ export function runToWire(row: RunRow) {
     model: row.model,
     instructions: row.instructions,
     additional_instructions: row.request.additional_instructions,
-    tools: row.request.tools.map((tool) => ({ type: 'function' as const, function: { name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null } })),
+    tools: row.request.tools.map((tool) => ({
+      type: 'function' as const,
+      function: { name: tool.name, description: tool.description ?? null, parameters: tool.parameters ?? null },
+    })),
     required_action: row.required_action,
     usage: row.usage,
     last_error: row.last_error,

@@ -31,7 +31,10 @@ export interface NewThreadMessage {
 
 // ---- threads ----
 
-export async function insertThread(executor: Db, input: { accountId: string; metadata: Record<string, string> }): Promise<ThreadRow> {
+export async function insertThread(
+  executor: Db,
+  input: { accountId: string; metadata: Record<string, string> },
+): Promise<ThreadRow> {
   return executor
     .insertInto('threads')
     .values({ id: newId('thread'), account_id: input.accountId, metadata: JSON.stringify(input.metadata) })
@@ -41,7 +44,12 @@ export async function insertThread(executor: Db, input: { accountId: string; met
 
 /** The thread if it exists and belongs to the account. */
 export async function findThread(executor: Db, accountId: string, threadId: string): Promise<ThreadRow | undefined> {
-  return executor.selectFrom('threads').selectAll().where('id', '=', threadId).where('account_id', '=', accountId).executeTakeFirst();
+  return executor
+    .selectFrom('threads')
+    .selectAll()
+    .where('id', '=', threadId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
 }
 
 export async function updateThreadMetadata(
@@ -61,7 +69,11 @@ export async function updateThreadMetadata(
 
 /** A hard delete; messages go with it through the foreign key's ON DELETE CASCADE. */
 export async function deleteThread(executor: Db, accountId: string, threadId: string): Promise<boolean> {
-  const result = await executor.deleteFrom('threads').where('id', '=', threadId).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await executor
+    .deleteFrom('threads')
+    .where('id', '=', threadId)
+    .where('account_id', '=', accountId)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -100,7 +112,11 @@ export async function insertMessages(
     assistant_id: message.assistantId ?? null,
     run_id: message.runId ?? null,
   }));
-  await executor.insertInto('thread_messages').values(values).onConflict((conflict) => conflict.column('id').doNothing()).execute();
+  await executor
+    .insertInto('thread_messages')
+    .values(values)
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute();
   const ids = [...new Set(values.map((value) => value.id))];
   const rows = await executor
     .selectFrom('thread_messages')
@@ -116,7 +132,12 @@ export async function insertMessages(
   return rows;
 }
 
-export async function findMessage(executor: Db, accountId: string, threadId: string, messageId: string): Promise<ThreadMessageRow | undefined> {
+export async function findMessage(
+  executor: Db,
+  accountId: string,
+  threadId: string,
+  messageId: string,
+): Promise<ThreadMessageRow | undefined> {
   return executor
     .selectFrom('thread_messages')
     .selectAll()
@@ -189,7 +210,11 @@ export type LatestMessages = LatestRows<ThreadMessageRow>;
  * growing pages, and only the messages that fit are loaded (src/db/latest-within-budget.ts), as for
  * conversations: a thread may hold gigabytes, and a prompt never needs more than a context window of it.
  */
-export async function listLatestMessagesWithin(executor: Db, threadId: string, options: { limit?: number; tokenBudget: number }): Promise<LatestMessages> {
+export async function listLatestMessagesWithin(
+  executor: Db,
+  threadId: string,
+  options: { limit?: number; tokenBudget: number },
+): Promise<LatestMessages> {
   const messages = executor.selectFrom('thread_messages').where('thread_id', '=', threadId);
   return latestWithinBudget(messages.selectAll(), messages.select(['seq', MESSAGE_TOKENS.as('tokens')]), options);
 }

@@ -57,20 +57,29 @@ export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
 
   router.post('/:threadId/messages', async (ctx) => {
     const body = parseInput(createMessageSchema, ctx.request.body ?? {}, 'message');
-    const [message] = await threads.addMessages(ctx.state.auth.accountId, ctx.params.threadId, [messageInputToNew(body)]);
+    const [message] = await threads.addMessages(ctx.state.auth.accountId, ctx.params.threadId, [
+      messageInputToNew(body),
+    ]);
     ctx.body = messageToWire(message);
   });
 
   router.get('/:threadId/messages', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'message');
     await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
-    ctx.body = toListEnvelope(await threads.listMessages(ctx.state.auth.accountId, ctx.params.threadId, query), messageToWire);
+    ctx.body = toListEnvelope(
+      await threads.listMessages(ctx.state.auth.accountId, ctx.params.threadId, query),
+      messageToWire,
+    );
   });
 
   // Before `/:messageId`: the bulk paths would otherwise read as a message id.
   router.post('/:threadId/messages/bulk-create', async (ctx) => {
     const body = parseInput(bulkCreateMessagesSchema, ctx.request.body ?? {}, 'message');
-    const rows = await threads.addMessages(ctx.state.auth.accountId, ctx.params.threadId, body.messages.map(messageInputToNew));
+    const rows = await threads.addMessages(
+      ctx.state.auth.accountId,
+      ctx.params.threadId,
+      body.messages.map(messageInputToNew),
+    );
     ctx.body = toListEnvelope({ rows, hasMore: false }, messageToWire);
   });
 
@@ -81,12 +90,16 @@ export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
   });
 
   router.get('/:threadId/messages/:messageId', async (ctx) => {
-    ctx.body = messageToWire(await threads.getMessage(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.messageId));
+    ctx.body = messageToWire(
+      await threads.getMessage(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.messageId),
+    );
   });
 
   router.post('/:threadId/messages/:messageId', async (ctx) => {
     const body = parseInput(updateMessageSchema, ctx.request.body ?? {}, 'message');
-    ctx.body = messageToWire(await threads.updateMessage(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.messageId, body.metadata));
+    ctx.body = messageToWire(
+      await threads.updateMessage(ctx.state.auth.accountId, ctx.params.threadId, ctx.params.messageId, body.metadata),
+    );
   });
 
   router.delete('/:threadId/messages/:messageId', async (ctx) => {

@@ -10,10 +10,9 @@ const textPartSchema = z.strictObject({
 });
 
 /** A string, or a non-empty array of text parts; stored as the array form (messageInputToNew). */
-const contentSchema = z.union(
-  [z.string(), z.array(textPartSchema).min(1, 'content must hold at least one part')],
-  { error: "content must be a string or a non-empty array of {type: 'text', text} parts" },
-);
+const contentSchema = z.union([z.string(), z.array(textPartSchema).min(1, 'content must hold at least one part')], {
+  error: "content must be a string or a non-empty array of {type: 'text', text} parts",
+});
 
 /** A message as a client sends it (spec: Legacy endpoints, `{role, content}`; metadata as api-decisions 18). */
 export const messageInputSchema = z.strictObject({

@@ -22,10 +22,14 @@ export interface ThreadsServiceDeps {
 export function createThreadsService(deps: ThreadsServiceDeps) {
   const { db } = deps;
 
-  async function create(accountId: string, input: { metadata?: Record<string, string>; messages?: NewThreadMessage[] }): Promise<ThreadRow> {
+  async function create(
+    accountId: string,
+    input: { metadata?: Record<string, string>; messages?: NewThreadMessage[] },
+  ): Promise<ThreadRow> {
     return inTransaction(db, async (trx) => {
       const thread = await repository.insertThread(trx, { accountId, metadata: input.metadata ?? {} });
-      if (input.messages?.length) await repository.insertMessages(trx, { threadId: thread.id, accountId, messages: input.messages });
+      if (input.messages?.length)
+        await repository.insertMessages(trx, { threadId: thread.id, accountId, messages: input.messages });
       return thread;
     });
   }
@@ -49,7 +53,11 @@ export function createThreadsService(deps: ThreadsServiceDeps) {
   }
 
   /** One message or a bulk create: all stored, in order, or none. */
-  async function addMessages(accountId: string, threadId: string, messages: NewThreadMessage[]): Promise<ThreadMessageRow[]> {
+  async function addMessages(
+    accountId: string,
+    threadId: string,
+    messages: NewThreadMessage[],
+  ): Promise<ThreadMessageRow[]> {
     return inTransaction(db, (trx) => repository.insertMessages(trx, { threadId, accountId, messages }));
   }
 
@@ -57,7 +65,8 @@ export function createThreadsService(deps: ThreadsServiceDeps) {
     await get(accountId, threadId);
     const cursorSeq = async (cursor: string) => {
       const seq = await repository.findMessageSeq(db, threadId, cursor);
-      if (seq === undefined) throw invalidRequest('message', `The cursor ${cursor} is not the id of a message of this thread.`);
+      if (seq === undefined)
+        throw invalidRequest('message', `The cursor ${cursor} is not the id of a message of this thread.`);
       return seq;
     };
     return repository.listMessages(db, threadId, await toPageRequest(query, cursorSeq));
@@ -70,7 +79,12 @@ export function createThreadsService(deps: ThreadsServiceDeps) {
     return message;
   }
 
-  async function updateMessage(accountId: string, threadId: string, messageId: string, metadata: Record<string, string>): Promise<ThreadMessageRow> {
+  async function updateMessage(
+    accountId: string,
+    threadId: string,
+    messageId: string,
+    metadata: Record<string, string>,
+  ): Promise<ThreadMessageRow> {
     await get(accountId, threadId);
     const message = await repository.updateMessageMetadata(db, accountId, threadId, messageId, metadata);
     if (!message) throw messageNotFound(messageId, threadId);
@@ -89,20 +103,34 @@ export function createThreadsService(deps: ThreadsServiceDeps) {
       const missing = messageIds.filter((id) => !deleted.has(id));
       // Throwing rolls the deletes back.
       if (missing.length === 1) throw messageNotFound(missing[0], threadId);
-      if (missing.length > 1) throw notFound('message', `No messages with ids ${missing.join(', ')} in thread ${threadId}.`);
+      if (missing.length > 1)
+        throw notFound('message', `No messages with ids ${missing.join(', ')} in thread ${threadId}.`);
     });
   }
 
-  return { create, get, update, remove, addMessages, listMessages, getMessage, updateMessage, removeMessage, removeMessages };
+  return {
+    create,
+    get,
+    update,
+    remove,
+    addMessages,
+    listMessages,
+    getMessage,
+    updateMessage,
+    removeMessage,
+    removeMessages,
+  };
 }
 
 export type ThreadsService = ReturnType<typeof createThreadsService>;
 
 /** A message as the client sent it → the repository's form: string content becomes one text part. */
 export function messageInputToNew(message: MessageInput): NewThreadMessage {
-  const content = typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
+  const content =
+    typeof message.content === 'string' ? [{ type: 'text' as const, text: message.content }] : message.content;
   return { role: message.role, content, metadata: message.metadata };
 }
 
 const threadNotFound = (threadId: string) => notFound('thread', `No thread with id ${threadId}.`);
-const messageNotFound = (messageId: string, threadId: string) => notFound('message', `No message with id ${messageId} in thread ${threadId}.`);
+const messageNotFound = (messageId: string, threadId: string) =>
+  notFound('message', `No message with id ${messageId} in thread ${threadId}.`);

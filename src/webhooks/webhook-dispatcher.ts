@@ -105,7 +105,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         });
       }
     } catch (error) {
-      logger.error({ err: error, deliveryId: item.id, accountId: item.accountId }, 'webhook delivery could not be recorded');
+      logger.error(
+        { err: error, deliveryId: item.id, accountId: item.accountId },
+        'webhook delivery could not be recorded',
+      );
     } finally {
       known.delete(item.id);
       inFlight--;
@@ -129,12 +132,17 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         .select(['id', 'account_id'])
         .where('status', '=', 'pending')
         .where('attempted_at', 'is', null)
-        .where('created_at', '<=', sql<Date>`now() - ${sql.lit(Math.max(0, Math.floor(olderThanMs)))} * interval '1 millisecond'`)
+        .where(
+          'created_at',
+          '<=',
+          sql<Date>`now() - ${sql.lit(Math.max(0, Math.floor(olderThanMs)))} * interval '1 millisecond'`,
+        )
         .orderBy('created_at')
         .limit(LEFT_OVER_BATCH)
         .execute();
       for (const row of rows) enqueue({ id: row.id, accountId: row.account_id });
-      if (rows.length > 0) logger.info({ deliveries: rows.length }, 'sending webhooks claimed by an earlier process and never attempted');
+      if (rows.length > 0)
+        logger.info({ deliveries: rows.length }, 'sending webhooks claimed by an earlier process and never attempted');
       return rows.length;
     },
     idle() {

@@ -3,7 +3,12 @@ import { performance } from 'node:perf_hooks';
 import type { Db } from '../db/database';
 import { newId } from '../ids';
 import type { Logger } from '../logger';
-import { checkOutboundUrl, createGuardedFetch, OutboundAddressRefusedError, type ResolvedAddress } from '../outbound/address-guard';
+import {
+  checkOutboundUrl,
+  createGuardedFetch,
+  OutboundAddressRefusedError,
+  type ResolvedAddress,
+} from '../outbound/address-guard';
 import type { WebhookDeliveryStatus } from './webhooks.table';
 
 /**
@@ -99,7 +104,14 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
   async function send(delivery: WebhookDelivery): Promise<WebhookOutcome> {
     const claimed = await claim(delivery, { attempted: true });
     if (!claimed) return { status: 'skipped' };
-    return post({ id: claimed.id, resourceId: delivery.resourceId, accountId: delivery.accountId, url: delivery.url, body: JSON.stringify(delivery.payload), attemptedAt: new Date() });
+    return post({
+      id: claimed.id,
+      resourceId: delivery.resourceId,
+      accountId: delivery.accountId,
+      url: delivery.url,
+      body: JSON.stringify(delivery.payload),
+      attemptedAt: new Date(),
+    });
   }
 
   async function post(claimed: ClaimedDelivery): Promise<WebhookOutcome> {
@@ -119,7 +131,13 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
       })
       .where('id', '=', claimed.id)
       .execute();
-    const line = { ...logFields, status: outcome.status, responseStatus: outcome.responseStatus, durationMs, error: outcome.error };
+    const line = {
+      ...logFields,
+      status: outcome.status,
+      responseStatus: outcome.responseStatus,
+      durationMs,
+      error: outcome.error,
+    };
     options.metrics?.webhookDeliveries.inc({ outcome: outcome.status });
     if (outcome.status === 'delivered') logger.info(line, 'webhook delivered');
     else logger.warn(line, `webhook ${outcome.status}`);
@@ -166,7 +184,11 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
   return { send, claim, post, timeoutMs };
 }
 
-const logFieldsOf = (delivery: { resourceId: string; accountId: string; url: string }) => ({ resourceId: delivery.resourceId, accountId: delivery.accountId, target: safeTarget(delivery.url) });
+const logFieldsOf = (delivery: { resourceId: string; accountId: string; url: string }) => ({
+  resourceId: delivery.resourceId,
+  accountId: delivery.accountId,
+  target: safeTarget(delivery.url),
+});
 
 /** Scheme, host and port only: a webhook URL's path or query often carries the receiver's secret token. */
 function safeTarget(raw: string): string {

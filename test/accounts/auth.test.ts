@@ -52,7 +52,9 @@ describe(`authentication (${backend})`, () => {
     const v1 = await suite.app.request('GET', '/v1/models');
     expect([v1.status, v1.body.error.code]).toEqual([401, 'auth.unauthorized']);
     // An Authorization header that is not a Bearer key is no key at all.
-    await expectUnauthorized(undefined, /X-Auth-Token/, { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` });
+    await expectUnauthorized(undefined, /X-Auth-Token/, {
+      authorization: `Basic ${Buffer.from('a:b').toString('base64')}`,
+    });
   });
 
   it('accepts the key as Authorization: Bearer (the OpenAI SDK); X-Auth-Token wins when both are sent', async () => {
@@ -62,14 +64,26 @@ describe(`authentication (${backend})`, () => {
     expect((await listConversations(suite.key, { authorization: 'Bearer not-a-jwt' })).status).toBe(200);
     await expectUnauthorized('not-a-jwt', undefined, { authorization: `Bearer ${suite.key}` });
     // Vendor keys stay refused in either header.
-    const reply = await listConversations(undefined, { authorization: 'Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789' });
-    expect([reply.status, reply.body.error.message]).toEqual([401, expect.stringMatching(/not valid for this version/)]);
+    const reply = await listConversations(undefined, {
+      authorization: 'Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789',
+    });
+    expect([reply.status, reply.body.error.message]).toEqual([
+      401,
+      expect.stringMatching(/not valid for this version/),
+    ]);
     const v1 = await suite.app.request('GET', '/v1/models', { headers: { authorization: `Bearer ${suite.key}` } });
     expect(v1.status).toBe(200);
   });
 
   it('401 for malformed keys', async () => {
-    for (const token of ['not-a-jwt', 'abc.def', 'a.b.c.d', `Bearer ${suite.key}`, `${suite.key}x!`, 'eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln']) {
+    for (const token of [
+      'not-a-jwt',
+      'abc.def',
+      'a.b.c.d',
+      `Bearer ${suite.key}`,
+      `${suite.key}x!`,
+      'eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.c2ln',
+    ]) {
       await expectUnauthorized(token);
     }
   });
@@ -84,12 +98,20 @@ describe(`authentication (${backend})`, () => {
     // A token without exp is still refused when the row says the key expired. (The row is changed behind the
     // service's back, before the key's first use: a row read earlier may be reused for AUTH_CACHE_MS.)
     const other = await suite.app.admin('POST', `/admin/accounts/${suite.accountId}/keys`, {});
-    await suite.app.db.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 60_000) }).where('id', '=', other.body.id).execute();
+    await suite.app.db
+      .updateTable('api_keys')
+      .set({ expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', other.body.id)
+      .execute();
     await expectUnauthorized(other.body.key, /expired/);
   });
 
   it('401 for a bad signature', async () => {
-    const wrongSecret = await sign({ kid: suite.keyId, sub: suite.accountId, key: new TextEncoder().encode('another-secret-that-is-long-enough-0123456789') });
+    const wrongSecret = await sign({
+      kid: suite.keyId,
+      sub: suite.accountId,
+      key: new TextEncoder().encode('another-secret-that-is-long-enough-0123456789'),
+    });
     await expectUnauthorized(wrongSecret, /signature/);
     const [header, payload, signature] = suite.key.split('.');
     const flipped = signature[0] === 'A' ? 'B' : 'A';
@@ -111,14 +133,22 @@ describe(`authentication (${backend})`, () => {
   it('401 for tokens signed with another algorithm (RS256, ES256, HS512 with the right secret)', async () => {
     for (const alg of ['RS256', 'ES256'] as const) {
       const { privateKey } = await generateKeyPair(alg);
-      const token = await new SignJWT({}).setProtectedHeader({ alg, kid: suite.keyId }).setSubject(suite.accountId).setIssuer(ISSUER).setIssuedAt().sign(privateKey);
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg, kid: suite.keyId })
+        .setSubject(suite.accountId)
+        .setIssuer(ISSUER)
+        .setIssuedAt()
+        .sign(privateKey);
       await expectUnauthorized(token);
     }
     await expectUnauthorized(await sign({ kid: suite.keyId, sub: suite.accountId, alg: 'HS512' }), /algorithm/);
   });
 
   it('401 when the kid is unknown, missing, or names another account’s key; or the issuer is wrong', async () => {
-    await expectUnauthorized(await sign({ kid: 'key_000000000000000000000000', sub: suite.accountId }), /not recognised/);
+    await expectUnauthorized(
+      await sign({ kid: 'key_000000000000000000000000', sub: suite.accountId }),
+      /not recognised/,
+    );
     await expectUnauthorized(await sign({ sub: suite.accountId }));
     const stranger = await suite.app.createAccount();
     await expectUnauthorized(await sign({ kid: stranger.keyId, sub: suite.accountId }));
@@ -136,23 +166,43 @@ describe(`authentication (${backend})`, () => {
     expect((await listConversations(doomed.body.key)).status).toBe(200);
     const disabled = await suite.app.admin('POST', `/admin/keys/${doomed.body.id}/disable`);
     expect(disabled.body).toEqual({ id: doomed.body.id, status: 'disabled' });
-    for (const [method, url] of [['GET', '/v2/conversations'], ['POST', '/v2/conversations'], ['GET', '/v2/assistants']]) {
-      const reply = await suite.app.request(method, url, { key: doomed.body.key, body: method === 'POST' ? {} : undefined });
-      expect([url, reply.status, reply.body]).toEqual([url, 403, { error: { code: 'auth.forbidden', message: expect.any(String) } }]);
+    for (const [method, url] of [
+      ['GET', '/v2/conversations'],
+      ['POST', '/v2/conversations'],
+      ['GET', '/v2/assistants'],
+    ]) {
+      const reply = await suite.app.request(method, url, {
+        key: doomed.body.key,
+        body: method === 'POST' ? {} : undefined,
+      });
+      expect([url, reply.status, reply.body]).toEqual([
+        url,
+        403,
+        { error: { code: 'auth.forbidden', message: expect.any(String) } },
+      ]);
       expectNoSecret(reply.body, doomed.body.key);
     }
     // Disabling wrote nothing else: no conversation was created by the refused POST.
-    const rows = await suite.app.db.selectFrom('conversations').select('id').where('account_id', '=', suite.accountId).execute();
+    const rows = await suite.app.db
+      .selectFrom('conversations')
+      .select('id')
+      .where('account_id', '=', suite.accountId)
+      .execute();
     expect(rows).toEqual([]);
     expect((await listConversations(suite.key)).status).toBe(200);
   });
 
   it("404 for another account's conversation, with a valid key", async () => {
     const owner = await suite.app.createAccount();
-    const created = await suite.app.request('POST', '/v2/conversations', { key: owner.key, body: { metadata: { private: 'yes' } } });
+    const created = await suite.app.request('POST', '/v2/conversations', {
+      key: owner.key,
+      body: { metadata: { private: 'yes' } },
+    });
     const reply = await suite.app.request('GET', `/v2/conversations/${created.body.id}`, { key: suite.key });
     expect([reply.status, reply.body.error.code]).toEqual([404, 'conversation.not_found']);
     expectNoSecret(reply.body, suite.key);
-    expect((await suite.app.request('GET', `/v2/conversations/${created.body.id}`, { key: owner.key })).status).toBe(200);
+    expect((await suite.app.request('GET', `/v2/conversations/${created.body.id}`, { key: owner.key })).status).toBe(
+      200,
+    );
   });
 });

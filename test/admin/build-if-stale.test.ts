@@ -12,7 +12,13 @@ describe('build-if-stale', () => {
   it('compiles the first time, skips when nothing changed, compiles again after an edit', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-build-'));
     fs.mkdirSync(path.join(root, 'src'));
-    fs.writeFileSync(path.join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: '.', module: 'commonjs', types: [] }, include: ['src'] }));
+    fs.writeFileSync(
+      path.join(root, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { outDir: 'dist', rootDir: '.', module: 'commonjs', types: [] },
+        include: ['src'],
+      }),
+    );
     const main = path.join(root, 'src', 'main.ts');
     fs.writeFileSync(main, 'export const answer: number = 41;\n');
     const build = () => run(process.execPath, [script], { env: { ...process.env, BUILD_ROOT: root } });

@@ -13,20 +13,38 @@ describe('admin CLI', () => {
       path: '/admin/accounts',
       body: { name: 'acme', balance: 500, mcp_enabled: true },
     });
-    expect(toRequest(parseArguments(['account', 'mcp', 'acct_1', '--enable']))).toEqual({ method: 'PATCH', path: '/admin/accounts/acct_1', body: { mcp_enabled: true } });
-    expect(toRequest(parseArguments(['key', 'disable', 'key_1']))).toEqual({ method: 'POST', path: '/admin/keys/key_1/disable' });
+    expect(toRequest(parseArguments(['account', 'mcp', 'acct_1', '--enable']))).toEqual({
+      method: 'PATCH',
+      path: '/admin/accounts/acct_1',
+      body: { mcp_enabled: true },
+    });
+    expect(toRequest(parseArguments(['key', 'disable', 'key_1']))).toEqual({
+      method: 'POST',
+      path: '/admin/keys/key_1/disable',
+    });
     expect(() => toRequest(parseArguments(['account', 'credit', 'acct_1', '--amount', '1.5']))).toThrow(/whole number/);
     expect(() => toRequest(parseArguments(['account', 'mcp', 'acct_1']))).toThrow(/--enable or --disable/);
-    expect(toRequest(parseArguments(['account', 'list', '--name', 'a&b', '--limit', '5']))).toEqual({ method: 'GET', path: '/admin/accounts?name=a%26b&limit=5' });
-    expect(toRequest(parseArguments(['key', 'list', 'acct_1']))).toEqual({ method: 'GET', path: '/admin/accounts/acct_1/keys' });
+    expect(toRequest(parseArguments(['account', 'list', '--name', 'a&b', '--limit', '5']))).toEqual({
+      method: 'GET',
+      path: '/admin/accounts?name=a%26b&limit=5',
+    });
+    expect(toRequest(parseArguments(['key', 'list', 'acct_1']))).toEqual({
+      method: 'GET',
+      path: '/admin/accounts/acct_1/keys',
+    });
   });
 
   it('drives the running API end to end', async () => {
     const app = await TestApp.start();
     try {
       const env = { ...process.env, SWITCHYARD_URL: app.baseUrl, ADMIN_TOKEN, NODE_OPTIONS: '' };
-      const cli = (...args: string[]) => run(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../src/admin/cli.ts'), ...args], { env });
-      const created = JSON.parse((await cli('account', 'create', '--name', 'cli', '--balance', '300', '--json')).stdout);
+      const cli = (...args: string[]) =>
+        run(process.execPath, ['-r', '@swc-node/register', path.join(__dirname, '../../src/admin/cli.ts'), ...args], {
+          env,
+        });
+      const created = JSON.parse(
+        (await cli('account', 'create', '--name', 'cli', '--balance', '300', '--json')).stdout,
+      );
       expect(created).toMatchObject({ name: 'cli', balance: 300, mcp_enabled: false });
       await cli('account', 'credit', created.id, '--amount', '200');
       await cli('account', 'mcp', created.id, '--enable');
@@ -42,7 +60,9 @@ describe('admin CLI', () => {
 
       // account show: the keys with their last use; key list; account list by name
       const shown = (await cli('account', 'show', created.id)).stdout;
-      expect(shown).toMatch(new RegExp(`Account ${created.id} "cli": balance 500 kopecks \\(500 available\\), MCP enabled`));
+      expect(shown).toMatch(
+        new RegExp(`Account ${created.id} "cli": balance 500 kopecks \\(500 available\\), MCP enabled`),
+      );
       expect(shown).toMatch(new RegExp(`${key.id}\\s+disabled .* last used \\d{4}-\\d\\d-\\d\\dT`));
       expect((await cli('key', 'list', created.id)).stdout).toContain(key.id);
       const listed = (await cli('account', 'list', '--name', 'CL')).stdout;

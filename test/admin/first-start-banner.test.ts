@@ -23,7 +23,15 @@ describe('admin: the first-start banner', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'banner-'));
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts', 'all'], {
       cwd: path.join(__dirname, '../..'),
-      env: { ...process.env, DATA_DIR: dataDir, PORT: '0', DATABASE_URL: '', TEMPORAL_ADDRESS: '', LOG_LEVEL: 'info', NODE_OPTIONS: '' },
+      env: {
+        ...process.env,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        DATABASE_URL: '',
+        TEMPORAL_ADDRESS: '',
+        LOG_LEVEL: 'info',
+        NODE_OPTIONS: '',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -31,7 +39,8 @@ describe('admin: the first-start banner', () => {
     child.stderr.on('data', (chunk) => (output += chunk));
     try {
       const started = Date.now();
-      while (!output.includes('Console:') && Date.now() - started < 90_000 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (!output.includes('Console:') && Date.now() - started < 90_000 && child.exitCode === null)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(output).toContain('Console:');
       const key = fs.readFileSync(path.join(dataDir, 'default-api-key'), 'utf8').trim();
       expect(key.split('.')).toHaveLength(3);

@@ -5,7 +5,8 @@ const backend = postgresUrl ? 'postgres' : 'pglite';
 describe(`assistants (${backend})`, () => {
   const suite = useTestApp();
 
-  const call = (method: string, url: string, body?: unknown, as = suite.key) => suite.app.request(method, url, { key: as, body });
+  const call = (method: string, url: string, body?: unknown, as = suite.key) =>
+    suite.app.request(method, url, { key: as, body });
 
   const full = {
     model: 'dev-echo',
@@ -15,17 +16,31 @@ describe(`assistants (${backend})`, () => {
     reasoning_effort: 'high',
     temperature: 0.3,
     tools: [
-      { type: 'function', function: { name: 'get_invoice', description: 'Fetch one invoice', parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_invoice',
+          description: 'Fetch one invoice',
+          parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+        },
+      },
       { type: 'function', function: { name: 'list-payments' } },
       { type: 'file_search' },
       { type: 'code_interpreter' },
     ],
-    tool_resources: { file_search: { vector_store_ids: ['vs_1'] }, code_interpreter: { file_ids: ['file_1', 'file_2'] } },
+    tool_resources: {
+      file_search: { vector_store_ids: ['vs_1'] },
+      code_interpreter: { file_ids: ['file_1', 'file_2'] },
+    },
     metadata: { team: 'billing', tier: 'gold' },
   };
 
   async function countAssistants(accountId: string) {
-    const row = await suite.app.db.selectFrom('assistants').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const row = await suite.app.db
+      .selectFrom('assistants')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
@@ -55,7 +70,13 @@ describe(`assistants (${backend})`, () => {
   it('creates a full assistant and returns every field as sent', async () => {
     const reply = await call('POST', '/v2/assistants', full);
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ ...full, id: expect.any(Number), object: 'assistant', created_at: expect.any(Number), vendor: 'dev' });
+    expect(reply.body).toEqual({
+      ...full,
+      id: expect.any(Number),
+      object: 'assistant',
+      created_at: expect.any(Number),
+      vendor: 'dev',
+    });
     const got = await call('GET', `/v2/assistants/${reply.body.id}`);
     expect(got.body).toEqual(reply.body);
   });
@@ -71,13 +92,34 @@ describe(`assistants (${backend})`, () => {
     });
     expect(edges.status).toBe(200);
     expect(edges.body.instructions).toHaveLength(256_000);
-    const zero = await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'cold', temperature: 0, reasoning_effort: 'low' });
+    const zero = await call('POST', '/v2/assistants', {
+      model: 'dev-echo',
+      name: 'cold',
+      temperature: 0,
+      reasoning_effort: 'low',
+    });
     expect(zero.body).toMatchObject({ temperature: 0, reasoning_effort: 'low' });
     const nulls = await call('POST', '/v2/assistants', {
-      model: 'dev-echo', name: 'nulls', description: null, instructions: null, reasoning_effort: null, temperature: null, tools: null, tool_resources: null, metadata: null,
+      model: 'dev-echo',
+      name: 'nulls',
+      description: null,
+      instructions: null,
+      reasoning_effort: null,
+      temperature: null,
+      tools: null,
+      tool_resources: null,
+      metadata: null,
     });
     expect(nulls.status).toBe(200);
-    expect(nulls.body).toMatchObject({ description: null, instructions: null, reasoning_effort: null, temperature: null, tools: [], tool_resources: null, metadata: {} });
+    expect(nulls.body).toMatchObject({
+      description: null,
+      instructions: null,
+      reasoning_effort: null,
+      temperature: null,
+      tools: [],
+      tool_resources: null,
+      metadata: {},
+    });
   });
 
   it('update is a full replacement: fields left out are reset, model and name are required', async () => {
@@ -106,9 +148,20 @@ describe(`assistants (${backend})`, () => {
     const restored = await call('POST', `/v2/assistants/${created.id}`, full);
     expect(restored.body).toEqual({ ...created });
 
-    for (const partial of [{ name: 'only name' }, { model: 'dev-echo' }, { description: 'x' }, {}, { ...full, name: '' }, { ...full, model: 'no-such-model' }]) {
+    for (const partial of [
+      { name: 'only name' },
+      { model: 'dev-echo' },
+      { description: 'x' },
+      {},
+      { ...full, name: '' },
+      { ...full, model: 'no-such-model' },
+    ]) {
       const reply = await call('POST', `/v2/assistants/${created.id}`, partial);
-      expect([JSON.stringify(partial).slice(0, 60), reply.status, reply.body.error?.code]).toEqual([JSON.stringify(partial).slice(0, 60), 400, 'assistant.invalid_request']);
+      expect([JSON.stringify(partial).slice(0, 60), reply.status, reply.body.error?.code]).toEqual([
+        JSON.stringify(partial).slice(0, 60),
+        400,
+        'assistant.invalid_request',
+      ]);
     }
     expect((await call('GET', `/v2/assistants/${created.id}`)).body).toEqual(created);
   });
@@ -143,7 +196,16 @@ describe(`assistants (${backend})`, () => {
       [{ ...base, tools: [{ type: 'function', function: { name: 'has space' } }] }, /function names/],
       [{ ...base, tools: [{ type: 'function', function: { name: 'f', extra: 1 } }] }],
       [{ ...base, tools: [{ type: 'function', function: { name: 'f', parameters: 'nope' } }] }],
-      [{ ...base, tools: [{ type: 'function', function: { name: 'f' } }, { type: 'function', function: { name: 'f' } }] }, /unique/],
+      [
+        {
+          ...base,
+          tools: [
+            { type: 'function', function: { name: 'f' } },
+            { type: 'function', function: { name: 'f' } },
+          ],
+        },
+        /unique/,
+      ],
       [{ ...base, tools: [{ type: 'mcp', server_label: 'x' }] }, /tool type/],
       [{ ...base, tools: [{ type: 'file_search', max_num_results: 3 }] }],
       [{ ...base, tools: { type: 'file_search' } }],
@@ -209,7 +271,12 @@ describe(`assistants (${backend})`, () => {
         const seen: number[] = start === undefined ? [] : [start];
         let cursor = start;
         for (let guard = 0; guard < 100; guard++) {
-          const reply = await call('GET', `/v2/assistants?limit=7&order=${order}${cursor === undefined ? '' : `&${direction}=${cursor}`}`, undefined, own);
+          const reply = await call(
+            'GET',
+            `/v2/assistants?limit=7&order=${order}${cursor === undefined ? '' : `&${direction}=${cursor}`}`,
+            undefined,
+            own,
+          );
           expect(reply.status).toBe(200);
           const page: number[] = reply.body.map((entry: any) => entry.id);
           if (page.length === 0) return seen;
@@ -234,7 +301,17 @@ describe(`assistants (${backend})`, () => {
     });
 
     it('rejects bad list queries', async () => {
-      for (const query of ['limit=0', 'limit=101', 'limit=x', 'order=newest', 'after=abc', 'before=-1', 'after=1&before=2', 'sort=id', 'limit=2&limit=3']) {
+      for (const query of [
+        'limit=0',
+        'limit=101',
+        'limit=x',
+        'order=newest',
+        'after=abc',
+        'before=-1',
+        'after=1&before=2',
+        'sort=id',
+        'limit=2&limit=3',
+      ]) {
         const reply = await call('GET', `/v2/assistants?${query}`, undefined, own);
         expect([query, reply.status, reply.body.error?.code]).toEqual([query, 400, 'assistant.invalid_request']);
       }

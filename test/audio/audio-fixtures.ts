@@ -7,7 +7,8 @@ import type { AudioInput } from '../../src/providers/provider';
 export function toneWav(seconds: number, spans: Array<[number, number]>, sampleRate = 16_000): Buffer {
   const samples = new Float32Array(Math.round(seconds * sampleRate));
   for (const [from, to] of spans) {
-    for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++) samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
+    for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++)
+      samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
   }
   return wavFile(samples, sampleRate);
 }
@@ -16,7 +17,15 @@ export function toneWav(seconds: number, spans: Array<[number, number]>, sampleR
  * A WAV header (44 bytes) as an attacker or an odd encoder writes it: any format tag, rate, channels, bits and
  * block alignment, and a data chunk declaring `dataBytes` (default: what `totalBytes` leaves after the header).
  */
-export function wavHeader(options: { sampleRate: number; channels?: number; bits?: number; tag?: number; blockAlign?: number; dataBytes?: number; totalBytes?: number }): Buffer {
+export function wavHeader(options: {
+  sampleRate: number;
+  channels?: number;
+  bits?: number;
+  tag?: number;
+  blockAlign?: number;
+  dataBytes?: number;
+  totalBytes?: number;
+}): Buffer {
   const { sampleRate, channels = 1, bits = 8, tag = 1 } = options;
   const blockAlign = options.blockAlign ?? channels * Math.ceil(bits / 8);
   const dataBytes = options.dataBytes ?? Math.max(0, (options.totalBytes ?? 44) - 44);
@@ -53,14 +62,26 @@ export function streamTranscription(
   baseUrl: string,
   key: string,
   fields: Record<string, string>,
-  file: { name: string; head: Buffer; fillBytes: number; fill?: number; /** RFC 5987 `filename*`, percent-encoded UTF-8 */ encodedName?: string },
+  file: {
+    name: string;
+    head: Buffer;
+    fillBytes: number;
+    fill?: number;
+    /** RFC 5987 `filename*`, percent-encoded UTF-8 */ encodedName?: string;
+  },
 ): Promise<StreamedReply> {
   const url = new URL(baseUrl);
   const boundary = 'switchyardboundary';
   let sent = 0;
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const request = http.request({ host: url.hostname, port: url.port, path: '/v2/audio/transcription', method: 'POST', headers: { 'x-auth-token': key, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    const request = http.request({
+      host: url.hostname,
+      port: url.port,
+      path: '/v2/audio/transcription',
+      method: 'POST',
+      headers: { 'x-auth-token': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    });
     request.on('response', (response) => {
       const answeredAfterMs = performance.now() - started;
       const sentWhenAnswered = sent;
@@ -68,13 +89,21 @@ export function streamTranscription(
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode ?? 0, body: (response.headers['content-type'] ?? '').includes('json') ? JSON.parse(text) : text, answeredAfterMs, sentWhenAnswered });
+        resolve({
+          status: response.statusCode ?? 0,
+          body: (response.headers['content-type'] ?? '').includes('json') ? JSON.parse(text) : text,
+          answeredAfterMs,
+          sentWhenAnswered,
+        });
       });
     });
     // Writing on after the reply (the server closes the connection) fails; only a failure before it is the test's.
     request.on('error', (error) => (sent > 0 ? undefined : reject(error)));
-    for (const [name, value] of Object.entries(fields)) request.write(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
-    request.write(`--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${file.name}"${file.encodedName ? `; filename*=utf-8''${file.encodedName}` : ''}\r\ncontent-type: application/octet-stream\r\n\r\n`);
+    for (const [name, value] of Object.entries(fields))
+      request.write(`--${boundary}\r\ncontent-disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+    request.write(
+      `--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="${file.name}"${file.encodedName ? `; filename*=utf-8''${file.encodedName}` : ''}\r\ncontent-type: application/octet-stream\r\n\r\n`,
+    );
     request.write(file.head);
     sent = file.head.length;
     const piece = Buffer.alloc(1 << 20, file.fill ?? 0x80);
@@ -101,9 +130,17 @@ export async function postTranscription(
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
   if (file) form.append('file', new Blob([file.bytes]), file.name);
-  const reply = await fetch(`${baseUrl}/v2/audio/transcription`, { method: 'POST', headers: { 'x-auth-token': key }, body: form });
+  const reply = await fetch(`${baseUrl}/v2/audio/transcription`, {
+    method: 'POST',
+    headers: { 'x-auth-token': key },
+    body: form,
+  });
   const text = await reply.text();
-  return { status: reply.status, body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text, headers: reply.headers };
+  return {
+    status: reply.status,
+    body: text && (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text) : text,
+    headers: reply.headers,
+  };
 }
 
 /** `bytes` as the provider port reads an upload, in pieces of `pieceSize`. */
@@ -141,4 +178,3 @@ export async function settle(suite: { app: TestApp; key: string }, id: string): 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
-

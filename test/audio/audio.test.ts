@@ -17,10 +17,20 @@ async function mp3Duration(mp3: Buffer): Promise<number> {
   }
 }
 
-async function speech(baseUrl: string, key: string, body: unknown): Promise<{ status: number; bytes: Buffer; json: any; headers: Headers }> {
-  const reply = await fetch(`${baseUrl}/v2/audio/speech`, { method: 'POST', headers: { 'x-auth-token': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function speech(
+  baseUrl: string,
+  key: string,
+  body: unknown,
+): Promise<{ status: number; bytes: Buffer; json: any; headers: Headers }> {
+  const reply = await fetch(`${baseUrl}/v2/audio/speech`, {
+    method: 'POST',
+    headers: { 'x-auth-token': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const bytes = Buffer.from(await reply.arrayBuffer());
-  const json = (reply.headers.get('content-type') ?? '').includes('json') ? JSON.parse(bytes.toString('utf8')) : undefined;
+  const json = (reply.headers.get('content-type') ?? '').includes('json')
+    ? JSON.parse(bytes.toString('utf8'))
+    : undefined;
   return { status: reply.status, bytes, json, headers: reply.headers };
 }
 
@@ -28,11 +38,16 @@ describe('audio: speech', () => {
   const suite = useTestApp();
 
   it('dev-tts answers valid MP3 whose decoded duration grows with the text, billed per character once', async () => {
-    const short = await speech(suite.app.baseUrl, suite.key, { model: 'dev-tts', voice: 'en-us', text: 'Hello there.' });
+    const short = await speech(suite.app.baseUrl, suite.key, {
+      model: 'dev-tts',
+      voice: 'en-us',
+      text: 'Hello there.',
+    });
     expect(short.status).toBe(200);
     expect(short.headers.get('content-type')).toBe('audio/mpeg');
     expect(short.bytes.subarray(0, 3).toString('latin1')).toBe('ID3');
-    const text = 'The quick brown fox jumps over the lazy dog. It was a bright cold day in April, and the clocks were striking thirteen.';
+    const text =
+      'The quick brown fox jumps over the lazy dog. It was a bright cold day in April, and the clocks were striking thirteen.';
     const long = await speech(suite.app.baseUrl, suite.key, { model: 'dev-tts', voice: 'en-gb', text });
     expect(long.status).toBe(200);
     const [shortSeconds, longSeconds] = [await mp3Duration(short.bytes), await mp3Duration(long.bytes)];
@@ -45,7 +60,12 @@ describe('audio: speech', () => {
     // the characters billed.
     for (const row of rows) {
       expectCarried(row, row.metadata.characters / 100);
-      expect(row.usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, characters: row.metadata.characters });
+      expect(row.usage).toEqual({
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        characters: row.metadata.characters,
+      });
     }
     expect(rows[0].metadata).toMatchObject({ source: 'api', vendor: 'dev', model: 'dev-tts', service: 'speech' });
     expect(rows.map((row: any) => row.metadata.request_id)).toContain(long.headers.get('x-request-id'));
@@ -66,7 +86,10 @@ describe('audio: speech', () => {
       expect({ body, status: reply.status, code: reply.json?.error.code }).toEqual({ body, status: 400, code });
       expect(reply.json.error.message).toMatch(message);
     }
-    const tts = await suite.app.request('POST', '/v2/audio/speech', { key: suite.key, body: { model: 'tts-1', voice: 'alloy', text: 'hi' } });
+    const tts = await suite.app.request('POST', '/v2/audio/speech', {
+      key: suite.key,
+      body: { model: 'tts-1', voice: 'alloy', text: 'hi' },
+    });
     expect(tts.status).toBe(400);
     expect(tts.body.error.code).toBe('model.not_available');
   });
@@ -83,8 +106,16 @@ describe('audio: synchronous transcription', () => {
   const suite = useTestApp();
 
   it('a WAV of two tones separated by silence: two segments at the right times, the true duration, billed per second', async () => {
-    const wav = toneWav(3.5, [[0.5, 1.5], [2.25, 3]]);
-    const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, { model: 'dev-stt', language: 'en', source: 'test-suite' });
+    const wav = toneWav(3.5, [
+      [0.5, 1.5],
+      [2.25, 3],
+    ]);
+    const reply = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: wav, name: 'tones.wav' },
+      { model: 'dev-stt', language: 'en', source: 'test-suite' },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ text: '', language: 'en', duration: 3.5, usage: { cost: 4 } });
     expect(reply.body.segments).toEqual([
@@ -94,14 +125,22 @@ describe('audio: synchronous transcription', () => {
     expect(reply.body.notice).toMatch(/does not recognise words/);
     const rows = await debits(suite, 'transcription');
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ amount: 4, metadata: { service: 'transcription', model: 'dev-stt', vendor: 'dev', seconds: 4, cost: 4 } });
+    expect(rows[0]).toMatchObject({
+      amount: 4,
+      metadata: { service: 'transcription', model: 'dev-stt', vendor: 'dev', seconds: 4, cost: 4 },
+    });
     expect(rows[0].usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, seconds: 4 });
   });
 
   it('a dev-tts MP3 comes back with its words', async () => {
     const text = 'Switchyard speaks and listens.';
     const mp3 = await speech(suite.app.baseUrl, suite.key, { model: 'dev-tts', voice: 'en-us', text });
-    const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: mp3.bytes, name: 'speech.mp3' }, { model: 'dev-stt' });
+    const reply = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: mp3.bytes, name: 'speech.mp3' },
+      { model: 'dev-stt' },
+    );
     expect(reply.status).toBe(200);
     expect(reply.body.text).toBe(text);
     expect(reply.body.language).toBe('en');
@@ -116,23 +155,66 @@ describe('audio: synchronous transcription', () => {
     const cases: Array<[{ bytes: Buffer; name: string } | undefined, Record<string, string>, string, RegExp]> = [
       [undefined, { model: 'dev-stt' }, 'transcription.invalid_request', /no "file" part/],
       [{ bytes: wav, name: 'tones.txt' }, { model: 'dev-stt' }, 'audio.unsupported_format', /no supported extension/],
-      [{ bytes: wav, name: 'tones.mp3' }, { model: 'dev-stt' }, 'audio.unsupported_format', /is WAV, not what its .mp3/],
-      [{ bytes: Buffer.from('just some text, not audio at all'), name: 'notes.wav' }, { model: 'dev-stt' }, 'audio.unsupported_format', /not audio/],
+      [
+        { bytes: wav, name: 'tones.mp3' },
+        { model: 'dev-stt' },
+        'audio.unsupported_format',
+        /is WAV, not what its .mp3/,
+      ],
+      [
+        { bytes: Buffer.from('just some text, not audio at all'), name: 'notes.wav' },
+        { model: 'dev-stt' },
+        'audio.unsupported_format',
+        /not audio/,
+      ],
       [{ bytes: wav, name: 'tones.wav' }, {}, 'transcription.invalid_request', /model/],
-      [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-stt', source: 's'.repeat(65) }, 'transcription.invalid_request', /source is at most 64/],
-      [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-stt', beam_size: 'wide' }, 'transcription.invalid_request', /beam_size/],
-      [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-stt', temperature: '0' }, 'transcription.invalid_request', /temperature/],
-      [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-stt', callback_url: 'http://127.0.0.1:9/cb' }, 'transcription.invalid_request', /asynchronous models only/],
-      [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-stt-async', meta: '[1,2]' }, 'transcription.invalid_request', /meta must be a JSON object/],
+      [
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt', source: 's'.repeat(65) },
+        'transcription.invalid_request',
+        /source is at most 64/,
+      ],
+      [
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt', beam_size: 'wide' },
+        'transcription.invalid_request',
+        /beam_size/,
+      ],
+      [
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt', temperature: '0' },
+        'transcription.invalid_request',
+        /temperature/,
+      ],
+      [
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt', callback_url: 'http://127.0.0.1:9/cb' },
+        'transcription.invalid_request',
+        /asynchronous models only/,
+      ],
+      [
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt-async', meta: '[1,2]' },
+        'transcription.invalid_request',
+        /meta must be a JSON object/,
+      ],
       [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-tts' }, 'transcription.invalid_request', /tts model/],
-      [{ bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' }, { model: 'dev-stt' }, 'transcription.invalid_request', /WAV and MP3 files only/],
+      [
+        { bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' },
+        { model: 'dev-stt' },
+        'transcription.invalid_request',
+        /WAV and MP3 files only/,
+      ],
     ];
     for (const [file, fields, code, message] of cases) {
       const reply = await postTranscription(suite.app.baseUrl, suite.key, file, fields);
       expect({ fields, status: reply.status, code: reply.body?.error?.code }).toEqual({ fields, status: 400, code });
       expect(reply.body.error.message).toMatch(message);
     }
-    const json = await suite.app.request('POST', '/v2/audio/transcription', { key: suite.key, body: { model: 'dev-stt' } });
+    const json = await suite.app.request('POST', '/v2/audio/transcription', {
+      key: suite.key,
+      body: { model: 'dev-stt' },
+    });
     expect(json.status).toBe(415);
     expect(json.body.error.code).toBe('request.unsupported_media_type');
     expect(await debits(suite, 'transcription')).toHaveLength(billed);
@@ -141,12 +223,16 @@ describe('audio: synchronous transcription', () => {
   it('413 with the envelope while an upload over 25 MiB is still arriving', async () => {
     const billed = (await debits(suite, 'transcription')).length;
     // 40 MiB offered, in pieces, each after the previous was taken: the reply must come before the end.
-    const reply = await streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: 'big.wav', head: toneWav(1, [[0, 1]]), fillBytes: 40 * (1 << 20), fill: 1 });
+    const reply = await streamTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { model: 'dev-stt' },
+      { name: 'big.wav', head: toneWav(1, [[0, 1]]), fillBytes: 40 * (1 << 20), fill: 1 },
+    );
     expect(reply.status).toBe(413);
     expect(reply.body.error.code).toBe('request.too_large');
     expect(reply.sentWhenAnswered).toBeLessThan(40 * (1 << 20));
     expect(await debits(suite, 'transcription')).toHaveLength(billed);
-
   });
 });
 
@@ -158,25 +244,55 @@ describe('audio: asynchronous transcription', () => {
     try {
       const wav = toneWav(2, [[0.25, 1]]);
       const meta = { ticket: 'T-1', tags: ['a', 'b'] };
-      const submitted = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, {
-        model: 'dev-stt-async', callback_url: `${receiver.url}/hook`, meta: JSON.stringify(meta), language: 'de', prompt: 'tones', beam_size: '5',
-      });
+      const submitted = await postTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { bytes: wav, name: 'tones.wav' },
+        {
+          model: 'dev-stt-async',
+          callback_url: `${receiver.url}/hook`,
+          meta: JSON.stringify(meta),
+          language: 'de',
+          prompt: 'tones',
+          beam_size: '5',
+        },
+      );
       expect(submitted.status).toBe(200);
       expect(submitted.body).toEqual({ request_id: expect.stringMatching(/^stt_/), status: 'queued' });
       const id = submitted.body.request_id;
       expect(await settle(suite, id)).toBe('completed');
       const result = await suite.app.request('GET', `/v2/audio/transcription/result/${id}`, { key: suite.key });
       expect(result.status).toBe(200);
-      expect(result.body).toMatchObject({ text: '', language: 'de', duration: 2, segments: [{ start: 0.25, end: 1 }], usage: { cost: 2 }, meta });
+      expect(result.body).toMatchObject({
+        text: '',
+        language: 'de',
+        duration: 2,
+        segments: [{ start: 0.25, end: 1 }],
+        usage: { cost: 2 },
+        meta,
+      });
 
       while (receiver.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
       const [callback] = receiver.requests;
       expect(callback!.path).toBe('/hook');
-      expect(JSON.parse(callback!.body)).toEqual({ request_id: id, status: 'completed', status_at: expect.any(Number) });
+      expect(JSON.parse(callback!.body)).toEqual({
+        request_id: id,
+        status: 'completed',
+        status_at: expect.any(Number),
+      });
       const rows = await debits(suite, 'transcription');
-      expect(rows).toEqual([expect.objectContaining({ amount: 2, metadata: expect.objectContaining({ request_id: id, model: 'dev-stt-async' }) })]);
+      expect(rows).toEqual([
+        expect.objectContaining({
+          amount: 2,
+          metadata: expect.objectContaining({ request_id: id, model: 'dev-stt-async' }),
+        }),
+      ]);
       // The upload is gone once the job ended.
-      const chunks = await suite.app.db.selectFrom('transcription_chunks').select('seq').where('transcription_id', '=', id).execute();
+      const chunks = await suite.app.db
+        .selectFrom('transcription_chunks')
+        .select('seq')
+        .where('transcription_id', '=', id)
+        .execute();
       expect(chunks).toEqual([]);
     } finally {
       await receiver.close();
@@ -186,7 +302,12 @@ describe('audio: asynchronous transcription', () => {
   it('result before the end is 400 transcription.not_ready; another account sees 404; a failed job says why', async () => {
     const other = await suite.app.createAccount();
     const wav = toneWav(1, [[0, 1]]);
-    const submitted = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, { model: 'dev-stt-async' });
+    const submitted = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: wav, name: 'tones.wav' },
+      { model: 'dev-stt-async' },
+    );
     const id = submitted.body.request_id;
     // Not done yet, or done: either way the first answer is well-formed; park the row as processing to be sure.
     await settle(suite, id);
@@ -194,23 +315,42 @@ describe('audio: asynchronous transcription', () => {
     const early = await suite.app.request('GET', `/v2/audio/transcription/result/${id}`, { key: suite.key });
     expect(early.status).toBe(400);
     expect(early.body.error.code).toBe('transcription.not_ready');
-    for (const path of [`/v2/audio/transcription/check/${id}`, `/v2/audio/transcription/result/${id}`, '/v2/audio/transcription/check/stt_nothing']) {
+    for (const path of [
+      `/v2/audio/transcription/check/${id}`,
+      `/v2/audio/transcription/result/${id}`,
+      '/v2/audio/transcription/check/stt_nothing',
+    ]) {
       const reply = await suite.app.request('GET', path, { key: other.key });
       expect(reply.status).toBe(404);
       expect(reply.body.error.code).toBe('transcription.not_found');
     }
 
     const flac = Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]);
-    const failing = await postTranscription(suite.app.baseUrl, suite.key, { bytes: flac, name: 'x.flac' }, { model: 'dev-stt-async' });
+    const failing = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: flac, name: 'x.flac' },
+      { model: 'dev-stt-async' },
+    );
     expect(await settle(suite, failing.body.request_id)).toBe('failed');
-    const failed = await suite.app.request('GET', `/v2/audio/transcription/result/${failing.body.request_id}`, { key: suite.key });
+    const failed = await suite.app.request('GET', `/v2/audio/transcription/result/${failing.body.request_id}`, {
+      key: suite.key,
+    });
     expect(failed.status).toBe(400);
-    expect(failed.body.error).toMatchObject({ code: 'transcription.failed', message: expect.stringMatching(/WAV and MP3 files only/) });
+    expect(failed.body.error).toMatchObject({
+      code: 'transcription.failed',
+      message: expect.stringMatching(/WAV and MP3 files only/),
+    });
   });
 
   it('refuses a callback_url the SSRF guard refuses', async () => {
     const wav = toneWav(0.5, [[0, 0.5]]);
-    const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, { model: 'dev-stt-async', callback_url: 'ftp://example.com/x' });
+    const reply = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: wav, name: 'tones.wav' },
+      { model: 'dev-stt-async', callback_url: 'ftp://example.com/x' },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.code).toBe('transcription.invalid_request');
   });

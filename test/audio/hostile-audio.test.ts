@@ -13,7 +13,11 @@ const CRAFTED_BYTES = Math.round(24.8 * (1 << 20));
 const CRAFTED_HEAD = wavHeader({ sampleRate: 1, channels: 1, bits: 8, totalBytes: CRAFTED_BYTES });
 
 async function money(suite: TestSuite, accountId = suite.accountId): Promise<{ balance: number; held: number }> {
-  const row = await suite.app.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await suite.app.db
+    .selectFrom('accounts')
+    .select(['balance', 'held'])
+    .where('id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return { balance: Number(row.balance), held: Number(row.held) };
 }
 
@@ -40,39 +44,71 @@ async function healthWhile(baseUrl: string, work: Promise<unknown>): Promise<num
 describe('hostile audio: headers are read before anything decodes', () => {
   const suite = useTestApp();
 
-  it.each(['dev-stt', 'dev-stt-async'])('the crafted 24.8 MiB WAV (1 Hz, 1 channel, 8 bits) to %s: a prompt 400 audio.invalid_file, the rest unread, nothing held or billed', async (model) => {
-    const before = await money(suite);
-    const reply = streamTranscription(suite.app.baseUrl, suite.key, { model }, { name: 'crafted.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - CRAFTED_HEAD.length });
-    const health = await healthWhile(suite.app.baseUrl, reply);
-    const { status, body, answeredAfterMs, sentWhenAnswered } = await reply;
-    expect({ status, code: body.error?.code }).toEqual({ status: 400, code: 'audio.invalid_file' });
-    expect(body.error.message).toMatch(/1 Hz.*8000-192000 Hz/);
-    expect(sentWhenAnswered).toBeLessThan(CRAFTED_BYTES);
-    expect(answeredAfterMs).toBeLessThan(2000);
-    expect(Math.max(0, ...health)).toBeLessThan(1000);
-    console.log(`crafted WAV to ${model}: 400 after ${answeredAfterMs.toFixed(0)} ms with ${(sentWhenAnswered / (1 << 20)).toFixed(1)} MiB sent; /healthz max ${Math.max(0, ...health).toFixed(0)} ms over ${health.length} probes`);
-    expect(await money(suite)).toEqual(before);
-    expect(await transcriptionDebits(suite)).toEqual([]);
-    const rows = await suite.app.db.selectFrom('transcriptions').select('id').where('account_id', '=', suite.accountId).execute();
-    expect(rows).toEqual([]);
-  });
+  it.each(['dev-stt', 'dev-stt-async'])(
+    'the crafted 24.8 MiB WAV (1 Hz, 1 channel, 8 bits) to %s: a prompt 400 audio.invalid_file, the rest unread, nothing held or billed',
+    async (model) => {
+      const before = await money(suite);
+      const reply = streamTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { model },
+        { name: 'crafted.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - CRAFTED_HEAD.length },
+      );
+      const health = await healthWhile(suite.app.baseUrl, reply);
+      const { status, body, answeredAfterMs, sentWhenAnswered } = await reply;
+      expect({ status, code: body.error?.code }).toEqual({ status: 400, code: 'audio.invalid_file' });
+      expect(body.error.message).toMatch(/1 Hz.*8000-192000 Hz/);
+      expect(sentWhenAnswered).toBeLessThan(CRAFTED_BYTES);
+      expect(answeredAfterMs).toBeLessThan(2000);
+      expect(Math.max(0, ...health)).toBeLessThan(1000);
+      console.log(
+        `crafted WAV to ${model}: 400 after ${answeredAfterMs.toFixed(0)} ms with ${(sentWhenAnswered / (1 << 20)).toFixed(1)} MiB sent; /healthz max ${Math.max(0, ...health).toFixed(0)} ms over ${health.length} probes`,
+      );
+      expect(await money(suite)).toEqual(before);
+      expect(await transcriptionDebits(suite)).toEqual([]);
+      const rows = await suite.app.db
+        .selectFrom('transcriptions')
+        .select('id')
+        .where('account_id', '=', suite.accountId)
+        .execute();
+      expect(rows).toEqual([]);
+    },
+  );
 
   it('two crafted WAVs at once and the 2 MB variant: each a 400, nothing held or billed', async () => {
     const before = await money(suite);
     const small = wavHeader({ sampleRate: 1, totalBytes: 2_000_000 });
     const replies = await Promise.all([
-      streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: 'a.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - 44 }),
-      streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt-async' }, { name: 'b.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - 44 }),
-      streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: 'c.wav', head: small, fillBytes: 2_000_000 - 44 }),
+      streamTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { model: 'dev-stt' },
+        { name: 'a.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - 44 },
+      ),
+      streamTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { model: 'dev-stt-async' },
+        { name: 'b.wav', head: CRAFTED_HEAD, fillBytes: CRAFTED_BYTES - 44 },
+      ),
+      streamTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { model: 'dev-stt' },
+        { name: 'c.wav', head: small, fillBytes: 2_000_000 - 44 },
+      ),
     ]);
-    expect(replies.map((reply) => [reply.status, reply.body.error?.code])).toEqual(Array(3).fill([400, 'audio.invalid_file']));
+    expect(replies.map((reply) => [reply.status, reply.body.error?.code])).toEqual(
+      Array(3).fill([400, 'audio.invalid_file']),
+    );
     expect(await money(suite)).toEqual(before);
     expect(await transcriptionDebits(suite)).toEqual([]);
   });
 
   it('headers out of bounds are 400 audio.invalid_file, each naming what is wrong', async () => {
     const pcm = Buffer.alloc(1600, 0x80);
-    const wav = (options: Parameters<typeof wavHeader>[0]) => Buffer.concat([wavHeader({ ...options, dataBytes: pcm.length }), pcm]);
+    const wav = (options: Parameters<typeof wavHeader>[0]) =>
+      Buffer.concat([wavHeader({ ...options, dataBytes: pcm.length }), pcm]);
     const id3 = Buffer.from([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0]);
     const cases: Array<[Buffer, string, RegExp]> = [
       [wav({ sampleRate: 7_999 }), 'low.wav', /7999 Hz.*the sample rate must be 8000-192000 Hz/],
@@ -82,14 +118,22 @@ describe('hostile audio: headers are read before anything decodes', () => {
       [wav({ sampleRate: 16_000, tag: 3, bits: 16 }), 'float.wav', /float samples have 32 or 64 bits/],
       [wav({ sampleRate: 16_000, bits: 40 }), 'wide.wav', /integer samples have 8-32 bits/],
       [wav({ sampleRate: 16_000, bits: 16, blockAlign: 4096 }), 'align.wav', /blocks of 4096 bytes, not 2/],
-      [Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVEdata\0\0\0\0', 'latin1'), pcm]), 'nofmt.wav', /data chunk before its fmt chunk/],
+      [
+        Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVEdata\0\0\0\0', 'latin1'), pcm]),
+        'nofmt.wav',
+        /data chunk before its fmt chunk/,
+      ],
       [Buffer.concat([id3, Buffer.alloc(4096)]), 'silent.mp3', /no MPEG audio frame/],
       // A free-format MPEG-1 layer III frame: no bitrate in its header, nothing bounds how long it lasts.
       [Buffer.concat([Buffer.from([0xff, 0xfb, 0x00, 0x00]), Buffer.alloc(4096)]), 'free.mp3', /free-format/],
     ];
     for (const [bytes, name, message] of cases) {
       const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes, name }, { model: 'dev-stt' });
-      expect({ name, status: reply.status, code: reply.body.error?.code }).toEqual({ name, status: 400, code: 'audio.invalid_file' });
+      expect({ name, status: reply.status, code: reply.body.error?.code }).toEqual({
+        name,
+        status: 400,
+        code: 'audio.invalid_file',
+      });
       expect(reply.body.error.message).toMatch(message);
     }
     expect(await transcriptionDebits(suite)).toEqual([]);
@@ -109,7 +153,12 @@ describe('hostile audio: the event loop and the bill while a large valid file is
     const started = performance.now();
     // Streamed by node:http as the server takes it, as a remote client would (fetch builds a 24 MiB form in this
     // process first, which would be the test's own stall, not the server's).
-    const reply = streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: 'long.wav', head: wavHeader({ sampleRate: 8_000, totalBytes: bytes }), fillBytes: bytes - 44 });
+    const reply = streamTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { model: 'dev-stt' },
+      { name: 'long.wav', head: wavHeader({ sampleRate: 8_000, totalBytes: bytes }), fillBytes: bytes - 44 },
+    );
     const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
     const health = await healthWhile(suite.app.baseUrl, reply).finally(() => clearInterval(sampler));
     const { status, body } = await reply;
@@ -118,7 +167,9 @@ describe('hostile audio: the event loop and the bill while a large valid file is
     expect(body.duration).toBeCloseTo(seconds, 2);
     expect(body.usage.cost).toBe(Math.ceil(seconds));
     const maxHealth = Math.max(...health);
-    console.log(`24 MiB valid WAV: answered in ${tookMs.toFixed(0)} ms; /healthz ${health.length} probes, max ${maxHealth.toFixed(0)} ms; rss +${((peakRss - memoryBefore) / (1 << 20)).toFixed(0)} MiB`);
+    console.log(
+      `24 MiB valid WAV: answered in ${tookMs.toFixed(0)} ms; /healthz ${health.length} probes, max ${maxHealth.toFixed(0)} ms; rss +${((peakRss - memoryBefore) / (1 << 20)).toFixed(0)} MiB`,
+    );
     expect(health.length).toBeGreaterThan(10);
     // Within a second throughout, on a shared machine: each slice of decoding is 10 ms of CPU, what exceeds it is
     // other processes' (this test measured peaks under 100 ms at a load average of 13 on two cores).
@@ -130,12 +181,23 @@ describe('hostile audio: the event loop and the bill while a large valid file is
     const bytes = 8 * (1 << 20);
     const uploads = Promise.all(
       Array.from({ length: 4 }, (_, index) =>
-        streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt' }, { name: `long-${index}.wav`, head: wavHeader({ sampleRate: 8_000, totalBytes: bytes }), fillBytes: bytes - 44 }),
+        streamTranscription(
+          suite.app.baseUrl,
+          suite.key,
+          { model: 'dev-stt' },
+          {
+            name: `long-${index}.wav`,
+            head: wavHeader({ sampleRate: 8_000, totalBytes: bytes }),
+            fillBytes: bytes - 44,
+          },
+        ),
       ),
     );
     const health = await healthWhile(suite.app.baseUrl, uploads);
     const replies = await uploads;
-    expect(replies.map((reply) => [reply.status, reply.body.usage?.cost])).toEqual(Array(4).fill([200, Math.ceil((bytes - 44) / 8_000)]));
+    expect(replies.map((reply) => [reply.status, reply.body.usage?.cost])).toEqual(
+      Array(4).fill([200, Math.ceil((bytes - 44) / 8_000)]),
+    );
     console.log(`four 8 MiB WAVs at once: /healthz ${health.length} probes, max ${Math.max(...health).toFixed(0)} ms`);
     expect(Math.max(...health)).toBeLessThan(1000);
   });
@@ -151,7 +213,12 @@ describe('hostile audio: the event loop and the bill while a large valid file is
     const open = Buffer.concat([wavHeader({ sampleRate: 16_000, bits: 16, dataBytes: 0 }), pcm]);
     const overDeclared = Buffer.concat([wavHeader({ sampleRate: 16_000, bits: 16, dataBytes: 100 * pcm.length }), pcm]);
     for (const bytes of [open, overDeclared]) {
-      const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes, name: 'two-seconds.wav' }, { model: 'dev-stt' });
+      const reply = await postTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { bytes, name: 'two-seconds.wav' },
+        { model: 'dev-stt' },
+      );
       expect(reply.status).toBe(200);
       expect(reply.body).toMatchObject({ duration: 2, usage: { cost: 2 } });
     }
@@ -164,41 +231,82 @@ describe('hostile audio: failures bill nothing and are not retried', () => {
 
   it('a WAV the decoder refuses (mu-law): sync 400, nothing billed or held', async () => {
     const before = await money(suite);
-    const mulaw = Buffer.concat([wavHeader({ sampleRate: 8_000, tag: 7, dataBytes: 8_000 }), Buffer.alloc(8_000, 0xff)]);
-    const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: mulaw, name: 'phone.wav' }, { model: 'dev-stt' });
+    const mulaw = Buffer.concat([
+      wavHeader({ sampleRate: 8_000, tag: 7, dataBytes: 8_000 }),
+      Buffer.alloc(8_000, 0xff),
+    ]);
+    const reply = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: mulaw, name: 'phone.wav' },
+      { model: 'dev-stt' },
+    );
     expect(reply.status).toBe(400);
     expect(reply.body.error.message).toMatch(/PCM and IEEE float WAV only/);
     expect(await money(suite)).toEqual(before);
     expect(await transcriptionDebits(suite)).toEqual([]);
   });
 
-  itOnEmbeddedEngine('async: the same file fails its job once, not retried (one attempt), nothing billed, the hold released (the attempts are the embedded engine\'s jobs rows)', async () => {
-    const before = await money(suite);
-    const mulaw = Buffer.concat([wavHeader({ sampleRate: 8_000, tag: 7, dataBytes: 8_000 }), Buffer.alloc(8_000, 0xff)]);
-    const submitted = await postTranscription(suite.app.baseUrl, suite.key, { bytes: mulaw, name: 'phone.wav' }, { model: 'dev-stt-async' });
-    expect(submitted.status).toBe(200);
-    const id = submitted.body.request_id as string;
-    expect(await settle(suite, id)).toBe('failed');
-    const result = await suite.app.request('GET', `/v2/audio/transcription/result/${id}`, { key: suite.key });
-    expect(result.body.error.message).toMatch(/PCM and IEEE float WAV only/);
-    const job = await suite.app.db.selectFrom('jobs').select(['attempts', 'status']).where('id', '=', id).executeTakeFirstOrThrow();
-    expect(job).toEqual({ attempts: 1, status: expect.stringMatching(/completed|failed/) });
-    expect(await money(suite)).toEqual(before);
-    expect(await transcriptionDebits(suite)).toEqual([]);
-  });
+  itOnEmbeddedEngine(
+    "async: the same file fails its job once, not retried (one attempt), nothing billed, the hold released (the attempts are the embedded engine's jobs rows)",
+    async () => {
+      const before = await money(suite);
+      const mulaw = Buffer.concat([
+        wavHeader({ sampleRate: 8_000, tag: 7, dataBytes: 8_000 }),
+        Buffer.alloc(8_000, 0xff),
+      ]);
+      const submitted = await postTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { bytes: mulaw, name: 'phone.wav' },
+        { model: 'dev-stt-async' },
+      );
+      expect(submitted.status).toBe(200);
+      const id = submitted.body.request_id as string;
+      expect(await settle(suite, id)).toBe('failed');
+      const result = await suite.app.request('GET', `/v2/audio/transcription/result/${id}`, { key: suite.key });
+      expect(result.body.error.message).toMatch(/PCM and IEEE float WAV only/);
+      const job = await suite.app.db
+        .selectFrom('jobs')
+        .select(['attempts', 'status'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      expect(job).toEqual({ attempts: 1, status: expect.stringMatching(/completed|failed/) });
+      expect(await money(suite)).toEqual(before);
+      expect(await transcriptionDebits(suite)).toEqual([]);
+    },
+  );
 });
 
 describe('hostile audio: a transcription that ended with its process twice', () => {
   const under = useEngineUnderTest();
 
   it('is not run a third time: failed, nothing billed, its hold released', async () => {
-    const submitted = await postTranscription(under.app.baseUrl, under.key, { bytes: toneWav(1, [[0, 1]]), name: 'tones.wav' }, { model: 'dev-stt-async' });
+    const submitted = await postTranscription(
+      under.app.baseUrl,
+      under.key,
+      { bytes: toneWav(1, [[0, 1]]), name: 'tones.wav' },
+      { model: 'dev-stt-async' },
+    );
     const id = submitted.body.request_id as string;
-    const { account_id: accountId } = await under.app.db.selectFrom('transcriptions').select('account_id').where('id', '=', id).executeTakeFirstOrThrow();
+    const { account_id: accountId } = await under.app.db
+      .selectFrom('transcriptions')
+      .select('account_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     // As a restart finds it after two attempts that each took the process down (as the crafted WAV did): running,
     // attempts 2, its lease expired.
     await under.app.db.updateTable('transcriptions').set({ status: 'processing' }).where('id', '=', id).execute();
-    await under.app.db.updateTable('jobs').set({ status: 'running', attempts: 2, lease_owner: 'a-dead-process', lease_expires_at: new Date(Date.now() - 1000) }).where('id', '=', id).execute();
+    await under.app.db
+      .updateTable('jobs')
+      .set({
+        status: 'running',
+        attempts: 2,
+        lease_owner: 'a-dead-process',
+        lease_expires_at: new Date(Date.now() - 1000),
+      })
+      .where('id', '=', id)
+      .execute();
     let transcribed = 0;
     await under.start((real) => ({
       ...real,
@@ -209,7 +317,11 @@ describe('hostile audio: a transcription that ended with its process twice', () 
     }));
     expect(await settle({ app: under.app, key: under.key }, id)).toBe('failed');
     expect(transcribed).toBe(0);
-    const account = await under.app.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const account = await under.app.db
+      .selectFrom('accounts')
+      .select(['balance', 'held'])
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
     expect({ balance: Number(account.balance), held: Number(account.held) }).toEqual({ balance: 1_000_000, held: 0 });
   });
 });
@@ -228,19 +340,45 @@ describe('hostile audio: fields the database cannot store', () => {
       [{ source: 'src\u0000' }, /source must not contain NUL/],
     ];
     for (const [fields, message] of cases) {
-      const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, { model: 'dev-stt-async', ...fields });
-      expect({ fields, status: reply.status, code: reply.body.error?.code }).toEqual({ fields, status: 400, code: 'transcription.invalid_request' });
+      const reply = await postTranscription(
+        suite.app.baseUrl,
+        suite.key,
+        { bytes: wav, name: 'tones.wav' },
+        { model: 'dev-stt-async', ...fields },
+      );
+      expect({ fields, status: reply.status, code: reply.body.error?.code }).toEqual({
+        fields,
+        status: 400,
+        code: 'transcription.invalid_request',
+      });
       expect(reply.body.error.message).toMatch(message);
     }
     // A plain filename with NUL is refused by the multipart parser; its RFC 5987 form decodes to one.
-    const named = await streamTranscription(suite.app.baseUrl, suite.key, { model: 'dev-stt-async' }, { name: 'tones.wav', encodedName: 'to%00nes.wav', head: wav, fillBytes: 0 });
-    expect({ status: named.status, code: named.body.error?.code }).toEqual({ status: 400, code: 'transcription.invalid_request' });
+    const named = await streamTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { model: 'dev-stt-async' },
+      { name: 'tones.wav', encodedName: 'to%00nes.wav', head: wav, fillBytes: 0 },
+    );
+    expect({ status: named.status, code: named.body.error?.code }).toEqual({
+      status: 400,
+      code: 'transcription.invalid_request',
+    });
     expect(named.body.error.message).toMatch(/file name must not contain NUL/);
     expect(await money(suite)).toEqual({ balance: 100, held: 0 });
-    const rows = await suite.app.db.selectFrom('transcriptions').select('id').where('account_id', '=', suite.accountId).execute();
+    const rows = await suite.app.db
+      .selectFrom('transcriptions')
+      .select('id')
+      .where('account_id', '=', suite.accountId)
+      .execute();
     expect(rows).toEqual([]);
 
-    const valid = await postTranscription(suite.app.baseUrl, suite.key, { bytes: wav, name: 'tones.wav' }, { model: 'dev-stt-async', meta: '{"note":"fine 😀"}' });
+    const valid = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: wav, name: 'tones.wav' },
+      { model: 'dev-stt-async', meta: '{"note":"fine 😀"}' },
+    );
     expect(valid.status).toBe(200);
     expect(await settle(suite, valid.body.request_id)).toBe('completed');
     expect(await money(suite)).toEqual({ balance: 99, held: 0 });

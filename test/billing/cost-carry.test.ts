@@ -50,7 +50,11 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
 
   /** The account's debits in ledger order, its carry and balance, and the check that the ledger adds up. */
   async function debitsOf(accountId: string) {
-    const account = await app.db.selectFrom('accounts').select(['balance', 'held', 'cost_carry']).where('id', '=', accountId).executeTakeFirstOrThrow();
+    const account = await app.db
+      .selectFrom('accounts')
+      .select(['balance', 'held', 'cost_carry'])
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
     const rows = await app.db
       .selectFrom('ledger_transactions')
       .select(['type', 'amount', 'cost', 'operation_key', 'metadata', 'seq'])
@@ -90,7 +94,9 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
     const { ledger } = app.runtime.deps;
     const ACCOUNTS = 12;
     const ROUNDS = 10;
-    const accounts = await Promise.all(Array.from({ length: ACCOUNTS }, () => app.createAccount({ balance: 1_000_000_000_000 })));
+    const accounts = await Promise.all(
+      Array.from({ length: ACCOUNTS }, () => app.createAccount({ balance: 1_000_000_000_000 })),
+    );
     /** What each operation costs, as the test priced it (independently of the ledger). */
     const expected = new Map<string, { exact: string; amount: number }>();
     let operations = 0;
@@ -101,8 +107,13 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
           const priced = priceCall(randomPrice(random), { input: randomSize(random), output: randomSize(random) });
           const operationKey = `prop:${round}:${operations++}`;
           expected.set(`${accountId}/${operationKey}`, priced);
-          const debit = () => ledger.debit({ accountId, cost: priced.exact, operationKey, metadata: { source: 'test' } });
-          calls.push(random.next() < 0.5 && priced.amount > 0 ? ledger.hold({ accountId, operationKey, amount: priced.amount }).then(debit) : debit());
+          const debit = () =>
+            ledger.debit({ accountId, cost: priced.exact, operationKey, metadata: { source: 'test' } });
+          calls.push(
+            random.next() < 0.5 && priced.amount > 0
+              ? ledger.hold({ accountId, operationKey, amount: priced.amount }).then(debit)
+              : debit(),
+          );
           // A retried debit (the same operation) bills nothing more and carries nothing more.
           if (random.next() < 0.15) calls.push(debit().then(debit));
         }
@@ -114,7 +125,9 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
     for (const { accountId } of accounts) {
       const { account, debits } = await debitsOf(accountId);
       expect(Number(account.held)).toBe(0);
-      const billed = [...expected].filter(([key, priced]) => key.startsWith(`${accountId}/`) && units(priced.exact) > 0n);
+      const billed = [...expected].filter(
+        ([key, priced]) => key.startsWith(`${accountId}/`) && units(priced.exact) > 0n,
+      );
       expect(debits).toHaveLength(billed.length);
       for (const row of debits) {
         const priced = expected.get(`${accountId}/${row.operation_key}`)!;
@@ -137,9 +150,15 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
       const words = Array.from({ length: random.int(0, 12) }, (_, word) => `w${word}`).join(' ');
       switch (index % 3) {
         case 0:
-          return app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: `/words ${random.int(1, 40)} ${words}`, background: false } });
+          return app.request('POST', '/v2/responses', {
+            key,
+            body: { model: 'dev-echo', input: `/words ${random.int(1, 40)} ${words}`, background: false },
+          });
         case 1:
-          return app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: `/words ${random.int(1, 40)}` }] } });
+          return app.request('POST', '/v2/chat/completions', {
+            key,
+            body: { model: 'dev-echo', messages: [{ role: 'user', content: `/words ${random.int(1, 40)}` }] },
+          });
         default:
           return app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: `${words} x` } });
       }
@@ -150,7 +169,9 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
     expect(debits).toHaveLength(60);
     const embedPrice = app.runtime.deps.catalog.getModel('dev-embed')!.price!;
     const costs = replies.map((reply, index) =>
-      index % 3 === 2 ? priceCall(embedPrice, { input: reply.body.usage.prompt_tokens, output: 0 }).exact : String(reply.body.usage.cost),
+      index % 3 === 2
+        ? priceCall(embedPrice, { input: reply.body.usage.prompt_tokens, output: 0 }).exact
+        : String(reply.body.usage.cost),
     );
     const exact = costs.reduce((sum, cost) => sum + units(cost), 0n);
     expect(debits.reduce((sum, row) => sum + units(row.cost!), 0n)).toBe(exact);
@@ -163,7 +184,10 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
   it('the audit\'s case: "alpha beta gamma" costs 0.9 kopeck; ten of them are debited 9 kopecks, not 10, each recording its cost', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1_000 });
     for (let index = 0; index < 10; index++) {
-      const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'alpha beta gamma', background: false } });
+      const reply = await app.request('POST', '/v2/responses', {
+        key,
+        body: { model: 'dev-echo', input: 'alpha beta gamma', background: false },
+      });
       expect(reply.status).toBe(200);
       expect(reply.body.usage.cost).toBe(0.9);
     }
@@ -174,8 +198,21 @@ describe('billing: exact to the kopeck over time (the carry)', () => {
     expect(Number(account.cost_carry)).toBe(0);
     // The transactions list shows each debit, the one the carry paid as 0 kopecks, with its exact cost.
     const listed = await app.request('GET', '/v2/organization/transactions?limit=20', { key });
-    expect(listed.body.transactions.filter((row: any) => row.type === 'debit').map((row: any) => [row.amount, row.metadata.cost])).toEqual([
-      [0, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9], [1, 0.9],
+    expect(
+      listed.body.transactions
+        .filter((row: any) => row.type === 'debit')
+        .map((row: any) => [row.amount, row.metadata.cost]),
+    ).toEqual([
+      [0, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
+      [1, 0.9],
     ]);
   });
 });

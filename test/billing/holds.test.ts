@@ -20,9 +20,21 @@ describe('billing holds', () => {
   });
 
   async function ledgerState(accountId: string) {
-    const account = await app.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
-    const rows = await app.db.selectFrom('ledger_transactions').select(['type', 'amount', 'operation_key']).where('account_id', '=', accountId).execute();
-    const holds = await app.db.selectFrom('ledger_holds').select(['operation_key', 'amount']).where('account_id', '=', accountId).execute();
+    const account = await app.db
+      .selectFrom('accounts')
+      .select(['balance', 'held'])
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    const rows = await app.db
+      .selectFrom('ledger_transactions')
+      .select(['type', 'amount', 'operation_key'])
+      .where('account_id', '=', accountId)
+      .execute();
+    const holds = await app.db
+      .selectFrom('ledger_holds')
+      .select(['operation_key', 'amount'])
+      .where('account_id', '=', accountId)
+      .execute();
     const credits = rows.filter((row) => row.type === 'credit').reduce((sum, row) => sum + row.amount, 0);
     const debits = rows.filter((row) => row.type === 'debit');
     return {
@@ -50,8 +62,15 @@ describe('billing holds', () => {
     const first = await app.createAccount({ balance: 100 });
     const second = await app.createAccount({ balance: 50 });
     const observe = app.runtime.deps.metrics.groupCommitBatch;
-    const before = (await observe.get()).values.find((value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'))?.value ?? 0;
-    const outcome = (promise: Promise<number>) => promise.then((held) => held, (error) => error.code as string);
+    const before =
+      (await observe.get()).values.find(
+        (value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'),
+      )?.value ?? 0;
+    const outcome = (promise: Promise<number>) =>
+      promise.then(
+        (held) => held,
+        (error) => error.code as string,
+      );
     const results = await Promise.all([
       outcome(ledger.hold({ accountId: first.accountId, operationKey: 'a', amount: 60 })),
       // Accepts less: gets what is left (40).
@@ -63,7 +82,10 @@ describe('billing holds', () => {
       outcome(ledger.hold({ accountId: second.accountId, operationKey: 'c', amount: 45 })),
       outcome(ledger.hold({ accountId: 'acct_missing', operationKey: 'e', amount: 1 })),
     ]);
-    const after = (await observe.get()).values.find((value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'))?.value ?? 0;
+    const after =
+      (await observe.get()).values.find(
+        (value) => value.labels.writer === 'ledger_holds' && value.metricName?.endsWith('_count'),
+      )?.value ?? 0;
     expect(results).toEqual([60, 40, 20, 'organization.payment_required', 45, 'organization.payment_required']);
     expect(after - before).toBe(1); // one statement for all six
     expect(await ledgerState(first.accountId)).toMatchObject({ balance: 100, held: 100, openHolds: 100 });
@@ -89,24 +111,75 @@ describe('billing holds', () => {
         assistant_id: null,
         conversation_id: null,
         previous_response_id: null,
-        request: { input: [], instructions: null, temperature: null, top_p: null, reasoning_effort: null, verbosity: null, parallel_tool_calls: true, message_limit: null, truncation: 'disabled', tools: [], tool_choice: null, max_output_tokens: null, stream: false },
+        request: {
+          input: [],
+          instructions: null,
+          temperature: null,
+          top_p: null,
+          reasoning_effort: null,
+          verbosity: null,
+          parallel_tool_calls: true,
+          message_limit: null,
+          truncation: 'disabled',
+          tools: [],
+          tool_choice: null,
+          max_output_tokens: null,
+          stream: false,
+        },
         metadata: {},
       },
       initialEvents: [createdEvent(id)],
-      ...(hold ? { hold: holdPlacement({ accountId, operationKey: `response:${id}`, jobId: id, amount: hold.amount, minAmount: hold.min }) } : {}),
+      ...(hold
+        ? {
+            hold: holdPlacement({
+              accountId,
+              operationKey: `response:${id}`,
+              jobId: id,
+              amount: hold.amount,
+              minAmount: hold.min,
+            }),
+          }
+        : {}),
     });
     const results = await insertQueuedResponses(
       db,
-      [queued('resp_whole', { amount: 60, min: 60 }), queued('resp_part', { amount: 60, min: 10 }), queued('resp_refused', { amount: 5, min: 1 }), queued('resp_unheld')],
+      [
+        queued('resp_whole', { amount: 60, min: 60 }),
+        queued('resp_part', { amount: 60, min: 10 }),
+        queued('resp_refused', { amount: 5, min: 1 }),
+        queued('resp_unheld'),
+      ],
       ledger.placeHoldsQuery,
     );
-    expect(results.map((result) => (result.row ? `written ${result.row.status}` : `held ${result.holdInEffect}`))).toEqual(['written queued', 'held 40', 'held 0', 'written queued']);
-    const written = await db.selectFrom('responses').select('id').where('account_id', '=', accountId).orderBy('id').execute();
+    expect(
+      results.map((result) => (result.row ? `written ${result.row.status}` : `held ${result.holdInEffect}`)),
+    ).toEqual(['written queued', 'held 40', 'held 0', 'written queued']);
+    const written = await db
+      .selectFrom('responses')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .execute();
     expect(written.map((row) => row.id)).toEqual(['resp_unheld', 'resp_whole']);
-    const jobs = await db.selectFrom('jobs').select(['id', 'status']).where('id', 'in', ['resp_whole', 'resp_part', 'resp_refused', 'resp_unheld']).orderBy('id').execute();
-    expect(jobs).toEqual([{ id: 'resp_unheld', status: 'pending' }, { id: 'resp_whole', status: 'pending' }]);
+    const jobs = await db
+      .selectFrom('jobs')
+      .select(['id', 'status'])
+      .where('id', 'in', ['resp_whole', 'resp_part', 'resp_refused', 'resp_unheld'])
+      .orderBy('id')
+      .execute();
+    expect(jobs).toEqual([
+      { id: 'resp_unheld', status: 'pending' },
+      { id: 'resp_whole', status: 'pending' },
+    ]);
     // The partial hold stays placed for the caller's second write; the refused one placed nothing.
-    expect(await db.selectFrom('ledger_holds').select(['operation_key', 'amount']).where('account_id', '=', accountId).orderBy('operation_key').execute()).toEqual([
+    expect(
+      await db
+        .selectFrom('ledger_holds')
+        .select(['operation_key', 'amount'])
+        .where('account_id', '=', accountId)
+        .orderBy('operation_key')
+        .execute(),
+    ).toEqual([
       { operation_key: 'response:resp_part', amount: 40 },
       { operation_key: 'response:resp_whole', amount: 60 },
     ]);
@@ -115,7 +188,11 @@ describe('billing holds', () => {
     // A statement that fails (a Response id already taken) places none of its holds.
     const other = await app.createAccount({ balance: 100 });
     const retry = queued('resp_whole', { amount: 30, min: 30 });
-    const clash = { ...retry, response: { ...retry.response, account_id: other.accountId }, hold: { ...retry.hold!, account_id: other.accountId } };
+    const clash = {
+      ...retry,
+      response: { ...retry.response, account_id: other.accountId },
+      hold: { ...retry.hold!, account_id: other.accountId },
+    };
     await expect(insertQueuedResponses(db, [clash], ledger.placeHoldsQuery)).rejects.toThrow();
     expect(await ledgerState(other.accountId)).toMatchObject({ balance: 100, held: 0, openHolds: 0 });
     await Promise.all(['resp_whole', 'resp_part'].map((id) => ledger.release(accountId, `response:${id}`)));
@@ -125,14 +202,20 @@ describe('billing holds', () => {
   it('500 concurrent synchronous Responses never overdraw 1,000 kopecks', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1000 });
     const replies = await Promise.all(
-      Array.from({ length: 500 }, () => app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/words 20', background: false, max_output_tokens: 20 } })),
+      Array.from({ length: 500 }, () =>
+        app.request('POST', '/v2/responses', {
+          key,
+          body: { model: 'dev-echo', input: '/words 20', background: false, max_output_tokens: 20 },
+        }),
+      ),
     );
     const statuses = replies.map((reply) => reply.status);
     expect(statuses.every((status) => status === 200 || status === 402)).toBe(true);
     const paid = replies.filter((reply) => reply.status === 200);
     expect(paid.length).toBeGreaterThan(0);
     expect(paid.every((reply) => reply.body.status === 'completed')).toBe(true);
-    for (const refused of replies.filter((reply) => reply.status === 402)) expect(refused.body.error.code).toBe('organization.payment_required');
+    for (const refused of replies.filter((reply) => reply.status === 402))
+      expect(refused.body.error.code).toBe('organization.payment_required');
     const state = await ledgerState(accountId);
     expectSettled(state);
     // Every completed Response billed once: 2 input words and 20 output words at dev-echo's price = 4.2 kopecks,
@@ -145,7 +228,12 @@ describe('billing holds', () => {
   it('500 concurrent chat completions never overdraw either', async () => {
     const { key, accountId } = await app.createAccount({ balance: 700 });
     const replies = await Promise.all(
-      Array.from({ length: 500 }, () => app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: '/words 10' }], max_tokens: 10 } })),
+      Array.from({ length: 500 }, () =>
+        app.request('POST', '/v2/chat/completions', {
+          key,
+          body: { model: 'dev-echo', messages: [{ role: 'user', content: '/words 10' }], max_tokens: 10 },
+        }),
+      ),
     );
     expect(replies.every((reply) => reply.status === 200 || reply.status === 402)).toBe(true);
     const paid = replies.filter((reply) => reply.status === 200).length;
@@ -157,15 +245,23 @@ describe('billing holds', () => {
 
   it('an open output cap is lowered to what the balance pays; a balance that pays nothing is refused with nothing written', async () => {
     const poor = await app.createAccount({ balance: 1 });
-    const refused = await app.request('POST', '/v2/responses', { key: poor.key, body: { model: 'dev-echo', input: '/words 100000', background: false } });
+    const refused = await app.request('POST', '/v2/responses', {
+      key: poor.key,
+      body: { model: 'dev-echo', input: '/words 100000', background: false },
+    });
     expect(refused.status).toBe(402);
     expect(refused.body.error.code).toBe('organization.payment_required');
-    expect(await app.db.selectFrom('responses').select('id').where('account_id', '=', poor.accountId).execute()).toEqual([]);
+    expect(
+      await app.db.selectFrom('responses').select('id').where('account_id', '=', poor.accountId).execute(),
+    ).toEqual([]);
     expectSettled(await ledgerState(poor.accountId));
     expect((await ledgerState(poor.accountId)).balance).toBe(1);
 
     const { key, accountId } = await app.createAccount({ balance: 50 });
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/words 100000', background: false } });
+    const reply = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: '/words 100000', background: false },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe('incomplete');
     expect(reply.body.incomplete_details).toEqual({ reason: 'max_output_tokens' });
@@ -180,19 +276,28 @@ describe('billing holds', () => {
 
   it('a request that sets its output cap is refused rather than lowered', async () => {
     const { key, accountId } = await app.createAccount({ balance: 50 });
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hi', background: false, max_output_tokens: 4000 } });
+    const reply = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: 'hi', background: false, max_output_tokens: 4000 },
+    });
     expect(reply.status).toBe(402);
     expectSettled(await ledgerState(accountId));
   });
 
   it('a running Response holds part of the balance (GET balance: available) until it ends', async () => {
     const { key, accountId } = await app.createAccount({ balance: 10_000 });
-    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 100 /words 5', max_output_tokens: 5 } });
+    const created = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: '/delay 100 /words 5', max_output_tokens: 5 },
+    });
     expect(created.status).toBe(200);
     const during = await app.request('GET', '/v2/organization/balance', { key });
     expect(during.body.balance).toBe(10_000);
     expect(during.body.available).toBeLessThan(10_000);
-    await pollUntil(async () => (await app.request('GET', `/v2/responses/${created.body.id}`, { key })).body.status, (status) => status === 'completed');
+    await pollUntil(
+      async () => (await app.request('GET', `/v2/responses/${created.body.id}`, { key })).body.status,
+      (status) => status === 'completed',
+    );
     const after = await app.request('GET', '/v2/organization/balance', { key });
     expect(after.body.available).toBe(after.body.balance);
     expectSettled(await ledgerState(accountId));
@@ -200,7 +305,10 @@ describe('billing holds', () => {
 
   it('a failed vendor call releases its hold and bills nothing', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1000 });
-    const reply = await app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: '/error server' }] } });
+    const reply = await app.request('POST', '/v2/chat/completions', {
+      key,
+      body: { model: 'dev-echo', messages: [{ role: 'user', content: '/error server' }] },
+    });
     expect(reply.status).toBeGreaterThanOrEqual(400);
     const state = await ledgerState(accountId);
     expectSettled(state);
@@ -214,14 +322,21 @@ describe('billing holds', () => {
       const reply = await fetch(`${app.baseUrl}/openai/v1/chat/completions`, {
         method: 'POST',
         headers: { 'x-auth-token': key, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'dev-echo', messages: [{ role: 'user', content: '/delay 50 /words 20' }], stream: true }),
+        body: JSON.stringify({
+          model: 'dev-echo',
+          messages: [{ role: 'user', content: '/delay 50 /words 20' }],
+          stream: true,
+        }),
         signal: abort.signal,
       });
       expect(reply.status).toBe(200);
       await reply.body!.getReader().read();
       abort.abort();
     }
-    await pollUntil(async () => (await ledgerState(accountId)).held, (held) => held === 0).catch(() => undefined);
+    await pollUntil(
+      async () => (await ledgerState(accountId)).held,
+      (held) => held === 0,
+    ).catch(() => undefined);
     const state = await ledgerState(accountId);
     expectSettled(state);
     expect(state.debitCount).toBe(5);
@@ -229,14 +344,34 @@ describe('billing holds', () => {
 
   it('embeddings, speech and each round of a Run hold and settle the same way', async () => {
     const { key, accountId } = await app.createAccount({ balance: 100_000 });
-    expect((await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'a few words to embed' } })).status).toBe(200);
-    const speech = await fetch(`${app.baseUrl}/v2/audio/speech`, { method: 'POST', headers: { 'x-auth-token': key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'dev-tts', voice: 'en-us', text: 'Hello there.' }) });
+    expect(
+      (
+        await app.request('POST', '/v2/embeddings', {
+          key,
+          body: { model: 'dev-embed', input: 'a few words to embed' },
+        })
+      ).status,
+    ).toBe(200);
+    const speech = await fetch(`${app.baseUrl}/v2/audio/speech`, {
+      method: 'POST',
+      headers: { 'x-auth-token': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'dev-tts', voice: 'en-us', text: 'Hello there.' }),
+    });
     expect(speech.status).toBe(200);
     await speech.arrayBuffer();
-    const assistant = (await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'Echo' } })).body.id;
-    const run = (await app.request('POST', '/v2/threads/runs', { key, body: { assistant_id: assistant, thread: { messages: [{ role: 'user', content: '/words 30' }] } } })).body;
+    const assistant = (await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'Echo' } }))
+      .body.id;
+    const run = (
+      await app.request('POST', '/v2/threads/runs', {
+        key,
+        body: { assistant_id: assistant, thread: { messages: [{ role: 'user', content: '/words 30' }] } },
+      })
+    ).body;
     expect(run.status).toBe('queued');
-    await pollUntil(async () => (await app.request('GET', `/v2/threads/${run.thread_id}/runs/${run.id}`, { key })).body.status, (status) => status === 'completed');
+    await pollUntil(
+      async () => (await app.request('GET', `/v2/threads/${run.thread_id}/runs/${run.id}`, { key })).body.status,
+      (status) => status === 'completed',
+    );
     const state = await ledgerState(accountId);
     expectSettled(state);
     expect(state.debitCount).toBe(3);
@@ -268,9 +403,13 @@ describe('billing holds', () => {
     const sweep = () => ledger.releaseAbandoned({ ownerDied: sql<boolean>`false`, maxAgeMs: 60_000 });
     await sweep();
     expect((await ledgerState(accountId)).held).toBe(160);
-    await sql`update ledger_holds set created_at = now() - interval '2 minutes' where account_id = ${accountId} and operation_key <> 'chat:req_in_flight'`.execute(db);
+    await sql`update ledger_holds set created_at = now() - interval '2 minutes' where account_id = ${accountId} and operation_key <> 'chat:req_in_flight'`.execute(
+      db,
+    );
     await sweep();
-    expect(await db.selectFrom('ledger_holds').select('operation_key').where('account_id', '=', accountId).execute()).toEqual([{ operation_key: 'chat:req_in_flight' }]);
+    expect(
+      await db.selectFrom('ledger_holds').select('operation_key').where('account_id', '=', accountId).execute(),
+    ).toEqual([{ operation_key: 'chat:req_in_flight' }]);
     expect(await ledgerState(accountId)).toMatchObject({ balance: 500, held: 10, openHolds: 10 });
     await ledger.release(accountId, 'chat:req_in_flight');
   });
@@ -278,7 +417,11 @@ describe('billing holds', () => {
   // Embedded engine: a dead process's liveness lock tells its holds are orphaned. Under Temporal an API process holds
   // no such lock and a job's hold belongs to a workflow that outlives the process that placed it: they wait an hour.
   itOnEmbeddedEngine('holds a dead process left are released by the next start', async () => {
-    const dataDir = postgresUrl ? undefined : (await import('node:fs')).mkdtempSync((await import('node:path')).join((await import('node:os')).tmpdir(), 'holds-'));
+    const dataDir = postgresUrl
+      ? undefined
+      : (await import('node:fs')).mkdtempSync(
+          (await import('node:path')).join((await import('node:os')).tmpdir(), 'holds-'),
+        );
     let restartable = await TestApp.start({ dataDir });
     const schema = restartable.schema;
     try {
@@ -290,9 +433,15 @@ describe('billing holds', () => {
       await sql`update accounts set held = held + 150 where id = ${accountId}`.execute(restartable.db);
       await restartable.stop();
       restartable = await TestApp.start({ dataDir, schema });
-      const account = await restartable.db.selectFrom('accounts').select(['balance', 'held']).where('id', '=', accountId).executeTakeFirstOrThrow();
+      const account = await restartable.db
+        .selectFrom('accounts')
+        .select(['balance', 'held'])
+        .where('id', '=', accountId)
+        .executeTakeFirstOrThrow();
       expect(account).toEqual({ balance: 500, held: 0 });
-      expect(await restartable.db.selectFrom('ledger_holds').selectAll().where('account_id', '=', accountId).execute()).toEqual([]);
+      expect(
+        await restartable.db.selectFrom('ledger_holds').selectAll().where('account_id', '=', accountId).execute(),
+      ).toEqual([]);
     } finally {
       await restartable.close();
     }

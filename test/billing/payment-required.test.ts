@@ -15,11 +15,16 @@ describe('billing: a 402 that says what the request needs and what is available'
 
   it('a Response whose hold does not fit a balance of 2: the amount it needs and the 2 available, in the spec envelope', async () => {
     const { key } = await app.createAccount({ balance: 2 });
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hi', background: false } });
+    const reply = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: 'hi', background: false },
+    });
     expect(reply.status).toBe(402);
     expect(Object.keys(reply.body)).toEqual(['error']);
     expect(reply.body.error.code).toBe('organization.payment_required');
-    expect(reply.body.error.message).toMatch(/^This request needs \d+ kopecks available \(its input and at least one output token\); the account has 2 available \(balance 2\)\. Top up the balance to continue\.$/);
+    expect(reply.body.error.message).toMatch(
+      /^This request needs \d+ kopecks available \(its input and at least one output token\); the account has 2 available \(balance 2\)\. Top up the balance to continue\.$/,
+    );
     expect(needs(reply.body.error.message)).toBeGreaterThan(2);
     const balance = await app.request('GET', '/v2/organization/balance', { key });
     expect(balance.body).toEqual({ balance: 2, available: 2 });
@@ -28,22 +33,38 @@ describe('billing: a 402 that says what the request needs and what is available'
   it('a balance held by operations in flight: the message says how much of it is held', async () => {
     const { key, accountId } = await app.createAccount({ balance: 100 });
     await app.runtime.deps.ledger.hold({ accountId, operationKey: 'test:in-flight', amount: 99 });
-    const reply = await app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 } });
+    const reply = await app.request('POST', '/v2/chat/completions', {
+      key,
+      body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hello' }], max_tokens: 50 },
+    });
     expect(reply.status).toBe(402);
     expect(reply.body.error.code).toBe('organization.payment_required');
     // A fixed cap is held whole: what it needs is the most the call can cost.
-    expect(reply.body.error.message).toMatch(/^This request needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 100, of which 99 held by operations in flight\)\./);
+    expect(reply.body.error.message).toMatch(
+      /^This request needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 100, of which 99 held by operations in flight\)\./,
+    );
     expect(needs(reply.body.error.message)).toBeGreaterThanOrEqual(10);
     await app.runtime.deps.ledger.release(accountId, 'test:in-flight');
   });
 
   it('with an Idempotency-Key (the hold in a transaction) and for embeddings, the same figures', async () => {
     const { key } = await app.createAccount({ balance: 1 });
-    const keyed = await app.request('POST', '/v2/responses', { key, headers: { 'Idempotency-Key': 'pay-1' }, body: { model: 'dev-echo', input: 'hi there', max_output_tokens: 100 } });
+    const keyed = await app.request('POST', '/v2/responses', {
+      key,
+      headers: { 'Idempotency-Key': 'pay-1' },
+      body: { model: 'dev-echo', input: 'hi there', max_output_tokens: 100 },
+    });
     expect(keyed.status).toBe(402);
-    expect(keyed.body.error.message).toMatch(/needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 1\)/);
-    const embedded = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'x '.repeat(2000) } });
+    expect(keyed.body.error.message).toMatch(
+      /needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 1\)/,
+    );
+    const embedded = await app.request('POST', '/v2/embeddings', {
+      key,
+      body: { model: 'dev-embed', input: 'x '.repeat(2000) },
+    });
     expect(embedded.status).toBe(402);
-    expect(embedded.body.error.message).toMatch(/needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 1\)/);
+    expect(embedded.body.error.message).toMatch(
+      /needs \d+ kopecks available \(the most it can cost\); the account has 1 available \(balance 1\)/,
+    );
   });
 });

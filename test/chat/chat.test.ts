@@ -3,12 +3,20 @@ import { catalogWithVariant } from '../support/catalog-file';
 import { TestApp } from '../support/harness';
 
 const debits = (app: TestApp, accountId: string) =>
-  app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('type', '=', 'debit').orderBy('seq').execute();
+  app.db
+    .selectFrom('ledger_transactions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('type', '=', 'debit')
+    .orderBy('seq')
+    .execute();
 
 describe('chat completions (dev vendor)', () => {
   let app: TestApp;
   beforeAll(async () => {
-    app = await TestApp.start({ env: { CATALOG_PATH: catalogWithVariant('dev-echo', 'dev-echo-responses-only', { protocols: ['responses'] }) } });
+    app = await TestApp.start({
+      env: { CATALOG_PATH: catalogWithVariant('dev-echo', 'dev-echo-responses-only', { protocols: ['responses'] }) },
+    });
   });
   afterAll(() => app.close());
 
@@ -48,7 +56,15 @@ describe('chat completions (dev vendor)', () => {
     expect(row.amount).toBe(Math.ceil(cost));
     expect(row.amount).toBe(3);
     // The account's first debit: its exact cost rounded up; the account carries the 0.9 paid ahead.
-    expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-echo', service: 'chat', request_id: expect.stringMatching(/^req_/), cost: 2.1, carry: 0.9 });
+    expect(row.metadata).toEqual({
+      source: 'api',
+      vendor: 'dev',
+      model: 'dev-echo',
+      service: 'chat',
+      request_id: expect.stringMatching(/^req_/),
+      cost: 2.1,
+      carry: 0.9,
+    });
     expect(row.usage).toEqual({ prompt_tokens: 13, completion_tokens: 4, total_tokens: 17 });
     expect(row.operation_key).toBe(`chat:${(row.metadata as { request_id: string }).request_id}`);
     expect((await app.request('GET', '/v2/organization/balance', { key })).body.balance).toBe(997);
@@ -56,7 +72,11 @@ describe('chat completions (dev vendor)', () => {
 
   it('reports MAX_TOKENS when max_tokens cuts the answer', async () => {
     const { key } = await app.createAccount();
-    const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: '/words 10' }], max_tokens: 4 });
+    const reply = await chat(key, {
+      model: 'dev-echo',
+      messages: [{ role: 'user', content: '/words 10' }],
+      max_tokens: 4,
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.message.content).toBe('w1 w2 w3 w4');
     expect(reply.body.finish_reason).toBe('MAX_TOKENS');
@@ -77,7 +97,9 @@ describe('chat completions (dev vendor)', () => {
         tools: [tool],
       });
       expect(reply.status).toBe(200);
-      expect(reply.body.tools_calls).toEqual([{ id: expect.any(String), type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+      expect(reply.body.tools_calls).toEqual([
+        { id: expect.any(String), type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' },
+      ]);
       expect(reply.body.finish_reason).toBe('TOOL_CALLS');
       expect(reply.body.message).toEqual({ role: 'assistant', content: '' });
     }
@@ -86,7 +108,11 @@ describe('chat completions (dev vendor)', () => {
   it('refuses server-side tools, which chat completions do not run', async () => {
     const { key, accountId } = await app.createAccount();
     for (const type of ['file_search', 'code_interpreter']) {
-      const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }], tools: [{ type }] });
+      const reply = await chat(key, {
+        model: 'dev-echo',
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [{ type }],
+      });
       expect(reply.status).toBe(400);
       expect(reply.body.error.code).toBe('chat.invalid_request');
       expect(reply.body.error.message).toMatch(new RegExp(`tools\\[0\\]: ${type} tools are not supported`));
@@ -140,10 +166,16 @@ describe('chat completions (dev vendor)', () => {
     expect(embed.body.error.code).toBe('chat.invalid_request');
     const responsesOnly = await chat(key, { model: 'dev-echo-responses-only', messages });
     expect(responsesOnly.status).toBe(400);
-    expect(responsesOnly.body.error).toEqual({ code: 'chat.invalid_request', message: expect.stringMatching(/does not support chat completions/) });
+    expect(responsesOnly.body.error).toEqual({
+      code: 'chat.invalid_request',
+      message: expect.stringMatching(/does not support chat completions/),
+    });
     const unconfigured = await chat(key, { model: 'gpt-4.1-mini', messages });
     expect(unconfigured.status).toBe(400);
-    expect(unconfigured.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/OPENAI_API_KEY/) });
+    expect(unconfigured.body.error).toEqual({
+      code: 'model.not_available',
+      message: expect.stringMatching(/OPENAI_API_KEY/),
+    });
     expect(await debits(app, accountId)).toEqual([]);
   });
 
@@ -152,11 +184,17 @@ describe('chat completions (dev vendor)', () => {
     const failing = async (content: string) => chat(key, { model: 'dev-echo', messages: [{ role: 'user', content }] });
     const server = await failing('/error');
     expect(server.status).toBe(500);
-    expect(server.body.error).toEqual({ code: 'chat.execution_failed', message: expect.stringMatching(/^Vendor dev /) });
+    expect(server.body.error).toEqual({
+      code: 'chat.execution_failed',
+      message: expect.stringMatching(/^Vendor dev /),
+    });
     // The vendor refusing our credentials is our problem, not a 401/403 for the client.
     const auth = await failing('/error auth');
     expect(auth.status).toBe(500);
-    expect(auth.body.error).toEqual({ code: 'chat.execution_failed', message: expect.stringMatching(/^Vendor dev rejected the request/) });
+    expect(auth.body.error).toEqual({
+      code: 'chat.execution_failed',
+      message: expect.stringMatching(/^Vendor dev rejected the request/),
+    });
     const rateLimited = await failing('/error rate_limit');
     expect(rateLimited.status).toBe(500);
     expect(rateLimited.body.error.message).toMatch(/Vendor dev is rate limiting/);
@@ -171,7 +209,10 @@ describe('chat completions (dev vendor)', () => {
     const reply = await chat(key, { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] });
     expect(reply.status).toBe(402);
     expect(reply.body.error.code).toBe('organization.payment_required');
-    const v1 = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] } });
+    const v1 = await app.request('POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(v1.status).toBe(402);
     expect(await debits(app, accountId)).toEqual([]);
   });
@@ -181,7 +222,13 @@ describe('chat completions (dev vendor)', () => {
       const { key, accountId } = await app.createAccount({ balance: 100 });
       const reply = await app.request('POST', '/v1/chat/completions', {
         key,
-        body: { model: 'dev-echo', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'echo these five words please' }] },
+        body: {
+          model: 'dev-echo',
+          messages: [
+            { role: 'system', content: 'sys' },
+            { role: 'user', content: 'echo these five words please' },
+          ],
+        },
       });
       expect(reply.status).toBe(200);
       expect(reply.body).toEqual({ message: { role: 'assistant', content: 'echo these five words please' } });
@@ -195,12 +242,19 @@ describe('chat completions (dev vendor)', () => {
     it('takes only model and messages', async () => {
       const { key } = await app.createAccount();
       const messages = [{ role: 'user', content: 'hi' }];
-      for (const body of [{ model: 'dev-echo', messages, temperature: 1 }, { model: 'dev-echo' }, { messages }, { model: 'dev-echo', messages: [] }]) {
+      for (const body of [
+        { model: 'dev-echo', messages, temperature: 1 },
+        { model: 'dev-echo' },
+        { messages },
+        { model: 'dev-echo', messages: [] },
+      ]) {
         const reply = await app.request('POST', '/v1/chat/completions', { key, body });
         expect(reply.status).toBe(400);
         expect(reply.body.error.code).toBe('chat.invalid_request');
       }
-      expect((await app.request('POST', '/v1/chat/completions', { body: { model: 'dev-echo', messages } })).status).toBe(401);
+      expect(
+        (await app.request('POST', '/v1/chat/completions', { body: { model: 'dev-echo', messages } })).status,
+      ).toBe(401);
     });
   });
 });
@@ -210,7 +264,9 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
   let fake: FakeVendorServer;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    app = await TestApp.start({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
+    app = await TestApp.start({
+      env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' },
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -255,7 +311,15 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
     const [row] = await debits(app, accountId);
     expect(row.amount).toBe(Math.ceil(cost));
     expect(row.amount).toBe(15);
-    expect(row.metadata).toEqual({ source: 'api', vendor: 'openai', model: 'gpt-4.1-mini', service: 'chat', request_id: expect.stringMatching(/^req_/), cost, carry: expect.any(Number) });
+    expect(row.metadata).toEqual({
+      source: 'api',
+      vendor: 'openai',
+      model: 'gpt-4.1-mini',
+      service: 'chat',
+      request_id: expect.stringMatching(/^req_/),
+      cost,
+      carry: expect.any(Number),
+    });
     expect(row.usage).toEqual({ prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801 });
   });
 
@@ -265,10 +329,21 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
     const reply = await chat(key, {
       model: 'gpt-4.1-mini',
       messages: [{ role: 'user', content: 'Weather in Paris?' }],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          },
+        },
+      ],
     });
     expect(reply.status).toBe(200);
-    expect(reply.body.tools_calls).toEqual([{ id: 'call_abc', type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
+    expect(reply.body.tools_calls).toEqual([
+      { id: 'call_abc', type: 'function', name: 'get_weather', arguments: '{"city":"Paris"}' },
+    ]);
     expect(reply.body.finish_reason).toBe('TOOL_CALLS');
     expect(fake.requests[0].rawBody).toContain('get_weather');
   });
@@ -276,9 +351,13 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
   it('maps vendor finish reasons: length → MAX_TOKENS, content_filter → CONTENT_FILTER', async () => {
     const { key } = await app.createAccount();
     fake.script({ text: 'Partial', finishReason: 'length' });
-    expect((await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'long' }] })).body.finish_reason).toBe('MAX_TOKENS');
+    expect(
+      (await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'long' }] })).body.finish_reason,
+    ).toBe('MAX_TOKENS');
     fake.script({ text: '', finishReason: 'content_filter' });
-    expect((await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'bad' }] })).body.finish_reason).toBe('CONTENT_FILTER');
+    expect(
+      (await chat(key, { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'bad' }] })).body.finish_reason,
+    ).toBe('CONTENT_FILTER');
   });
 
   it('reports an upstream 401 as our 500 naming the vendor, never as a 401, and bills nothing', async () => {
@@ -290,7 +369,10 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
     expect(reply.body.error.message).toMatch(/^Vendor openai rejected the request \(401\)/);
     expect(JSON.stringify(reply.body)).not.toContain('test-key');
     fake.script({ status: 403 });
-    const v1 = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    const v1 = await app.request('POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(v1.status).toBe(500);
     expect(v1.body.error.message).toMatch(/^Vendor openai rejected the request \(403\)/);
     expect(await debits(app, accountId)).toEqual([]);
@@ -299,7 +381,10 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
   it('answers v1 from the vendor reply', async () => {
     const { key, accountId } = await app.createAccount();
     fake.script({ text: 'Hi from v1', usage: { inputTokens: 10, outputTokens: 3 } });
-    const reply = await app.request('POST', '/v1/chat/completions', { key, body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] } });
+    const reply = await app.request('POST', '/v1/chat/completions', {
+      key,
+      body: { model: 'gpt-4.1-mini', messages: [{ role: 'user', content: 'hi' }] },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ message: { role: 'assistant', content: 'Hi from v1' } });
     // 10 × 0.004 + 3 × 0.016 = 0.088 kopecks: one whole kopeck.
@@ -311,7 +396,10 @@ describe('chat completions through the OpenAI adapter (fake OpenAI server)', () 
     const claude = app.runtime.deps.catalog.listModels({ type: 'llm', vendor: 'anthropic' })[0];
     const reply = await chat(key, { model: claude.code, messages: [{ role: 'user', content: 'hi' }] });
     expect(reply.status).toBe(400);
-    expect(reply.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/ANTHROPIC_API_KEY/) });
+    expect(reply.body.error).toEqual({
+      code: 'model.not_available',
+      message: expect.stringMatching(/ANTHROPIC_API_KEY/),
+    });
     expect(fake.requests).toHaveLength(0);
   });
 });

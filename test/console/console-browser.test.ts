@@ -30,9 +30,13 @@ let other: { accountId: string; key: string; keyId: string; responseId: string }
 
 beforeAll(async () => {
   // The console is built by `npm run build` (CI) or `npm start`; build it here when this checkout has not yet.
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.js'), '--only', 'console'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build-if-stale.js'), '--only', 'console'], {
+    stdio: 'inherit',
+  });
   fake = await startFakeOpenAI();
-  app = await TestApp.start({ env: { OPENAI_API_KEY: 'sk-console-test', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
+  app = await TestApp.start({
+    env: { OPENAI_API_KEY: 'sk-console-test', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' },
+  });
   const deps = app.runtime.deps;
   const bootstrapped = await bootstrapDefaultAccount(deps);
   if (bootstrapped) {
@@ -40,10 +44,16 @@ beforeAll(async () => {
   } else {
     // Postgres: no default account is created at start (operators use the admin CLI); the same account by hand.
     const account = await deps.accounts.createAccount({ name: 'default', balance: deps.config.admin.starterBalance });
-    quickstart = { accountId: account.id, key: (await deps.accounts.createKey(account.id, { name: 'quickstart' })).key };
+    quickstart = {
+      accountId: account.id,
+      key: (await deps.accounts.createKey(account.id, { name: 'quickstart' })).key,
+    };
   }
   const otherAccount = await app.createAccount({ name: 'someone else' });
-  const response = await app.request('POST', '/v2/responses', { key: otherAccount.key, body: { model: MODEL, input: 'private matter', background: false } });
+  const response = await app.request('POST', '/v2/responses', {
+    key: otherAccount.key,
+    body: { model: MODEL, input: 'private matter', background: false },
+  });
   expect(response.status).toBe(200);
   other = { ...otherAccount, responseId: response.body.id };
   browser = await launchChromium();
@@ -106,7 +116,9 @@ describe('the console in a browser', () => {
     expect(session.requests.some((url) => url.includes(quickstart.key))).toBe(false);
     expect(page.url()).not.toContain(quickstart.key);
     expect(await page.context().cookies()).toEqual([]);
-    expect(await page.evaluate<string | null>("sessionStorage.getItem('switchyard.console.session')")).toContain(quickstart.key);
+    expect(await page.evaluate<string | null>("sessionStorage.getItem('switchyard.console.session')")).toContain(
+      quickstart.key,
+    );
     expect(await page.evaluate<number>('localStorage.length')).toBe(0);
 
     // A reload keeps the tab signed in; signing out forgets the key.
@@ -160,7 +172,10 @@ describe('the console in a browser', () => {
     const { page } = session;
     await signIn(page, quickstart.key);
     const before = await app.request('GET', '/v2/organization/balance', { key: quickstart.key });
-    const response = await app.request('POST', '/v2/responses', { key: quickstart.key, body: { model: MODEL, input: 'What does a ledger hold?', background: false } });
+    const response = await app.request('POST', '/v2/responses', {
+      key: quickstart.key,
+      body: { model: MODEL, input: 'What does a ledger hold?', background: false },
+    });
     expect(response.status).toBe(200);
     const after = await app.request('GET', '/v2/organization/balance', { key: quickstart.key });
     expect(after.body.balance).toBeLessThan(before.body.balance);
@@ -184,13 +199,23 @@ describe('the console in a browser', () => {
 
   it('streams in the playground: the text grows, the events are listed, usage and cost at the end', async () => {
     const words = ['Streams', ' arrive', ' one', ' word', ' at', ' a', ' time', ' here.'];
-    fake.setDefault({ text: words.join(''), textChunks: words, chunkDelayMs: 250, usage: { inputTokens: 12, outputTokens: 8 } });
+    fake.setDefault({
+      text: words.join(''),
+      textChunks: words,
+      chunkDelayMs: 250,
+      usage: { inputTokens: 12, outputTokens: 8 },
+    });
     const session = await newPage();
     const { page } = session;
     await signIn(page, quickstart.key);
     await page.getByRole('link', { name: 'Playground' }).click();
     await page.getByLabel('Model').selectOption(MODEL);
-    expect(await page.getByText(/in \/ .* out per/).first().textContent()).toMatch(/RUB|₽/);
+    expect(
+      await page
+        .getByText(/in \/ .* out per/)
+        .first()
+        .textContent(),
+    ).toMatch(/RUB|₽/);
     await page.getByLabel('Input').fill('Tell me how streams arrive.');
     await page.getByRole('button', { name: 'Send' }).click();
 
@@ -212,7 +237,10 @@ describe('the console in a browser', () => {
 
   it('follows a running background Response live, then cancels it from its page', async () => {
     fake.setDefault({ text: 'first second third fourth fifth sixth', hangAfterDeltas: 3, chunkDelayMs: 150 });
-    const created = await app.request('POST', '/v2/responses', { key: quickstart.key, body: { model: MODEL, input: 'Take your time.', background: true } });
+    const created = await app.request('POST', '/v2/responses', {
+      key: quickstart.key,
+      body: { model: MODEL, input: 'Take your time.', background: true },
+    });
     expect(created.status).toBe(200);
     const session = await newPage();
     const { page } = session;
@@ -240,7 +268,10 @@ describe('the console in a browser', () => {
   it('resumes a dropped stream after the last event seen (starting_after) and ends with the whole text', async () => {
     const words = ['alpha', ' beta', ' gamma', ' delta', ' epsilon', ' zeta'];
     fake.setDefault({ text: words.join(''), textChunks: words, chunkDelayMs: 400 });
-    const created = await app.request('POST', '/v2/responses', { key: quickstart.key, body: { model: MODEL, input: 'Six words, slowly.', background: true } });
+    const created = await app.request('POST', '/v2/responses', {
+      key: quickstart.key,
+      body: { model: MODEL, input: 'Six words, slowly.', background: true },
+    });
     const session = await newPage();
     const { page } = session;
     await signIn(page, quickstart.key);
@@ -249,7 +280,9 @@ describe('the console in a browser', () => {
     app.dropConnections();
     await page.getByTestId('status').getByText('completed').waitFor({ timeout: 20_000 });
     await page.getByText(words.join('')).waitFor();
-    const resumed = session.requests.filter((url) => url.includes(`/v2/responses/${created.body.id}?`) && /starting_after=\d+/.test(url));
+    const resumed = session.requests.filter(
+      (url) => url.includes(`/v2/responses/${created.body.id}?`) && /starting_after=\d+/.test(url),
+    );
     expect(resumed.length).toBeGreaterThan(0);
     expect(Number(/starting_after=(\d+)/.exec(resumed[0]!)![1])).toBeGreaterThan(1);
     // The cut connection is reported by the browser itself; nothing else may be.
@@ -263,7 +296,12 @@ describe('the console in a browser', () => {
       fake.setDefault({ text: 'The ledger holds every charge.', usage: { inputTokens: 9, outputTokens: 6 } });
       const created = await app.request('POST', '/v2/responses', {
         key: quickstart.key,
-        body: { model: MODEL, input: 'What is in the ledger?', background: true, metadata: { webhook_url: `${receiver.url}/hook` } },
+        body: {
+          model: MODEL,
+          input: 'What is in the ledger?',
+          background: true,
+          metadata: { webhook_url: `${receiver.url}/hook` },
+        },
       });
       expect(created.status).toBe(200);
       const session = await newPage();
@@ -275,7 +313,10 @@ describe('the console in a browser', () => {
       await page.getByText('What is in the ledger?').waitFor();
       await page.getByText('9 in, 6 out').waitFor();
       // The webhook goes out after the Response is final: once the service recorded its outcome, the page shows it.
-      await pollUntil(() => app.request('GET', `/v2/organization/responses/${created.body.id}`, { key: quickstart.key }), (reply) => reply.body.webhook?.status === 'delivered');
+      await pollUntil(
+        () => app.request('GET', `/v2/organization/responses/${created.body.id}`, { key: quickstart.key }),
+        (reply) => reply.body.webhook?.status === 'delivered',
+      );
       await page.reload();
       await page.getByText('delivered (HTTP 204)').waitFor();
       await screenshot(page, 'response-detail');
@@ -287,10 +328,16 @@ describe('the console in a browser', () => {
   });
 
   it('lists Runs by status and cancels a running one', async () => {
-    const assistant = await app.request('POST', '/v2/assistants', { key: quickstart.key, body: { model: MODEL, name: 'Patient' } });
+    const assistant = await app.request('POST', '/v2/assistants', {
+      key: quickstart.key,
+      body: { model: MODEL, name: 'Patient' },
+    });
     expect(assistant.status).toBe(200);
     fake.setDefault({ hang: true });
-    const run = await app.request('POST', '/v2/threads/runs', { key: quickstart.key, body: { assistant_id: assistant.body.id, thread: { messages: [{ role: 'user', content: 'Wait for me.' }] } } });
+    const run = await app.request('POST', '/v2/threads/runs', {
+      key: quickstart.key,
+      body: { assistant_id: assistant.body.id, thread: { messages: [{ role: 'user', content: 'Wait for me.' }] } },
+    });
     expect(run.status).toBe(200);
     const session = await newPage();
     const { page } = session;
@@ -354,7 +401,11 @@ describe('the console in a browser', () => {
       const wide = await page.evaluate<string[]>(
         "[...document.querySelectorAll('body *')].filter((element) => element.getBoundingClientRect().right > 391 && !element.closest('.table-wrap')).map((element) => element.tagName + '.' + element.className).slice(0, 5)",
       );
-      expect({ name, wide, width: await page.evaluate<number>('document.documentElement.scrollWidth') }).toEqual({ name, wide: [], width: expect.any(Number) });
+      expect({ name, wide, width: await page.evaluate<number>('document.documentElement.scrollWidth') }).toEqual({
+        name,
+        wide: [],
+        width: expect.any(Number),
+      });
       expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390 + 1);
     }
     await page.getByRole('link', { name: 'Usage', exact: true }).click();

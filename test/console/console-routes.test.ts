@@ -7,7 +7,11 @@ import { useTestApp } from '../support/harness';
 /** How /console is served: the page under a strict policy and never cached, hashed assets cached for a year. */
 describe('GET /console', () => {
   beforeAll(() => {
-    execFileSync(process.execPath, [path.join(__dirname, '..', '..', 'scripts', 'build-if-stale.js'), '--only', 'console'], { stdio: 'inherit' });
+    execFileSync(
+      process.execPath,
+      [path.join(__dirname, '..', '..', 'scripts', 'build-if-stale.js'), '--only', 'console'],
+      { stdio: 'inherit' },
+    );
   }, 240_000);
   const suite = useTestApp();
 
@@ -44,7 +48,12 @@ describe('GET /console', () => {
     expect(reply.headers.get('content-type')).toContain('text/javascript');
     expect(reply.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     await reply.arrayBuffer();
-    for (const missing of ['/console/assets/nope.js', '/console/assets/..%2F..%2Fpackage.json', '/console/assets/.build-stamp', '/console/assets/index.html']) {
+    for (const missing of [
+      '/console/assets/nope.js',
+      '/console/assets/..%2F..%2Fpackage.json',
+      '/console/assets/.build-stamp',
+      '/console/assets/index.html',
+    ]) {
       const refused = await fetch(`${suite.app.baseUrl}${missing}`);
       expect(refused.status).toBe(404);
       expect(((await refused.json()) as { error: { code: string } }).error.code).toMatch(/not_found/);

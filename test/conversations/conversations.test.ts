@@ -16,11 +16,20 @@ const backend = postgresUrl ? 'postgres' : 'pglite';
 describe(`conversations and items (${backend})`, () => {
   const suite = useTestApp();
 
-  const call = (method: string, url: string, body?: unknown, as = suite.key) => suite.app.request(method, url, { key: as, body });
+  const call = (method: string, url: string, body?: unknown, as = suite.key) =>
+    suite.app.request(method, url, { key: as, body });
 
   async function countRows(account: string) {
-    const conversations = await suite.app.db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
-    const items = await suite.app.db.selectFrom('conversation_items').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', account).executeTakeFirstOrThrow();
+    const conversations = await suite.app.db
+      .selectFrom('conversations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', account)
+      .executeTakeFirstOrThrow();
+    const items = await suite.app.db
+      .selectFrom('conversation_items')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', account)
+      .executeTakeFirstOrThrow();
     return { conversations: Number(conversations.n), items: Number(items.n) };
   }
 
@@ -58,12 +67,49 @@ describe(`conversations and items (${backend})`, () => {
     expect(items.body).toEqual({
       object: 'list',
       data: [
-        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'system', content: [{ type: 'input_text', text: 'Be brief.' }] },
-        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Use metric units.' }] },
-        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is the weather?' }] },
-        { ...base, id: expect.stringMatching(/^fc_/), type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
-        { ...base, id: expect.stringMatching(/^fco_/), type: 'function_call_output', call_id: 'call_1', output: '{"celsius":4}' },
-        { ...base, id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It is 4 °C in Oslo.', annotations: [], logprobs: [] }] },
+        {
+          ...base,
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'system',
+          content: [{ type: 'input_text', text: 'Be brief.' }],
+        },
+        {
+          ...base,
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'developer',
+          content: [{ type: 'input_text', text: 'Use metric units.' }],
+        },
+        {
+          ...base,
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'What is the weather?' }],
+        },
+        {
+          ...base,
+          id: expect.stringMatching(/^fc_/),
+          type: 'function_call',
+          call_id: 'call_1',
+          name: 'get_weather',
+          arguments: '{"city":"Oslo"}',
+        },
+        {
+          ...base,
+          id: expect.stringMatching(/^fco_/),
+          type: 'function_call_output',
+          call_id: 'call_1',
+          output: '{"celsius":4}',
+        },
+        {
+          ...base,
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'It is 4 °C in Oslo.', annotations: [], logprobs: [] }],
+        },
       ],
       first_id: items.body.data[0].id,
       last_id: items.body.data[5].id,
@@ -71,7 +117,9 @@ describe(`conversations and items (${backend})`, () => {
     });
     // Items lists default to newest first.
     const newestFirst = await call('GET', `/v2/conversations/${created.body.id}/items`);
-    expect(newestFirst.body.data.map((item: any) => item.id)).toEqual(items.body.data.map((item: any) => item.id).reverse());
+    expect(newestFirst.body.data.map((item: any) => item.id)).toEqual(
+      items.body.data.map((item: any) => item.id).reverse(),
+    );
   });
 
   it('creates an empty conversation from an empty or missing body', async () => {
@@ -85,9 +133,17 @@ describe(`conversations and items (${backend})`, () => {
   });
 
   it('gets, updates (replacing metadata) and deletes a conversation, cascading to its items', async () => {
-    const id = await newConversation({ metadata: { a: '1', b: '2' }, items: [{ type: 'message', role: 'user', content: 'hi' }] });
+    const id = await newConversation({
+      metadata: { a: '1', b: '2' },
+      items: [{ type: 'message', role: 'user', content: 'hi' }],
+    });
     const got = await call('GET', `/v2/conversations/${id}`);
-    expect(got.body).toEqual({ id, object: 'conversation', created_at: expect.any(Number), metadata: { a: '1', b: '2' } });
+    expect(got.body).toEqual({
+      id,
+      object: 'conversation',
+      created_at: expect.any(Number),
+      metadata: { a: '1', b: '2' },
+    });
 
     const updated = await call('POST', `/v2/conversations/${id}`, { metadata: { c: '3' } });
     expect(updated.status).toBe(200);
@@ -98,7 +154,11 @@ describe(`conversations and items (${backend})`, () => {
     const deleted = await call('DELETE', `/v2/conversations/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id, object: 'conversation.deleted', deleted: true });
-    const items = await suite.app.db.selectFrom('conversation_items').select('id').where('conversation_id', '=', id).execute();
+    const items = await suite.app.db
+      .selectFrom('conversation_items')
+      .select('id')
+      .where('conversation_id', '=', id)
+      .execute();
     expect(items).toEqual([]);
     for (const [method, url, body] of [
       ['GET', `/v2/conversations/${id}`],
@@ -124,12 +184,21 @@ describe(`conversations and items (${backend})`, () => {
     expect(added.status).toBe(200);
     expect(added.body.object).toBe('list');
     expect(added.body.has_more).toBe(false);
-    expect(added.body.data.map((item: any) => item.content?.[0].text ?? item.output)).toEqual(['second', 'done', 'fourth']);
+    expect(added.body.data.map((item: any) => item.content?.[0].text ?? item.output)).toEqual([
+      'second',
+      'done',
+      'fourth',
+    ]);
     expect(added.body.first_id).toBe(added.body.data[0].id);
     expect(added.body.last_id).toBe(added.body.data[2].id);
 
     const all = await call('GET', `/v2/conversations/${id}/items?order=asc`);
-    expect(all.body.data.map((item: any) => item.content?.[0].text ?? item.output)).toEqual(['first', 'second', 'done', 'fourth']);
+    expect(all.body.data.map((item: any) => item.content?.[0].text ?? item.output)).toEqual([
+      'first',
+      'second',
+      'done',
+      'fourth',
+    ]);
 
     const itemId = added.body.data[1].id;
     const got = await call('GET', `/v2/conversations/${id}/items/${itemId}`);
@@ -173,7 +242,15 @@ describe(`conversations and items (${backend})`, () => {
         { items: Array.from({ length: 21 }, () => message) },
         { items: [message, message, { type: 'message', role: 'robot', content: 'x' }] },
         { items: [{ type: 'message', role: 'user', content: 5 }] },
-        { items: [{ type: 'message', role: 'user', content: [{ type: 'input_image', image_url: 'https://example.com/x.png' }] }] },
+        {
+          items: [
+            {
+              type: 'message',
+              role: 'user',
+              content: [{ type: 'input_image', image_url: 'https://example.com/x.png' }],
+            },
+          ],
+        },
         { items: [{ type: 'message', role: 'user' }] },
         { items: [{ type: 'message', role: 'user', content: 'x', status: 'done' }] },
         { items: [{ type: 'message', role: 'user', content: 'a\u0000b' }] },
@@ -187,16 +264,26 @@ describe(`conversations and items (${backend})`, () => {
       ];
       for (const body of bad) {
         const reply = await suite.app.request('POST', '/v2/conversations', { key: own, body });
-        expect([JSON.stringify(body).slice(0, 80), reply.status, reply.body.error?.code]).toEqual([JSON.stringify(body).slice(0, 80), 400, 'conversation.invalid_request']);
+        expect([JSON.stringify(body).slice(0, 80), reply.status, reply.body.error?.code]).toEqual([
+          JSON.stringify(body).slice(0, 80),
+          400,
+          'conversation.invalid_request',
+        ]);
         expect(reply.body.error.message).toEqual(expect.any(String));
       }
       expect(await countRows(ownAccount)).toEqual({ conversations: 0, items: 0 });
-      const notJson = await suite.app.request('POST', '/v2/conversations', { key: own, rawBody: '{"items": [', headers: { 'content-type': 'application/json' } });
+      const notJson = await suite.app.request('POST', '/v2/conversations', {
+        key: own,
+        rawBody: '{"items": [',
+        headers: { 'content-type': 'application/json' },
+      });
       expect([notJson.status, notJson.body.error.code]).toEqual([400, 'request.invalid_json']);
     });
 
     it('names the offending field in the message', async () => {
-      const reply = await call('POST', '/v2/conversations', { items: [message, message, { type: 'message', role: 'robot', content: 'x' }] });
+      const reply = await call('POST', '/v2/conversations', {
+        items: [message, message, { type: 'message', role: 'robot', content: 'x' }],
+      });
       expect(reply.body.error.message).toMatch(/items\[2\]\.role/);
       const many = await call('POST', '/v2/conversations', { items: Array.from({ length: 21 }, () => message) });
       expect(many.body.error.message).toMatch(/at most 20/);
@@ -209,7 +296,13 @@ describe(`conversations and items (${backend})`, () => {
         expect([reply.status, reply.body.error.code]).toEqual([400, 'conversation.invalid_request']);
       }
       expect((await call('GET', `/v2/conversations/${id}`)).body.metadata).toEqual({ keep: 'me' });
-      for (const body of [{}, { items: [] }, { items: Array.from({ length: 21 }, () => message) }, { items: [message, { type: 'message', role: 'user', content: null }] }, { items: [message], extra: 1 }]) {
+      for (const body of [
+        {},
+        { items: [] },
+        { items: Array.from({ length: 21 }, () => message) },
+        { items: [message, { type: 'message', role: 'user', content: null }] },
+        { items: [message], extra: 1 },
+      ]) {
         const reply = await call('POST', `/v2/conversations/${id}/items`, body);
         expect([reply.status, reply.body.error.code]).toEqual([400, 'conversation.invalid_request']);
       }
@@ -221,7 +314,21 @@ describe(`conversations and items (${backend})`, () => {
       const other = await newConversation({ items: [message] });
       const otherItem = (await call('GET', `/v2/conversations/${other}/items`)).body.data[0].id;
       const ownItem = (await call('GET', `/v2/conversations/${id}/items`)).body.data[0].id;
-      const queries = ['limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=', 'limit=-3', 'order=up', 'order=ASC', 'limit=5&limit=6', 'ordr=asc', 'after=x&before=y', 'after=msg_unknown', 'before=msg_unknown'];
+      const queries = [
+        'limit=0',
+        'limit=101',
+        'limit=abc',
+        'limit=1.5',
+        'limit=',
+        'limit=-3',
+        'order=up',
+        'order=ASC',
+        'limit=5&limit=6',
+        'ordr=asc',
+        'after=x&before=y',
+        'after=msg_unknown',
+        'before=msg_unknown',
+      ];
       for (const query of queries) {
         const reply = await call('GET', `/v2/conversations/${id}/items?${query}`);
         expect([query, reply.status, reply.body.error?.code]).toEqual([query, 400, 'conversation.invalid_request']);
@@ -263,7 +370,9 @@ describe(`conversations and items (${backend})`, () => {
     const id = await newConversation();
     const replies = await Promise.all(
       Array.from({ length: 12 }, (_, request) =>
-        call('POST', `/v2/conversations/${id}/items`, { items: Array.from({ length: 5 }, (_, i) => ({ type: 'message', role: 'user', content: `r${request}-${i}` })) }),
+        call('POST', `/v2/conversations/${id}/items`, {
+          items: Array.from({ length: 5 }, (_, i) => ({ type: 'message', role: 'user', content: `r${request}-${i}` })),
+        }),
       ),
     );
     expect(replies.map((reply) => reply.status)).toEqual(Array(12).fill(200));
@@ -284,7 +393,11 @@ describe(`conversations and items (${backend})`, () => {
       expected = [];
       for (let start = 0; start < 250; start += 20) {
         const count = Math.min(20, 250 - start);
-        const items = Array.from({ length: count }, (_, i) => ({ type: 'message', role: 'user', content: `m${start + i}` }));
+        const items = Array.from({ length: count }, (_, i) => ({
+          type: 'message',
+          role: 'user',
+          content: `m${start + i}`,
+        }));
         const reply = await call('POST', `/v2/conversations/${conversationId}/items`, { items });
         expect(reply.status).toBe(200);
         expected.push(...reply.body.data.map((item: any) => item.id));
@@ -335,10 +448,18 @@ describe(`conversations and items (${backend})`, () => {
       expect(await walkBackward(url, 'desc', 7, expected[0])).toEqual([...expected].reverse());
       // Page contents in the middle, both cursors: before returns the rows nearest the cursor, in order.
       const middle = expected[100];
-      expect((await call('GET', `${url}?limit=3&order=asc&after=${middle}`)).body.data.map((r: any) => r.id)).toEqual(expected.slice(101, 104));
-      expect((await call('GET', `${url}?limit=3&order=asc&before=${middle}`)).body.data.map((r: any) => r.id)).toEqual(expected.slice(97, 100));
-      expect((await call('GET', `${url}?limit=3&order=desc&after=${middle}`)).body.data.map((r: any) => r.id)).toEqual(expected.slice(97, 100).reverse());
-      expect((await call('GET', `${url}?limit=3&order=desc&before=${middle}`)).body.data.map((r: any) => r.id)).toEqual(expected.slice(101, 104).reverse());
+      expect((await call('GET', `${url}?limit=3&order=asc&after=${middle}`)).body.data.map((r: any) => r.id)).toEqual(
+        expected.slice(101, 104),
+      );
+      expect((await call('GET', `${url}?limit=3&order=asc&before=${middle}`)).body.data.map((r: any) => r.id)).toEqual(
+        expected.slice(97, 100),
+      );
+      expect((await call('GET', `${url}?limit=3&order=desc&after=${middle}`)).body.data.map((r: any) => r.id)).toEqual(
+        expected.slice(97, 100).reverse(),
+      );
+      expect((await call('GET', `${url}?limit=3&order=desc&before=${middle}`)).body.data.map((r: any) => r.id)).toEqual(
+        expected.slice(101, 104).reverse(),
+      );
       // Defaults: 20 newest first.
       const first = await call('GET', url);
       expect(first.body.data.map((r: any) => r.id)).toEqual([...expected].reverse().slice(0, 20));
@@ -356,7 +477,11 @@ describe(`conversations and items (${backend})`, () => {
         const seen: string[] = start ? [start] : [];
         let cursor = start;
         for (;;) {
-          const reply: any = await suite.app.request('GET', `/v2/conversations?limit=7&order=${order}${cursor ? `&${direction}=${cursor}` : ''}`, { key: own });
+          const reply: any = await suite.app.request(
+            'GET',
+            `/v2/conversations?limit=7&order=${order}${cursor ? `&${direction}=${cursor}` : ''}`,
+            { key: own },
+          );
           expect(reply.status).toBe(200);
           expect(reply.body.object).toBe('list');
           const page = reply.body.data.map((row: any) => row.id);
@@ -372,7 +497,12 @@ describe(`conversations and items (${backend})`, () => {
       expect(await walk('desc', 'before', ids[0])).toEqual([...ids].reverse());
       const defaults = await suite.app.request('GET', '/v2/conversations', { key: own });
       expect(defaults.body.data).toHaveLength(20);
-      expect(defaults.body.data[0]).toEqual({ id: ids[29], object: 'conversation', created_at: expect.any(Number), metadata: { n: '29' } });
+      expect(defaults.body.data[0]).toEqual({
+        id: ids[29],
+        object: 'conversation',
+        created_at: expect.any(Number),
+        metadata: { n: '29' },
+      });
     });
   });
 
@@ -396,7 +526,12 @@ describe(`conversations and items (${backend})`, () => {
       expect([method, url, reply.status, reply.body.error.code]).toEqual([method, url, 404, 'conversation.not_found']);
       expect(JSON.stringify(reply.body)).not.toContain('secret');
     }
-    const viaOwnConversation = await call('GET', `/v2/conversations/${strangerConversation}/items/${itemId}`, undefined, stranger.key);
+    const viaOwnConversation = await call(
+      'GET',
+      `/v2/conversations/${strangerConversation}/items/${itemId}`,
+      undefined,
+      stranger.key,
+    );
     expect([viaOwnConversation.status, viaOwnConversation.body.error.code]).toEqual([404, 'item.not_found']);
     const list = await call('GET', '/v2/conversations?limit=100', undefined, stranger.key);
     expect(list.body.data.map((row: any) => row.id)).toEqual([strangerConversation]);
@@ -421,30 +556,67 @@ describe(`conversations and items (${backend})`, () => {
         ],
       }),
     );
-    expect(rows.map((row) => [row.type, row.response_id])).toEqual([['function_call', 'resp_test1'], ['message', 'resp_test1']]);
+    expect(rows.map((row) => [row.type, row.response_id])).toEqual([
+      ['function_call', 'resp_test1'],
+      ['message', 'resp_test1'],
+    ]);
     expect(itemToWire(rows[1])).toEqual({
-      id: rows[1].id, object: 'conversation.item', type: 'message', role: 'assistant', status: 'completed',
-      content: [{ type: 'output_text', text: 'answer', annotations: [], logprobs: [] }], created_at: expect.any(Number), metadata: {}, response_id: 'resp_test1',
+      id: rows[1].id,
+      object: 'conversation.item',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'answer', annotations: [], logprobs: [] }],
+      created_at: expect.any(Number),
+      metadata: {},
+      response_id: 'resp_test1',
     });
     const viaApi = await call('GET', `/v2/conversations/${id}/items/${rows[0].id}`);
-    expect(viaApi.body).toMatchObject({ id: 'fc_fixed_for_retry', type: 'function_call', call_id: 'call_a', name: 'lookup', response_id: 'resp_test1' });
+    expect(viaApi.body).toMatchObject({
+      id: 'fc_fixed_for_retry',
+      type: 'function_call',
+      call_id: 'call_a',
+      name: 'lookup',
+      response_id: 'resp_test1',
+    });
 
     // A retried append with the same ids adds nothing and returns the stored rows.
-    const again = await appendItems(suite.app.db, { conversationId: id, accountId: suite.accountId, responseId: 'resp_test1', items: [{ type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' }] });
+    const again = await appendItems(suite.app.db, {
+      conversationId: id,
+      accountId: suite.accountId,
+      responseId: 'resp_test1',
+      items: [{ type: 'function_call', callId: 'call_a', name: 'lookup', arguments: '{}', id: 'fc_fixed_for_retry' }],
+    });
     expect(again.map((row) => row.seq)).toEqual([rows[0].seq]);
 
     const all = await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 1_000 });
     expect(all.rows.map((row) => row.type)).toEqual(['message', 'function_call', 'message']);
     // question (8 characters: 2 + 4), lookup{} (8: 2 + 4), answer (6: 2 + 4)
     expect([all.complete, all.tokensSeen]).toEqual([true, 18]);
-    expect((await listLatestItemsWithin(suite.app.db, id, { limit: 2, tokenBudget: 1_000 })).rows.map((row) => row.id)).toEqual([rows[0].id, rows[1].id]);
+    expect(
+      (await listLatestItemsWithin(suite.app.db, id, { limit: 2, tokenBudget: 1_000 })).rows.map((row) => row.id),
+    ).toEqual([rows[0].id, rows[1].id]);
     expect((await listLatestItemsWithin(suite.app.db, id, { limit: 0, tokenBudget: 1_000 })).rows).toEqual([]);
     // Only the newest items that fit the budget are loaded; the first that does not ends the scan.
-    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 12 })).toMatchObject({ rows: [{ id: rows[0].id }, { id: rows[1].id }], complete: false, tokensSeen: 18 });
-    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 5 })).toMatchObject({ rows: [], complete: false, tokensSeen: 6 });
+    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 12 })).toMatchObject({
+      rows: [{ id: rows[0].id }, { id: rows[1].id }],
+      complete: false,
+      tokensSeen: 18,
+    });
+    expect(await listLatestItemsWithin(suite.app.db, id, { tokenBudget: 5 })).toMatchObject({
+      rows: [],
+      complete: false,
+      tokensSeen: 6,
+    });
 
     const stranger = await suite.app.createAccount();
-    await expect(appendItems(suite.app.db, { conversationId: id, accountId: stranger.accountId, items: [{ type: 'message', role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'conversation.not_found' });
+    await expect(
+      appendItems(suite.app.db, {
+        conversationId: id,
+        accountId: stranger.accountId,
+        items: [{ type: 'message', role: 'user', content: 'x' }],
+      }),
+    ).rejects.toMatchObject({ status: 404, code: 'conversation.not_found' });
   });
 
   it('lists a page deep inside a 100,000-item conversation through the (conversation_id, seq) index', async () => {
@@ -463,7 +635,11 @@ describe(`conversations and items (${backend})`, () => {
       const rows = await itemsPageQuery(suite.app.db, conversationId, page).explain<Record<string, string>>();
       return rows.map((row) => Object.values(row)[0]).join('\n');
     };
-    const deep = await suite.app.db.selectFrom('conversation_items').select('seq').where('id', '=', 'msg_perf0090000').executeTakeFirstOrThrow();
+    const deep = await suite.app.db
+      .selectFrom('conversation_items')
+      .select('seq')
+      .where('id', '=', 'msg_perf0090000')
+      .executeTakeFirstOrThrow();
     const plans: string[] = [];
     for (const page of [
       { limit: 20, order: 'asc' as const, afterSeq: deep.seq },
@@ -478,7 +654,12 @@ describe(`conversations and items (${backend})`, () => {
       expect(plan).not.toMatch(/Seq Scan|Sort/);
     }
     // For a conversation that is a small share of the table, the composite index is the one used.
-    const small = await newConversation({ items: [{ type: 'message', role: 'user', content: 'a' }, { type: 'message', role: 'user', content: 'b' }] });
+    const small = await newConversation({
+      items: [
+        { type: 'message', role: 'user', content: 'a' },
+        { type: 'message', role: 'user', content: 'b' },
+      ],
+    });
     const smallPlan = await explain(small, { limit: 20, order: 'asc', afterSeq: 0 });
     expect(smallPlan).toMatch(/Index (Only )?Scan (Backward )?using conversation_items_conversation_seq_idx/);
     expect(smallPlan).not.toMatch(/Seq Scan/);
@@ -492,11 +673,22 @@ describe(`conversations and items (${backend})`, () => {
       return reply.body;
     };
     const base = `/v2/conversations/${id}/items`;
-    const ascending = await measure('after item 90,000 asc, limit 20', `${base}?order=asc&limit=20&after=msg_perf0090000`);
-    expect(ascending.data.map((item: any) => item.id)).toEqual(Array.from({ length: 20 }, (_, i) => `msg_perf${String(90001 + i).padStart(7, '0')}`));
-    const descending = await measure('after item 90,000 desc, limit 20', `${base}?order=desc&limit=20&after=msg_perf0090000`);
+    const ascending = await measure(
+      'after item 90,000 asc, limit 20',
+      `${base}?order=asc&limit=20&after=msg_perf0090000`,
+    );
+    expect(ascending.data.map((item: any) => item.id)).toEqual(
+      Array.from({ length: 20 }, (_, i) => `msg_perf${String(90001 + i).padStart(7, '0')}`),
+    );
+    const descending = await measure(
+      'after item 90,000 desc, limit 20',
+      `${base}?order=desc&limit=20&after=msg_perf0090000`,
+    );
     expect(descending.data[0].id).toBe('msg_perf0089999');
-    const before = await measure('before item 50,000 asc, limit 100', `${base}?order=asc&limit=100&before=msg_perf0050000`);
+    const before = await measure(
+      'before item 50,000 asc, limit 100',
+      `${base}?order=asc&limit=100&before=msg_perf0050000`,
+    );
     expect(before.data.at(-1).id).toBe('msg_perf0049999');
     await measure('first page (newest), limit 20', `${base}`);
     // Figures, not assertions: timing depends on the machine.
@@ -520,20 +712,35 @@ describe(`conversations survive a restart (${backend})`, () => {
       const owner = await first.createAccount();
       const created = await first.request('POST', '/v2/conversations', {
         key: owner.key,
-        body: { metadata: { durable: 'yes' }, items: [{ type: 'message', role: 'user', content: 'remember me' }, { type: 'message', role: 'assistant', content: 'I will' }] },
+        body: {
+          metadata: { durable: 'yes' },
+          items: [
+            { type: 'message', role: 'user', content: 'remember me' },
+            { type: 'message', role: 'assistant', content: 'I will' },
+          ],
+        },
       });
-      const before = await first.request('GET', `/v2/conversations/${created.body.id}/items?order=asc`, { key: owner.key });
+      const before = await first.request('GET', `/v2/conversations/${created.body.id}/items?order=asc`, {
+        key: owner.key,
+      });
       await first.stop();
 
       second = await TestApp.start(storage);
       const conversation = await second.request('GET', `/v2/conversations/${created.body.id}`, { key: owner.key });
       expect(conversation.body).toEqual(created.body);
-      const after = await second.request('GET', `/v2/conversations/${created.body.id}/items?order=asc`, { key: owner.key });
+      const after = await second.request('GET', `/v2/conversations/${created.body.id}/items?order=asc`, {
+        key: owner.key,
+      });
       expect(after.body).toEqual(before.body);
       expect(after.body.data.map((item: any) => item.content[0].text)).toEqual(['remember me', 'I will']);
       // New writes continue the same ordering.
-      await second.request('POST', `/v2/conversations/${created.body.id}/items`, { key: owner.key, body: { items: [{ type: 'message', role: 'user', content: 'later' }] } });
-      const latest = await second.request('GET', `/v2/conversations/${created.body.id}/items?limit=1`, { key: owner.key });
+      await second.request('POST', `/v2/conversations/${created.body.id}/items`, {
+        key: owner.key,
+        body: { items: [{ type: 'message', role: 'user', content: 'later' }] },
+      });
+      const latest = await second.request('GET', `/v2/conversations/${created.body.id}/items?limit=1`, {
+        key: owner.key,
+      });
       expect(latest.body.data[0].content[0].text).toBe('later');
     } finally {
       await second?.stop();

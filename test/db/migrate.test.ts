@@ -40,12 +40,16 @@ async function schemaShape(db: Db) {
     select conrelid::regclass::text as table_name, conname, contype, pg_get_constraintdef(oid) as definition from pg_constraint
     where connamespace = current_schema()::regnamespace and contype in ('p', 'u', 'f', 'c') order by 1, 2`.execute(db);
   const indexes = await sql<Record<string, unknown>>`
-    select tablename, indexname, indexdef from pg_indexes where schemaname = current_schema() order by 1, 2`.execute(db);
+    select tablename, indexname, indexdef from pg_indexes where schemaname = current_schema() order by 1, 2`.execute(
+    db,
+  );
   return { columns: columns.rows, constraints: constraints.rows, indexes: indexes.rows };
 }
 
 async function appliedMigrations(db: Db): Promise<string[]> {
-  const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)} order by name`.execute(db);
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)} order by name`.execute(db);
   return rows.map((row) => row.name);
 }
 
@@ -61,7 +65,10 @@ describe(`migrations up, down and up again (${backend})`, () => {
       await client.query(`create schema ${schema}`);
       await client.end();
     }
-    handle = await openDatabase({ url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: '' }, { inMemory: true, schema });
+    handle = await openDatabase(
+      { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: '' },
+      { inMemory: true, schema },
+    );
   });
   afterAll(async () => {
     await handle?.close();
@@ -79,13 +86,33 @@ describe(`migrations up, down and up again (${backend})`, () => {
 
     await migrateToLatest(db);
     const tables = await applicationTables(db);
-    expect(tables).toEqual(expect.arrayContaining(['accounts', 'api_keys', 'ledger_transactions', 'conversations', 'conversation_items', 'assistants', 'responses', 'jobs', 'job_steps', 'idempotency_keys', 'webhook_deliveries']));
+    expect(tables).toEqual(
+      expect.arrayContaining([
+        'accounts',
+        'api_keys',
+        'ledger_transactions',
+        'conversations',
+        'conversation_items',
+        'assistants',
+        'responses',
+        'jobs',
+        'job_steps',
+        'idempotency_keys',
+        'webhook_deliveries',
+      ]),
+    );
     expect(await appliedMigrations(db)).toEqual(names);
     const shape = await schemaShape(db);
     // The comparison after the second up is not vacuous: the queries see the tables' columns, keys and indexes.
-    expect(shape.columns).toEqual(expect.arrayContaining([expect.objectContaining({ table_name: 'jobs', column_name: 'id' })]));
-    expect(shape.constraints).toEqual(expect.arrayContaining([expect.objectContaining({ table_name: 'api_keys', contype: 'f' })]));
-    expect(shape.indexes).toEqual(expect.arrayContaining([expect.objectContaining({ indexname: 'responses_account_idx' })]));
+    expect(shape.columns).toEqual(
+      expect.arrayContaining([expect.objectContaining({ table_name: 'jobs', column_name: 'id' })]),
+    );
+    expect(shape.constraints).toEqual(
+      expect.arrayContaining([expect.objectContaining({ table_name: 'api_keys', contype: 'f' })]),
+    );
+    expect(shape.indexes).toEqual(
+      expect.arrayContaining([expect.objectContaining({ indexname: 'responses_account_idx' })]),
+    );
     // A row written before down must not survive it.
     const before = newId('acct');
     await db.insertInto('accounts').values({ id: before, name: 'before down' }).execute();
@@ -102,11 +129,26 @@ describe(`migrations up, down and up again (${backend})`, () => {
 
     const accountId = newId('acct');
     await db.insertInto('accounts').values({ id: accountId, name: 'after up', balance: 500 }).execute();
-    await db.insertInto('ledger_transactions').values({ id: newId('txn'), account_id: accountId, type: 'credit', amount: 500, currency: 'RUB', operation_key: null }).execute();
+    await db
+      .insertInto('ledger_transactions')
+      .values({
+        id: newId('txn'),
+        account_id: accountId,
+        type: 'credit',
+        amount: 500,
+        currency: 'RUB',
+        operation_key: null,
+      })
+      .execute();
     expect(await db.selectFrom('accounts').select(['id', 'name', 'balance', 'mcp_enabled']).execute()).toEqual([
       { id: accountId, name: 'after up', balance: 500, mcp_enabled: false },
     ]);
-    const ledger = await db.selectFrom('ledger_transactions').select(['account_id', 'type', 'amount', 'currency', 'seq']).execute();
-    expect(ledger).toEqual([{ account_id: accountId, type: 'credit', amount: 500, currency: 'RUB', seq: expect.any(Number) }]);
+    const ledger = await db
+      .selectFrom('ledger_transactions')
+      .select(['account_id', 'type', 'amount', 'currency', 'seq'])
+      .execute();
+    expect(ledger).toEqual([
+      { account_id: accountId, type: 'credit', amount: 500, currency: 'RUB', seq: expect.any(Number) },
+    ]);
   });
 });

@@ -13,7 +13,9 @@ describe('CoalescingSocket', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const socket = new CoalescingSocket();
     try {
-      await new Promise<void>((resolve) => socket.connect((server.address() as net.AddressInfo).port, '127.0.0.1', resolve));
+      await new Promise<void>((resolve) =>
+        socket.connect((server.address() as net.AddressInfo).port, '127.0.0.1', resolve),
+      );
       const writes: number[] = [];
       const writev = socket._writev!.bind(socket);
       socket._writev = (chunks, callback) => {
@@ -50,14 +52,23 @@ describe('CoalescingSocket', () => {
     try {
       for (let round = 0; round < 2; round++) {
         expect((await pool.query('select $1::int + 1 as value', [round])).rows).toEqual([{ value: round + 1 }]);
-        expect((await pool.query('select $1::text || $2::text as value', ['a', String(round)])).rows).toEqual([{ value: `a${round}` }]);
+        expect((await pool.query('select $1::text || $2::text as value', ['a', String(round)])).rows).toEqual([
+          { value: `a${round}` },
+        ]);
         // A third shape is past the cap of two: it still runs, unnamed.
-        expect((await pool.query('select $1::int * 2 as value', [round + 5])).rows).toEqual([{ value: (round + 5) * 2 }]);
+        expect((await pool.query('select $1::int * 2 as value', [round + 5])).rows).toEqual([
+          { value: (round + 5) * 2 },
+        ]);
         // Without parameters pg keeps the simple protocol.
         expect((await pool.query('select 7 as value')).rows).toEqual([{ value: 7 }]);
       }
-      const prepared = await pool.query("select name, statement from pg_prepared_statements where name like 'sy%' order by name");
-      expect(prepared.rows.map((row) => row.statement)).toEqual(['select $1::int + 1 as value', 'select $1::text || $2::text as value']);
+      const prepared = await pool.query(
+        "select name, statement from pg_prepared_statements where name like 'sy%' order by name",
+      );
+      expect(prepared.rows.map((row) => row.statement)).toEqual([
+        'select $1::int + 1 as value',
+        'select $1::text || $2::text as value',
+      ]);
     } finally {
       await pool.end();
     }
@@ -84,10 +95,17 @@ describe('CoalescingSocket', () => {
 
   it('is what openDatabase does unless DATABASE_PREPARED_STATEMENTS is off', async () => {
     for (const preparedStatements of [true, false]) {
-      const database = await openDatabase({ url: postgresUrl, poolSize: 1, preparedStatements, dataDir: '/nonexistent' });
+      const database = await openDatabase({
+        url: postgresUrl,
+        poolSize: 1,
+        preparedStatements,
+        dataDir: '/nonexistent',
+      });
       try {
         await sql`select ${'x'}::text as value`.execute(database.db);
-        const prepared = await sql<{ count: number }>`select count(*)::int as count from pg_prepared_statements where name like 'sy%'`.execute(database.db);
+        const prepared = await sql<{
+          count: number;
+        }>`select count(*)::int as count from pg_prepared_statements where name like 'sy%'`.execute(database.db);
         expect(prepared.rows[0].count).toBe(preparedStatements ? 1 : 0);
       } finally {
         await database.close();

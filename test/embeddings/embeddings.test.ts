@@ -3,7 +3,13 @@ import { TestApp } from '../support/harness';
 
 /** The debit rows an account has, oldest first. */
 const debits = (app: TestApp, accountId: string) =>
-  app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', accountId).where('type', '=', 'debit').orderBy('seq').execute();
+  app.db
+    .selectFrom('ledger_transactions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('type', '=', 'debit')
+    .orderBy('seq')
+    .execute();
 
 const words = (count: number) => Array.from({ length: count }, (_, index) => `word${index}`).join(' ');
 
@@ -20,9 +26,16 @@ describe('embeddings (dev vendor)', () => {
     let carry = 0;
     for (const count of [3, 250, 1000]) {
       const before = (await app.request('GET', '/v2/organization/balance', { key })).body.balance;
-      const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: words(count) } });
+      const reply = await app.request('POST', '/v2/embeddings', {
+        key,
+        body: { model: 'dev-embed', input: words(count) },
+      });
       expect(reply.status).toBe(200);
-      expect(reply.body).toEqual({ embedding: expect.any(Array), model: 'dev-embed', usage: { prompt_tokens: count, total_tokens: count } });
+      expect(reply.body).toEqual({
+        embedding: expect.any(Array),
+        model: 'dev-embed',
+        usage: { prompt_tokens: count, total_tokens: count },
+      });
       expect(reply.body.embedding).toHaveLength(256);
       const norm = Math.sqrt(reply.body.embedding.reduce((sum: number, value: number) => sum + value * value, 0));
       expect(norm).toBeCloseTo(1, 6);
@@ -35,7 +48,15 @@ describe('embeddings (dev vendor)', () => {
       expect(before - after).toBe(expectedAmount);
       const row = (await debits(app, accountId)).at(-1)!;
       expect(row.amount).toBe(expectedAmount);
-      expect(row.metadata).toEqual({ source: 'api', vendor: 'dev', model: 'dev-embed', service: 'embeddings', request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/), cost: exact, carry: expect.any(Number) });
+      expect(row.metadata).toEqual({
+        source: 'api',
+        vendor: 'dev',
+        model: 'dev-embed',
+        service: 'embeddings',
+        request_id: expect.stringMatching(/^req_[0-9a-f]{24}$/),
+        cost: exact,
+        carry: expect.any(Number),
+      });
       expect(row.metadata.carry).toBeCloseTo(carry, 9);
       expect(row.usage).toEqual({ prompt_tokens: count, completion_tokens: 0, total_tokens: count });
       expect(row.operation_key).toBe(`embedding:${(row.metadata as { request_id: string }).request_id}`);
@@ -46,14 +67,19 @@ describe('embeddings (dev vendor)', () => {
 
   it('gives the same vector for the same text and a different one for different text', async () => {
     const { key } = await app.createAccount();
-    const embed = async (input: string) => (await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input } })).body.embedding;
+    const embed = async (input: string) =>
+      (await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input } })).body.embedding;
     expect(await embed('the quick brown fox')).toEqual(await embed('the quick brown fox'));
     expect(await embed('the quick brown fox')).not.toEqual(await embed('a slow green turtle'));
   });
 
   it('encoding_format: float (the default) or base64 (little-endian float32, as OpenAI); anything else is a 400', async () => {
     const { key } = await app.createAccount();
-    const embed = (encoding_format?: string) => app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'base64 please', ...(encoding_format ? { encoding_format } : {}) } });
+    const embed = (encoding_format?: string) =>
+      app.request('POST', '/v2/embeddings', {
+        key,
+        body: { model: 'dev-embed', input: 'base64 please', ...(encoding_format ? { encoding_format } : {}) },
+      });
     const floats = (await embed()).body.embedding as number[];
     expect((await embed('float')).body.embedding).toEqual(floats);
     const encoded = (await embed('base64')).body.embedding as string;
@@ -98,33 +124,53 @@ describe('embeddings (dev vendor)', () => {
     const { key, accountId } = await app.createAccount();
     const unknown = await app.request('POST', '/v2/embeddings', { key, body: { model: 'no-such-model', input: 'hi' } });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error).toEqual({ code: 'embedding.invalid_request', message: expect.stringMatching(/no-such-model/) });
+    expect(unknown.body.error).toEqual({
+      code: 'embedding.invalid_request',
+      message: expect.stringMatching(/no-such-model/),
+    });
     const wrongType = await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-echo', input: 'hi' } });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.error.code).toBe('embedding.invalid_request');
-    const unconfigured = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hi' } });
+    const unconfigured = await app.request('POST', '/v2/embeddings', {
+      key,
+      body: { model: 'text-embedding-3-small', input: 'hi' },
+    });
     expect(unconfigured.status).toBe(400);
-    expect(unconfigured.body.error).toEqual({ code: 'model.not_available', message: expect.stringMatching(/OPENAI_API_KEY/) });
+    expect(unconfigured.body.error).toEqual({
+      code: 'model.not_available',
+      message: expect.stringMatching(/OPENAI_API_KEY/),
+    });
     expect(await debits(app, accountId)).toEqual([]);
   });
 
   it('refuses with 402 when the balance is not positive, and bills nothing', async () => {
     const empty = await app.createAccount({ balance: 0 });
-    const reply = await app.request('POST', '/v2/embeddings', { key: empty.key, body: { model: 'dev-embed', input: 'hello' } });
+    const reply = await app.request('POST', '/v2/embeddings', {
+      key: empty.key,
+      body: { model: 'dev-embed', input: 'hello' },
+    });
     expect(reply.status).toBe(402);
     expect(reply.body.error.code).toBe('organization.payment_required');
     expect(await debits(app, empty.accountId)).toEqual([]);
 
     // A balance driven to zero by billing is refused the same way (api-decisions 11: checked at creation).
     const small = await app.createAccount({ balance: 1 });
-    expect((await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } })).status).toBe(200);
+    expect(
+      (await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } }))
+        .status,
+    ).toBe(200);
     expect((await app.request('GET', '/v2/organization/balance', { key: small.key })).body.balance).toBe(0);
-    expect((await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } })).status).toBe(402);
+    expect(
+      (await app.request('POST', '/v2/embeddings', { key: small.key, body: { model: 'dev-embed', input: 'hello' } }))
+        .status,
+    ).toBe(402);
     expect(await debits(app, small.accountId)).toHaveLength(1);
   });
 
   it('requires an API key', async () => {
-    expect((await app.request('POST', '/v2/embeddings', { body: { model: 'dev-embed', input: 'hi' } })).status).toBe(401);
+    expect((await app.request('POST', '/v2/embeddings', { body: { model: 'dev-embed', input: 'hi' } })).status).toBe(
+      401,
+    );
   });
 });
 
@@ -133,7 +179,9 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
   let fake: FakeVendorServer;
   beforeAll(async () => {
     fake = await startFakeOpenAI();
-    app = await TestApp.start({ env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' } });
+    app = await TestApp.start({
+      env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' },
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -145,9 +193,16 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
     const { key, accountId } = await app.createAccount({ balance: 1000 });
     const price = app.runtime.deps.catalog.getModel('text-embedding-3-small')!.price!;
     fake.script({ embedding: [0.5, -0.25, 0.125], usage: { inputTokens: 12_345, outputTokens: 0 } });
-    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello vendor' } });
+    const reply = await app.request('POST', '/v2/embeddings', {
+      key,
+      body: { model: 'text-embedding-3-small', input: 'hello vendor' },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual({ embedding: [0.5, -0.25, 0.125], model: 'text-embedding-3-small', usage: { prompt_tokens: 12_345, total_tokens: 12_345 } });
+    expect(reply.body).toEqual({
+      embedding: [0.5, -0.25, 0.125],
+      model: 'text-embedding-3-small',
+      usage: { prompt_tokens: 12_345, total_tokens: 12_345 },
+    });
 
     expect(fake.requests).toHaveLength(1);
     const [sent] = fake.requests;
@@ -168,7 +223,10 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
   it('reports an upstream 401 as our 500 naming the vendor, never as a 401, and bills nothing', async () => {
     const { key, accountId } = await app.createAccount();
     fake.script({ status: 401 });
-    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    const reply = await app.request('POST', '/v2/embeddings', {
+      key,
+      body: { model: 'text-embedding-3-small', input: 'hello' },
+    });
     expect(reply.status).toBe(500);
     expect(reply.body.error.code).toBe('embedding.execution_failed');
     expect(reply.body.error.message).toMatch(/^Vendor openai rejected the request \(401\)/);
@@ -178,7 +236,8 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
 
   it('maps other vendor failures: 400 stays a 400, 429 and 5xx are 500s naming the vendor', async () => {
     const { key, accountId } = await app.createAccount();
-    const call = () => app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    const call = () =>
+      app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
     fake.script({ status: 400, errorMessage: 'This model maximum context length is 8192 tokens.' });
     const bad = await call();
     expect(bad.status).toBe(400);
@@ -187,7 +246,10 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
     fake.script({ status: 429 });
     const limited = await call();
     expect(limited.status).toBe(500);
-    expect(limited.body.error).toEqual({ code: 'embedding.execution_failed', message: expect.stringMatching(/^Vendor openai is rate limiting requests \(429\)/) });
+    expect(limited.body.error).toEqual({
+      code: 'embedding.execution_failed',
+      message: expect.stringMatching(/^Vendor openai is rate limiting requests \(429\)/),
+    });
     fake.script({ status: 503 });
     const down = await call();
     expect(down.status).toBe(500);
@@ -198,7 +260,10 @@ describe('embeddings through the OpenAI adapter (fake OpenAI server)', () => {
   it('does not call the vendor when the balance is not positive', async () => {
     const { key } = await app.createAccount({ balance: 0 });
     const before = fake.requestCount;
-    const reply = await app.request('POST', '/v2/embeddings', { key, body: { model: 'text-embedding-3-small', input: 'hello' } });
+    const reply = await app.request('POST', '/v2/embeddings', {
+      key,
+      body: { model: 'text-embedding-3-small', input: 'hello' },
+    });
     expect(reply.status).toBe(402);
     expect(fake.requestCount).toBe(before);
   });

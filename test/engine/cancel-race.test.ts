@@ -14,16 +14,32 @@ describe('responses: a cancel that loses the race with completion', () => {
       ...real,
       // The embedded engine passes its activity context as a second argument (engine/activity-context.ts).
       callProvider: async (input: { responseId: string }, context?: unknown) => {
-        const outcome = await (real.callProvider as (input: { responseId: string }, context?: unknown) => ReturnType<typeof real.callProvider>)(input, context);
+        const outcome = await (
+          real.callProvider as (
+            input: { responseId: string },
+            context?: unknown,
+          ) => ReturnType<typeof real.callProvider>
+        )(input, context);
         await pollUntil(
-          () => under.app.db.selectFrom('responses').select('cancel_requested_at').where('id', '=', input.responseId).executeTakeFirstOrThrow(),
+          () =>
+            under.app.db
+              .selectFrom('responses')
+              .select('cancel_requested_at')
+              .where('id', '=', input.responseId)
+              .executeTakeFirstOrThrow(),
           (row) => row.cancel_requested_at !== null,
         );
         return outcome;
       },
     }));
-    const created = await under.app.request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'finished first' } });
-    await pollUntil(() => under.app.request('GET', `/v2/responses/${created.body.id}`, { key: under.key }), (reply) => reply.body.status === 'in_progress');
+    const created = await under.app.request('POST', '/v2/responses', {
+      key: under.key,
+      body: { model: 'dev-echo', input: 'finished first' },
+    });
+    await pollUntil(
+      () => under.app.request('GET', `/v2/responses/${created.body.id}`, { key: under.key }),
+      (reply) => reply.body.status === 'in_progress',
+    );
     const cancel = await under.app.request('POST', `/v2/responses/${created.body.id}/cancel`, { key: under.key });
     expect(cancel.status).toBe(400);
     expect(cancel.body.error.code).toBe('response.not_cancellable');

@@ -32,14 +32,18 @@ describe('embedded engine: recorded vendor results', () => {
     return counts;
   }
 
-  const create = async (input: string) => (await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input } })).body.id as string;
+  const create = async (input: string) =>
+    (await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input } })).body
+      .id as string;
   const settledJob = (id: string) =>
     pollUntil(
       () => app().db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow(),
       (job) => job.status === 'completed' || job.status === 'failed',
     );
-  const steps = (id: string) => app().db.selectFrom('job_steps').select(['step', 'activity']).where('job_id', '=', id).execute();
-  const stored = (id: string) => app().db.selectFrom('responses').select(['status', 'output']).where('id', '=', id).executeTakeFirstOrThrow();
+  const steps = (id: string) =>
+    app().db.selectFrom('job_steps').select(['step', 'activity']).where('job_id', '=', id).execute();
+  const stored = (id: string) =>
+    app().db.selectFrom('responses').select(['status', 'output']).where('id', '=', id).executeTakeFirstOrThrow();
 
   it('drops a quick call’s record once the finalisation has stored the result', async () => {
     const counts = await startEngine({ failFinalizations: 0 });

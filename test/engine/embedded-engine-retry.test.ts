@@ -31,13 +31,24 @@ describe('embedded engine: failed jobs', () => {
     );
 
   async function finalOf(id: string) {
-    const reply = await fetch(`${app().baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': under.key } });
+    const reply = await fetch(`${app().baseUrl}/v2/responses/${id}?stream=true`, {
+      headers: { 'x-auth-token': under.key },
+    });
     const blocks = (await reply.text()).split('\n\n').filter((block) => block.includes('data: '));
-    return JSON.parse(blocks.at(-1)!.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    return JSON.parse(
+      blocks
+        .at(-1)!
+        .split('\n')
+        .find((line) => line.startsWith('data: '))!
+        .slice(6),
+    );
   }
 
   it('retries a failed attempt and completes', async () => {
-    const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'after two failures' } });
+    const created = await app().request('POST', '/v2/responses', {
+      key: under.key,
+      body: { model: 'dev-echo', input: 'after two failures' },
+    });
     const { calls } = await startEngine(2);
     const final = await finalOf(created.body.id);
     expect(final.type).toBe('response.completed');
@@ -49,25 +60,48 @@ describe('embedded engine: failed jobs', () => {
   it('does not run again a job whose attempts all ended with the process: the Response fails instead', async () => {
     // As a restart finds it after five attempts that each killed the process (say, out of memory): running,
     // attempts 5, its lease expired.
-    const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'poison' } });
-    await app().db.updateTable('jobs').set({ status: 'running', attempts: 5, lease_owner: 'a-dead-process', lease_expires_at: new Date(Date.now() - 1000) }).where('id', '=', created.body.id).execute();
+    const created = await app().request('POST', '/v2/responses', {
+      key: under.key,
+      body: { model: 'dev-echo', input: 'poison' },
+    });
+    await app()
+      .db.updateTable('jobs')
+      .set({
+        status: 'running',
+        attempts: 5,
+        lease_owner: 'a-dead-process',
+        lease_expires_at: new Date(Date.now() - 1000),
+      })
+      .where('id', '=', created.body.id)
+      .execute();
     const { calls } = await startEngine(0);
     const final = await finalOf(created.body.id);
     expect(final.type).toBe('response.failed');
     expect(final.response.error.code).toBe('response.execution_failed');
     expect(calls()).toBe(0);
-    expect(await jobSettled(created.body.id)).toMatchObject({ status: 'failed', attempts: 6, last_error: expect.stringContaining('ended with the process') });
+    expect(await jobSettled(created.body.id)).toMatchObject({
+      status: 'failed',
+      attempts: 6,
+      last_error: expect.stringContaining('ended with the process'),
+    });
   });
 
   it('abandons after the last attempt with a failed Response, not a stuck one', async () => {
-    const created = await app().request('POST', '/v2/responses', { key: under.key, body: { model: 'dev-echo', input: 'never starts' } });
+    const created = await app().request('POST', '/v2/responses', {
+      key: under.key,
+      body: { model: 'dev-echo', input: 'never starts' },
+    });
     const { calls } = await startEngine(Number.POSITIVE_INFINITY);
     const final = await finalOf(created.body.id);
     expect(final.type).toBe('response.failed');
     expect(final.response.error.code).toBe('response.execution_failed');
     expect(final.response.usage).toMatchObject({ input_tokens: 0, output_tokens: 0, cost: 0 });
     expect(calls()).toBe(5);
-    expect(await jobSettled(created.body.id)).toMatchObject({ status: 'failed', attempts: 5, last_error: expect.stringContaining('database unavailable') });
+    expect(await jobSettled(created.body.id)).toMatchObject({
+      status: 'failed',
+      attempts: 5,
+      last_error: expect.stringContaining('database unavailable'),
+    });
     const got = await app().request('GET', `/v2/responses/${created.body.id}`, { key: under.key });
     expect(got.body.status).toBe('failed');
   });

@@ -33,7 +33,17 @@ export function useEngineUnderTest(options: { env?: () => Record<string, string>
     async start(wrap: (real: Activities) => Activities, options: { recordDelayMs?: number } = {}): Promise<Engine> {
       const { db, bus, logger, events, webhooks, catalog, providers, ledger } = state.app!.runtime.deps;
       const activities = wrap(createActivities({ db, logger, events, webhooks, catalog, providers, ledger }));
-      state.engine = createEmbeddedEngine({ db, bus, logger, activities, concurrency: 4, exclusiveStorage: false, retryBaseMs: 5, pollIntervalMs: 50, ...options });
+      state.engine = createEmbeddedEngine({
+        db,
+        bus,
+        logger,
+        activities,
+        concurrency: 4,
+        exclusiveStorage: false,
+        retryBaseMs: 5,
+        pollIntervalMs: 50,
+        ...options,
+      });
       await state.engine.start();
       return state.engine;
     },

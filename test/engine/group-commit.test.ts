@@ -45,7 +45,9 @@ describe('group commit', () => {
   it('retries a failed batch item by item so only the bad item fails', async () => {
     const writer = controlledWriter();
     const submit = createGroupCommit({ write: writer.write, maxBatch: 10 });
-    const outcomes = [submit(12), submit(13), submit(14)].map((promise) => promise.then(String, (error: Error) => error.message));
+    const outcomes = [submit(12), submit(13), submit(14)].map((promise) =>
+      promise.then(String, (error: Error) => error.message),
+    );
     for (let released = 0; released < 4; released++) await writer.releaseNext();
     expect(await Promise.all(outcomes)).toEqual(['120', 'unlucky', '140']);
     expect(writer.batches).toEqual([[12, 13, 14], [12], [13], [14]]);

@@ -47,7 +47,12 @@ describe('EventWriter', () => {
     expect(writer.nextSequence).toBe(2 + 5);
 
     const unwritten = await writer.takeUnwritten(128 * 1024);
-    expect(batches).toEqual([[{ ...added, sequence_number: 2 }, { ...delta('a'), sequence_number: 3 }]]);
+    expect(batches).toEqual([
+      [
+        { ...added, sequence_number: 2 },
+        { ...delta('a'), sequence_number: 3 },
+      ],
+    ]);
     expect(unwritten).toEqual([
       { ...delta('bc'), sequence_number: 4 },
       { ...textDone, sequence_number: 5 },
@@ -64,7 +69,11 @@ describe('EventWriter', () => {
     writer.emit(itemDone);
     expect(await writer.takeUnwritten(500)).toEqual([]);
     expect(batches.flat().map((event) => event.sequence_number)).toEqual([0, 1, 2]);
-    expect(batches.flat().map((event) => event.type)).toEqual(['response.output_text.delta', 'response.output_text.delta', 'response.output_item.done']);
+    expect(batches.flat().map((event) => event.type)).toEqual([
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_item.done',
+    ]);
   });
 
   it('returns nothing when everything is already written', async () => {
@@ -81,7 +90,12 @@ describe('EventWriter', () => {
     writer.emit(added);
     writer.emit(delta('a'));
     // Delivered synchronously, at the flush, while its write has not even started.
-    expect(delivered).toEqual([[{ ...added, sequence_number: 2 }, { ...delta('a'), sequence_number: 3 }]]);
+    expect(delivered).toEqual([
+      [
+        { ...added, sequence_number: 2 },
+        { ...delta('a'), sequence_number: 3 },
+      ],
+    ]);
     expect(batches).toEqual([]);
     writer.emit(delta('b'));
     await writer.flush();
@@ -127,7 +141,10 @@ describe('EventWriter', () => {
     let rejectFirst!: (error: Error) => void;
     const first = new Promise<void>((_, reject) => (rejectFirst = reject));
     let calls = 0;
-    const log = { deliver: () => undefined, append: () => (calls++ === 0 ? first : Promise.resolve()) } as unknown as EventLog;
+    const log = {
+      deliver: () => undefined,
+      append: () => (calls++ === 0 ? first : Promise.resolve()),
+    } as unknown as EventLog;
     const writer = new EventWriter(log, responseStream('resp_1'), 0, { intervalMs: interval });
     writer.emit(delta('x')); // sequence 0: its write in flight
     writer.emit({ ...delta('y'), item_id: 'msg_2' }); // 1: a first delta too, queued behind it

@@ -20,7 +20,12 @@ export function startFakeAnthropic(options?: FakeServerOptions): Promise<FakeVen
   return startFakeVendorServer(anthropicProtocol, options);
 }
 
-const STOP_REASONS = { stop: 'end_turn', length: 'max_tokens', tool_calls: 'tool_use', content_filter: 'refusal' } as const;
+const STOP_REASONS = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  content_filter: 'refusal',
+} as const;
 
 const anthropicProtocol: VendorProtocol = {
   basePath: '/v1',
@@ -29,7 +34,9 @@ const anthropicProtocol: VendorProtocol = {
   isStream: (_path, rawBody) => rawBody.includes('"stream":true'),
   reply(request, step, ids) {
     if (request.method !== 'POST' || request.path !== '/v1/messages') return undefined;
-    return request.stream ? { kind: 'sse', events: messageStream(request, step, ids) } : { kind: 'json', body: message(request, step, ids) };
+    return request.stream
+      ? { kind: 'sse', events: messageStream(request, step, ids) }
+      : { kind: 'json', body: message(request, step, ids) };
   },
   streamErrorEvent: () => ({
     event: 'error',
@@ -64,10 +71,18 @@ function anthropicError(status: number): [string, string] {
 }
 
 function content(step: ResolvedStep, ids: IdSource) {
-  const blocks: Array<{ type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown; json: string }> = [];
+  const blocks: Array<
+    { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown; json: string }
+  > = [];
   if (step.text !== undefined) blocks.push({ type: 'text', text: step.text });
   for (const call of step.toolCalls) {
-    blocks.push({ type: 'tool_use', id: call.callId ?? ids.next('toolu_'), name: call.name, input: parseObject(call.arguments), json: call.arguments });
+    blocks.push({
+      type: 'tool_use',
+      id: call.callId ?? ids.next('toolu_'),
+      name: call.name,
+      input: parseObject(call.arguments),
+      json: call.arguments,
+    });
   }
   return blocks;
 }
@@ -118,9 +133,13 @@ function messageStream(request: RecordedRequest, step: ResolvedStep, ids: IdSour
     if (block.type === 'text') {
       push('content_block_start', { index, content_block: { type: 'text', text: '' } });
       if (index === 0) push('ping', {});
-      for (const text of step.textChunks) push('content_block_delta', { index, delta: { type: 'text_delta', text } }, true);
+      for (const text of step.textChunks)
+        push('content_block_delta', { index, delta: { type: 'text_delta', text } }, true);
     } else {
-      push('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+      push('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
       push('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: '' } });
       for (const partial of splitInTwo(block.json)) {
         push('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: partial } });

@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { RecordedRequest } from './fake-script';
-import { startFakeVendorServer, type FakeServerOptions, type FakeVendorServer, type ResolvedStep, type VendorProtocol } from './fake-vendor-server';
+import {
+  startFakeVendorServer,
+  type FakeServerOptions,
+  type FakeVendorServer,
+  type ResolvedStep,
+  type VendorProtocol,
+} from './fake-vendor-server';
 
 /**
  * Deepgram on loopback: `POST /v1/speak?model=…&encoding=mp3` (JSON `{text}` in, MP3 bytes out) and
@@ -59,16 +65,18 @@ function listenReply(request: RecordedRequest, step: ResolvedStep) {
   const utterance = (speaker: number) => {
     const own = words.filter((word) => word.speaker === speaker);
     if (own.length === 0) return [];
-    return [{
-      start: own[0]!.start,
-      end: own.at(-1)!.end,
-      confidence: 0.97,
-      channel: 0,
-      transcript: own.map((word) => word.punctuated_word).join(' '),
-      words: own,
-      speaker,
-      id: randomUUID(),
-    }];
+    return [
+      {
+        start: own[0]!.start,
+        end: own.at(-1)!.end,
+        confidence: 0.97,
+        channel: 0,
+        transcript: own.map((word) => word.punctuated_word).join(' '),
+        words: own,
+        speaker,
+        id: randomUUID(),
+      },
+    ];
   };
   return {
     metadata: {
@@ -82,10 +90,12 @@ function listenReply(request: RecordedRequest, step: ResolvedStep) {
       model_info: {},
     },
     results: {
-      channels: [{
-        ...(request.query.detect_language === 'true' ? { detected_language: 'en', language_confidence: 0.99 } : {}),
-        alternatives: [{ transcript, confidence: 0.97, words }],
-      }],
+      channels: [
+        {
+          ...(request.query.detect_language === 'true' ? { detected_language: 'en', language_confidence: 0.99 } : {}),
+          alternatives: [{ transcript, confidence: 0.97, words }],
+        },
+      ],
       ...(request.query.utterances === 'true' ? { utterances: [...utterance(0), ...utterance(1)] } : {}),
     },
   };

@@ -37,7 +37,10 @@ const geminiProtocol: VendorProtocol = {
         return { kind: 'json', body: { embedding: { values: step.embedding } } };
       case 'batchEmbedContents': {
         const count = Array.isArray(request.body?.requests) ? request.body.requests.length : 1;
-        return { kind: 'json', body: { embeddings: Array.from({ length: count }, () => ({ values: step.embedding })) } };
+        return {
+          kind: 'json',
+          body: { embeddings: Array.from({ length: count }, () => ({ values: step.embedding })) },
+        };
       }
       default:
         return undefined;
@@ -54,29 +57,38 @@ function geminiError(status: number, request: RecordedRequest): [string, string]
     case 400:
       return ['INVALID_ARGUMENT', 'Request contains an invalid argument.'];
     case 401:
-      return ['UNAUTHENTICATED', 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.'];
+      return [
+        'UNAUTHENTICATED',
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      ];
     case 403:
-      return ['PERMISSION_DENIED', 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.'];
+      return [
+        'PERMISSION_DENIED',
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+      ];
     case 404:
-      return ['NOT_FOUND', `${request.path.split('/').pop()?.split(':')[0] ?? 'model'} is not found for API version v1beta, or is not supported for generateContent.`];
+      return [
+        'NOT_FOUND',
+        `${request.path.split('/').pop()?.split(':')[0] ?? 'model'} is not found for API version v1beta, or is not supported for generateContent.`,
+      ];
     case 429:
       return ['RESOURCE_EXHAUSTED', 'You exceeded your current quota, please check your plan and billing details.'];
     case 503:
       return ['UNAVAILABLE', 'The model is overloaded. Please try again later.'];
     default:
-      return ['INTERNAL', 'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting'];
+      return [
+        'INTERNAL',
+        'An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting',
+      ];
   }
 }
 
-function generateContentResponse(
-  step: ResolvedStep,
-  model: string,
-  part: { text?: string; final: boolean },
-) {
+function generateContentResponse(step: ResolvedStep, model: string, part: { text?: string; final: boolean }) {
   const parts: unknown[] = [];
   if (part.text !== undefined) parts.push({ text: part.text });
   if (part.final) {
-    for (const call of step.toolCalls) parts.push({ functionCall: { name: call.name, args: parseObject(call.arguments) } });
+    for (const call of step.toolCalls)
+      parts.push({ functionCall: { name: call.name, args: parseObject(call.arguments) } });
   }
   const outputTokens = part.final ? step.usage.outputTokens : 0;
   return {

@@ -28,7 +28,16 @@ function transcription(step: ResolvedStep) {
   const text = step.text ?? 'Hello from the fake vendor.';
   const [first, second] = splitInTwo(text);
   const segment = (id: number, start: number, end: number, words: string) => ({
-    id, seek: 0, start, end, text: ` ${words}`, tokens: [50364, 2425], temperature: 0, avg_logprob: -0.2, compression_ratio: 1.1, no_speech_prob: 0.01,
+    id,
+    seek: 0,
+    start,
+    end,
+    text: ` ${words}`,
+    tokens: [50364, 2425],
+    temperature: 0,
+    avg_logprob: -0.2,
+    compression_ratio: 1.1,
+    no_speech_prob: 0.01,
   });
   return {
     task: 'transcribe',
@@ -51,9 +60,13 @@ const openAIProtocol: VendorProtocol = {
     if (request.method !== 'POST') return undefined;
     switch (request.path) {
       case '/v1/responses':
-        return request.stream ? responsesStream(request, step, ids) : { kind: 'json', body: responseObject(request, step, ids) };
+        return request.stream
+          ? responsesStream(request, step, ids)
+          : { kind: 'json', body: responseObject(request, step, ids) };
       case '/v1/chat/completions':
-        return request.stream ? chatStream(request, step, ids) : { kind: 'json', body: chatCompletion(request, step, ids) };
+        return request.stream
+          ? chatStream(request, step, ids)
+          : { kind: 'json', body: chatCompletion(request, step, ids) };
       case '/v1/embeddings':
         return { kind: 'json', body: embeddings(request, step) };
       case '/v1/audio/speech':
@@ -69,7 +82,10 @@ const openAIProtocol: VendorProtocol = {
     if (request.path === '/v1/chat/completions') {
       return { data: JSON.stringify({ error: { message, type: 'server_error', param: null, code: null } }) };
     }
-    return { event: 'error', data: JSON.stringify({ type: 'error', code: 'server_error', message, param: null, sequence_number: 99 }) };
+    return {
+      event: 'error',
+      data: JSON.stringify({ type: 'error', code: 'server_error', message, param: null, sequence_number: 99 }),
+    };
   },
   errorBody(status, message, request) {
     const [type, code, defaultMessage] = openAIError(status, request);
@@ -87,9 +103,17 @@ function openAIError(status: number, request: RecordedRequest): [string, string 
         `Incorrect API key provided: ${presentedKey(request)}. You can find your API key at https://platform.openai.com/account/api-keys.`,
       ];
     case 403:
-      return ['invalid_request_error', 'unsupported_country_region_territory', 'Country, region, or territory not supported'];
+      return [
+        'invalid_request_error',
+        'unsupported_country_region_territory',
+        'Country, region, or territory not supported',
+      ];
     case 404:
-      return ['invalid_request_error', 'model_not_found', `The model \`${String(request.body?.model)}\` does not exist or you do not have access to it.`];
+      return [
+        'invalid_request_error',
+        'model_not_found',
+        `The model \`${String(request.body?.model)}\` does not exist or you do not have access to it.`,
+      ];
     case 429:
       return ['requests', 'rate_limit_exceeded', 'Rate limit reached for requests. Please try again in 1s.'];
     case 400:
@@ -102,13 +126,20 @@ function openAIError(status: number, request: RecordedRequest): [string, string 
 
 // ---- Responses API ----
 
-function responseObject(request: RecordedRequest, step: ResolvedStep, ids: IdSource, ready?: ReturnType<typeof responseItems>) {
+function responseObject(
+  request: RecordedRequest,
+  step: ResolvedStep,
+  ids: IdSource,
+  ready?: ReturnType<typeof responseItems>,
+) {
   const items = ready ?? responseItems(step, ids);
   const incomplete = step.finishReason === 'length' || step.finishReason === 'content_filter';
   return {
     ...responseEnvelope(request, ids.next('resp_')),
     status: incomplete ? 'incomplete' : 'completed',
-    incomplete_details: incomplete ? { reason: step.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' } : null,
+    incomplete_details: incomplete
+      ? { reason: step.finishReason === 'length' ? 'max_output_tokens' : 'content_filter' }
+      : null,
     output: items.map((item) => item.done),
     usage: responseUsage(step),
   };
@@ -157,7 +188,12 @@ function responseUsage(step: ResolvedStep) {
 
 /** Output items in their final form, with what a stream needs to build them up. */
 function responseItems(step: ResolvedStep, ids: IdSource) {
-  const items: Array<{ kind: 'message' | 'function_call'; id: string; done: Record<string, unknown>; callId?: string }> = [];
+  const items: Array<{
+    kind: 'message' | 'function_call';
+    id: string;
+    done: Record<string, unknown>;
+    callId?: string;
+  }> = [];
   if (step.text !== undefined) {
     const id = ids.next('msg_');
     items.push({
@@ -179,7 +215,14 @@ function responseItems(step: ResolvedStep, ids: IdSource) {
       kind: 'function_call',
       id,
       callId,
-      done: { type: 'function_call', id, call_id: callId, name: call.name, arguments: call.arguments, status: 'completed' },
+      done: {
+        type: 'function_call',
+        id,
+        call_id: callId,
+        name: call.name,
+        arguments: call.arguments,
+        status: 'completed',
+      },
     });
   }
   return items;
@@ -202,11 +245,26 @@ function responsesStream(request: RecordedRequest, step: ResolvedStep, ids: IdSo
         item: { type: 'message', id: item.id, status: 'in_progress', role: 'assistant', content: [] },
       });
       const emptyPart = { type: 'output_text', text: '', annotations: [], logprobs: [] };
-      push('response.content_part.added', { item_id: item.id, output_index: outputIndex, content_index: 0, part: emptyPart });
+      push('response.content_part.added', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        part: emptyPart,
+      });
       for (const delta of step.textChunks) {
-        push('response.output_text.delta', { item_id: item.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] }, true);
+        push(
+          'response.output_text.delta',
+          { item_id: item.id, output_index: outputIndex, content_index: 0, delta, logprobs: [] },
+          true,
+        );
       }
-      push('response.output_text.done', { item_id: item.id, output_index: outputIndex, content_index: 0, text: step.text, logprobs: [] });
+      push('response.output_text.done', {
+        item_id: item.id,
+        output_index: outputIndex,
+        content_index: 0,
+        text: step.text,
+        logprobs: [],
+      });
       push('response.content_part.done', {
         item_id: item.id,
         output_index: outputIndex,
@@ -270,7 +328,12 @@ function chatUsage(step: ResolvedStep) {
     completion_tokens: step.usage.outputTokens,
     total_tokens: step.usage.inputTokens + step.usage.outputTokens,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   };
 }
 
@@ -303,11 +366,19 @@ function chatStream(request: RecordedRequest, step: ResolvedStep, ids: IdSource)
     events.push({
       data: chunk([
         choice({
-          tool_calls: [{ index, id: call.callId ?? ids.next('call_'), type: 'function', function: { name: call.name, arguments: first ?? '' } }],
+          tool_calls: [
+            {
+              index,
+              id: call.callId ?? ids.next('call_'),
+              type: 'function',
+              function: { name: call.name, arguments: first ?? '' },
+            },
+          ],
         }),
       ]),
     });
-    for (const part of rest) events.push({ data: chunk([choice({ tool_calls: [{ index, function: { arguments: part } }] })]) });
+    for (const part of rest)
+      events.push({ data: chunk([choice({ tool_calls: [{ index, function: { arguments: part } }] })]) });
   });
   events.push({ data: chunk([choice({}, step.finishReason)]) });
   if (includeUsage) events.push({ data: chunk([], { usage: chatUsage(step) }) });

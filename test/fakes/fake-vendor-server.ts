@@ -187,7 +187,11 @@ export async function startFakeVendorServer(
     }
     if (reply.kind === 'json') return sendJson(res, 200, headers, reply.body);
     if (reply.kind === 'binary') {
-      res.writeHead(200, { ...headers, 'content-type': reply.contentType, 'content-length': String(reply.body.length) });
+      res.writeHead(200, {
+        ...headers,
+        'content-type': reply.contentType,
+        'content-length': String(reply.body.length),
+      });
       res.end(reply.body);
       return;
     }
@@ -218,7 +222,8 @@ export async function startFakeVendorServer(
           return drop();
         }
         if (step.hangAfterDeltas !== undefined && deltas >= step.hangAfterDeltas) return;
-        if (step.errorEventAfterDeltas !== undefined && deltas >= step.errorEventAfterDeltas) return endWithErrorEvent();
+        if (step.errorEventAfterDeltas !== undefined && deltas >= step.errorEventAfterDeltas)
+          return endWithErrorEvent();
       }
     }
     res.end();
@@ -227,10 +232,11 @@ export async function startFakeVendorServer(
   /** A vendor that never stops: `chunk` again and again, with backpressure, until the client closes the connection. */
   async function streamForever(res: ServerResponse, chunk: string): Promise<void> {
     while (!res.destroyed) {
-      if (!res.write(chunk)) await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
-      });
+      if (!res.write(chunk))
+        await new Promise<void>((resolve) => {
+          res.once('drain', resolve);
+          res.once('close', resolve);
+        });
       else await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
@@ -252,18 +258,26 @@ export async function startFakeVendorServer(
         receivedAt: 0,
         clientAborted: false,
       };
-      const reply = protocol.reply(record, resolveStep({ text: 'ok', usage: { inputTokens: 5, outputTokens: 1 } }), ids);
+      const reply = protocol.reply(
+        record,
+        resolveStep({ text: 'ok', usage: { inputTokens: 5, outputTokens: 1 } }),
+        ids,
+      );
       prepared = !reply
-        ? { status: 404, contentType: 'application/json', body: Buffer.from(JSON.stringify(protocol.errorBody(404, undefined, record))) }
+        ? {
+            status: 404,
+            contentType: 'application/json',
+            body: Buffer.from(JSON.stringify(protocol.errorBody(404, undefined, record))),
+          }
         : reply.kind === 'json'
           ? { status: 200, contentType: 'application/json', body: Buffer.from(JSON.stringify(reply.body)) }
           : reply.kind === 'binary'
             ? { status: 200, contentType: reply.contentType, body: reply.body }
             : {
-              status: 200,
-              contentType: 'text/event-stream',
-              body: Buffer.from(reply.events.map((event) => serialiseEvent(event, reply.lineEnd ?? '\n')).join('')),
-            };
+                status: 200,
+                contentType: 'text/event-stream',
+                body: Buffer.from(reply.events.map((event) => serialiseEvent(event, reply.lineEnd ?? '\n')).join('')),
+              };
       zeroLatencyReplies.set(key, prepared);
     }
     res.writeHead(prepared.status, { 'content-type': prepared.contentType, 'content-length': prepared.body.length });
@@ -380,5 +394,7 @@ function delay(ms: number): Promise<void> {
 /** Reads a bearer token / API key header, for vendor error texts that quote the rejected key. */
 export function presentedKey(request: RecordedRequest): string {
   const authorization = request.headers.authorization ?? '';
-  return authorization.replace(/^Bearer\s+/i, '') || request.headers['x-api-key'] || request.headers['x-goog-api-key'] || '';
+  return (
+    authorization.replace(/^Bearer\s+/i, '') || request.headers['x-api-key'] || request.headers['x-goog-api-key'] || ''
+  );
 }

@@ -21,7 +21,12 @@ export interface VendorFakes {
 }
 
 export async function startVendorFakes(): Promise<VendorFakes> {
-  const [openai, anthropic, gemini, compatible] = await Promise.all([startFakeOpenAI(), startFakeAnthropic(), startFakeGemini(), startFakeOpenAI()]);
+  const [openai, anthropic, gemini, compatible] = await Promise.all([
+    startFakeOpenAI(),
+    startFakeAnthropic(),
+    startFakeGemini(),
+    startFakeOpenAI(),
+  ]);
   const all = [openai, anthropic, gemini, compatible];
   return {
     openai,
@@ -48,7 +53,11 @@ export async function startVendorFakes(): Promise<VendorFakes> {
 }
 
 /** One model of each language-model vendor, and which fake serves it: `it.each(LANGUAGE_VENDORS)` before the fakes start. */
-export const LANGUAGE_VENDORS: ReadonlyArray<{ vendor: string; model: string; fake: (fakes: VendorFakes) => FakeVendorServer }> = [
+export const LANGUAGE_VENDORS: ReadonlyArray<{
+  vendor: string;
+  model: string;
+  fake: (fakes: VendorFakes) => FakeVendorServer;
+}> = [
   { vendor: 'openai', model: 'gpt-4.1-mini', fake: (fakes) => fakes.openai },
   { vendor: 'anthropic', model: 'claude-sonnet-4-5', fake: (fakes) => fakes.anthropic },
   { vendor: 'google', model: 'gemini-2.5-flash', fake: (fakes) => fakes.gemini },

@@ -29,16 +29,29 @@ describe('error middleware', () => {
     const reply = await fetch(`${base}/unserialisable`);
     expect(reply.status).toBe(500);
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await reply.json()).toEqual({ error: { code: 'request.execution_failed', message: 'The request failed unexpectedly.' } });
+    expect(await reply.json()).toEqual({
+      error: { code: 'request.execution_failed', message: 'The request failed unexpectedly.' },
+    });
   });
 
   it('keeps the status and type of ordinary replies', async () => {
     const created = await fetch(`${base}/created`);
-    expect([created.status, created.headers.get('content-type'), await created.json()]).toEqual([201, 'application/json; charset=utf-8', { id: 'x_1' }]);
+    expect([created.status, created.headers.get('content-type'), await created.json()]).toEqual([
+      201,
+      'application/json; charset=utf-8',
+      { id: 'x_1' },
+    ]);
     const text = await fetch(`${base}/text`);
-    expect([text.status, text.headers.get('content-type'), await text.text()]).toEqual([200, 'text/plain; charset=utf-8', 'plain']);
+    expect([text.status, text.headers.get('content-type'), await text.text()]).toEqual([
+      200,
+      'text/plain; charset=utf-8',
+      'plain',
+    ]);
     const missing = await fetch(`${base}/nothing`);
-    expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([404, 'request.not_found']);
+    expect([missing.status, ((await missing.json()) as { error: { code: string } }).error.code]).toEqual([
+      404,
+      'request.not_found',
+    ]);
   });
 });
 
@@ -61,7 +74,9 @@ describe('error middleware: a client gone', () => {
     const server = app.listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     const abort = new AbortController();
-    const request = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/page`, { signal: abort.signal }).catch(() => undefined);
+    const request = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/page`, {
+      signal: abort.signal,
+    }).catch(() => undefined);
     // The request has arrived once the server has a connection; then the client leaves.
     await new Promise<void>((resolve) => server.once('request', () => resolve()));
     abort.abort();

@@ -34,7 +34,16 @@ describe('foundation: health, errors, admin, auth', () => {
   it('creates accounts with a credited balance and manages keys', async () => {
     const created = await app.admin('POST', '/admin/accounts', { name: 'acme', balance: 500, mcp_enabled: true });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^acct_/), name: 'acme', balance: 500, available: 500, mcp_enabled: true, suspended_at: null, limits: { requests_per_minute: null, tokens_per_minute: null, concurrent_jobs: null }, created_at: expect.any(Number) });
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^acct_/),
+      name: 'acme',
+      balance: 500,
+      available: 500,
+      mcp_enabled: true,
+      suspended_at: null,
+      limits: { requests_per_minute: null, tokens_per_minute: null, concurrent_jobs: null },
+      created_at: expect.any(Number),
+    });
     const id = created.body.id;
     expect((await app.admin('GET', `/admin/accounts/${id}`)).body.balance).toBe(500);
     const credit = await app.admin('POST', `/admin/accounts/${id}/credits`, { amount: 250, note: 'top-up' });
@@ -43,18 +52,38 @@ describe('foundation: health, errors, admin, auth', () => {
     expect((await app.admin('GET', `/admin/accounts/${id}`)).body.balance).toBe(750);
     const patched = await app.admin('PATCH', `/admin/accounts/${id}`, { name: 'acme 2', mcp_enabled: false });
     expect(patched.body).toMatchObject({ name: 'acme 2', mcp_enabled: false });
-    const transactions = await app.db.selectFrom('ledger_transactions').selectAll().where('account_id', '=', id).execute();
-    expect(transactions.map((t) => [t.type, t.amount]).sort()).toEqual([['credit', 250], ['credit', 500]]);
+    const transactions = await app.db
+      .selectFrom('ledger_transactions')
+      .selectAll()
+      .where('account_id', '=', id)
+      .execute();
+    expect(transactions.map((t) => [t.type, t.amount]).sort()).toEqual([
+      ['credit', 250],
+      ['credit', 500],
+    ]);
   });
 
   it('validates admin bodies and leaves nothing half-written', async () => {
-    const before = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-    for (const body of [{}, { name: '' }, { name: 'x', balance: -1 }, { name: 'x', balance: 1.5 }, { name: 'x', extra: true }, { name: 7 }]) {
+    const before = await app.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    for (const body of [
+      {},
+      { name: '' },
+      { name: 'x', balance: -1 },
+      { name: 'x', balance: 1.5 },
+      { name: 'x', extra: true },
+      { name: 7 },
+    ]) {
       const reply = await app.admin('POST', '/admin/accounts', body);
       expect(reply.status).toBe(400);
       expect(reply.body.error.code).toBe('admin.invalid_request');
     }
-    const after = await app.db.selectFrom('accounts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await app.db
+      .selectFrom('accounts')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(after.n)).toBe(Number(before.n));
     expect((await app.admin('GET', '/admin/accounts/acct_missing')).status).toBe(404);
     expect((await app.admin('POST', '/admin/accounts/acct_missing/credits', { amount: 5 })).status).toBe(404);
@@ -63,7 +92,10 @@ describe('foundation: health, errors, admin, auth', () => {
   });
 
   it('rejects malformed JSON and oversized bodies with the envelope', async () => {
-    const bad = await app.request('POST', '/admin/accounts', { rawBody: '{"name":', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' } });
+    const bad = await app.request('POST', '/admin/accounts', {
+      rawBody: '{"name":',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe('request.invalid_json');
     const huge = await app.request('POST', '/admin/accounts', {
@@ -88,11 +120,14 @@ describe('foundation: health, errors, admin, auth', () => {
       socket.on('error', reject);
     });
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'request.invalid_request', message: expect.any(String) } });
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({
+      error: { code: 'request.invalid_request', message: expect.any(String) },
+    });
   });
 
   it('answers a JSON route with 415 when the body does not say it is JSON, and writes nothing', async () => {
-    const accounts = async () => (await app.db.selectFrom('accounts').select('id').where('name', '=', 'untyped').execute()).length;
+    const accounts = async () =>
+      (await app.db.selectFrom('accounts').select('id').where('name', '=', 'untyped').execute()).length;
     const body = JSON.stringify({ name: 'untyped' });
     const sent: Array<Record<string, string>> = [
       { 'content-type': 'text/plain' },
@@ -109,7 +144,10 @@ describe('foundation: health, errors, admin, auth', () => {
       expect(((await reply.json()) as { error: { code: string } }).error.code).toBe('request.unsupported_media_type');
     }
     expect(await accounts()).toBe(0);
-    const typed = await app.request('POST', '/admin/accounts', { rawBody: body, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json; charset=utf-8' } });
+    const typed = await app.request('POST', '/admin/accounts', {
+      rawBody: body,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(typed.status).toBe(201);
     expect(await accounts()).toBe(1);
   });

@@ -28,7 +28,9 @@ describe('json-limits', () => {
     expect(check({ tools: [{ parameters: { deep: ['ok', 'x\ud800'] } }] })).toBe(
       'tools[0].parameters.deep[1]: must not contain unpaired UTF-16 surrogates (\\ud800-\\udfff)',
     );
-    expect(check({ metadata: { 'k\u0000': 'v' } })).toBe('metadata.k\u0000 (a key): must not contain NUL (\\u0000) characters');
+    expect(check({ metadata: { 'k\u0000': 'v' } })).toBe(
+      'metadata.k\u0000 (a key): must not contain NUL (\\u0000) characters',
+    );
     expect(check(['\udc00 alone'])).toMatch(/^\[0\]: .*surrogates/);
     // A surrogate pair (an emoji, escaped) and the six characters backslash-u-0-0-0-0 are fine.
     expect(check({ input: 'smile \ud83d\ude00' })).toBeUndefined();

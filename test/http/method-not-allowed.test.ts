@@ -14,11 +14,17 @@ describe('http: a wrong method on a known path', () => {
     const wrong = await suite.app.request('POST', path, { key: suite.key, body: { ids: [] } });
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get('allow')).toBe('DELETE');
-    expect(wrong.body).toEqual({ error: { code: 'request.method_not_allowed', message: `POST is not allowed on ${path}; it takes DELETE.` } });
-    const create = await suite.app.request('GET', `/v2/threads/${thread.body.id}/messages/bulk-create`, { key: suite.key });
+    expect(wrong.body).toEqual({
+      error: { code: 'request.method_not_allowed', message: `POST is not allowed on ${path}; it takes DELETE.` },
+    });
+    const create = await suite.app.request('GET', `/v2/threads/${thread.body.id}/messages/bulk-create`, {
+      key: suite.key,
+    });
     expect([create.status, create.headers.get('allow')]).toEqual([405, 'POST']);
     // A message path with a real id keeps its methods.
-    const message = await suite.app.request('GET', `/v2/threads/${thread.body.id}/messages/msg_missing`, { key: suite.key });
+    const message = await suite.app.request('GET', `/v2/threads/${thread.body.id}/messages/msg_missing`, {
+      key: suite.key,
+    });
     expect(message.status).toBe(404);
   });
 
@@ -30,7 +36,10 @@ describe('http: a wrong method on a known path', () => {
     const patch = await suite.app.request('PATCH', '/v2/conversations/conv_x', { key: suite.key, body: {} });
     expect(patch.status).toBe(405);
     expect(patch.headers.get('allow')!.split(', ').sort()).toEqual(expect.arrayContaining(['DELETE', 'GET', 'POST']));
-    const admin = await suite.app.request('PUT', '/admin/accounts', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: {} });
+    const admin = await suite.app.request('PUT', '/admin/accounts', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      body: {},
+    });
     expect([admin.status, admin.body.error.code]).toEqual([405, 'request.method_not_allowed']);
     const unknown = await suite.app.request('POST', '/v2/no-such-thing', { key: suite.key, body: {} });
     expect(unknown.status).toBe(404);

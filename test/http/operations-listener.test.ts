@@ -36,7 +36,11 @@ describe('the operators listener', () => {
     const api = await fetch(`${operationsUrl}/v2/models`, { headers: { 'x-auth-token': key } });
     expect(api.status).toBe(404);
     expect(await api.json()).toEqual({ error: { code: 'request.not_found', message: expect.any(String) } });
-    const admin = await fetch(`${operationsUrl}/admin/accounts`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    const admin = await fetch(`${operationsUrl}/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    });
     expect(admin.status).toBe(404);
   });
 
@@ -62,7 +66,10 @@ describe('the operators listener', () => {
           })
           .once('error', reject);
       });
-    const [onOperations, onApi] = await Promise.all([answeredAt(`${operationsUrl}/healthz`), answeredAt(`${app.baseUrl}/healthz`)]);
+    const [onOperations, onApi] = await Promise.all([
+      answeredAt(`${operationsUrl}/healthz`),
+      answeredAt(`${app.baseUrl}/healthz`),
+    ]);
     counting = false;
     crowd.forEach((socket) => socket.destroy());
     // The premise: behind 300 queued connections, a new API connection waits for about 300 turns. Should libuv

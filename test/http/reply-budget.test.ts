@@ -61,12 +61,26 @@ describe('reply budget in the app: pages of items share it', () => {
   const suite = useTestApp({ app: { env: { HTTP_REPLY_BUILD_BYTES: String(4 * MiB) } } });
 
   it('serves many readers of large pages at once, one page in the making at a time', async () => {
-    const created = await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: { items: [{ type: 'message', role: 'user', content: 'p'.repeat(3 * MiB) }] } });
-    const pages = await Promise.all(Array.from({ length: 6 }, () => suite.app.request('GET', `/v2/conversations/${created.body.id}/items`, { key: suite.key })));
+    const created = await suite.app.request('POST', '/v2/conversations', {
+      key: suite.key,
+      body: { items: [{ type: 'message', role: 'user', content: 'p'.repeat(3 * MiB) }] },
+    });
+    const pages = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        suite.app.request('GET', `/v2/conversations/${created.body.id}/items`, { key: suite.key }),
+      ),
+    );
     expect(pages.map((page) => page.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(suite.app.runtime.deps.replyBudget.inUse).toBe(0);
-    const thread = await suite.app.request('POST', '/v2/threads', { key: suite.key, body: { messages: [{ role: 'user', content: 'q'.repeat(MiB) }] } });
-    const messages = await Promise.all(Array.from({ length: 3 }, () => suite.app.request('GET', `/v2/threads/${thread.body.id}/messages`, { key: suite.key })));
+    const thread = await suite.app.request('POST', '/v2/threads', {
+      key: suite.key,
+      body: { messages: [{ role: 'user', content: 'q'.repeat(MiB) }] },
+    });
+    const messages = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        suite.app.request('GET', `/v2/threads/${thread.body.id}/messages`, { key: suite.key }),
+      ),
+    );
     expect(messages.map((page) => page.status)).toEqual([200, 200, 200]);
     expect(suite.app.runtime.deps.replyBudget.inUse).toBe(0);
   });

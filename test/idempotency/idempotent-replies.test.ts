@@ -11,36 +11,60 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
   const post = (path: string, body: unknown, key?: string) =>
     suite.app.request('POST', path, { key: suite.key, body, headers: key ? { 'idempotency-key': key } : {} });
   const debits = () =>
-    suite.app.db.selectFrom('ledger_transactions').select(['operation_key', 'amount']).where('account_id', '=', suite.accountId).where('type', '=', 'debit').execute();
+    suite.app.db
+      .selectFrom('ledger_transactions')
+      .select(['operation_key', 'amount'])
+      .where('account_id', '=', suite.accountId)
+      .where('type', '=', 'debit')
+      .execute();
 
   const calls = [
-    { path: '/v2/chat/completions', body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once' }] }, other: { model: 'dev-echo', messages: [{ role: 'user', content: 'twice' }] } },
-    { path: '/v1/chat/completions', body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once v1' }] }, other: { model: 'dev-echo', messages: [{ role: 'user', content: 'v1 again' }] } },
-    { path: '/v2/embeddings', body: { model: 'dev-embed', input: 'embed once' }, other: { model: 'dev-embed', input: 'embed twice' } },
+    {
+      path: '/v2/chat/completions',
+      body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once' }] },
+      other: { model: 'dev-echo', messages: [{ role: 'user', content: 'twice' }] },
+    },
+    {
+      path: '/v1/chat/completions',
+      body: { model: 'dev-echo', messages: [{ role: 'user', content: 'once v1' }] },
+      other: { model: 'dev-echo', messages: [{ role: 'user', content: 'v1 again' }] },
+    },
+    {
+      path: '/v2/embeddings',
+      body: { model: 'dev-embed', input: 'embed once' },
+      other: { model: 'dev-embed', input: 'embed twice' },
+    },
   ];
 
-  it.each(calls)('$path: a repeat answers the stored reply and bills once; another body is 400', async ({ path, body, other }) => {
-    const key = `key-${path}`;
-    const before = (await debits()).length;
-    const first = await post(path, body, key);
-    expect(first.status).toBe(200);
-    const second = await post(path, { ...body }, key);
-    expect(second.status).toBe(200);
-    expect(second.headers.get('idempotent-replayed')).toBe('true');
-    expect(second.body).toEqual(first.body);
-    expect((await debits()).length).toBe(before + 1);
-    const reused = await post(path, other, key);
-    expect([reused.status, reused.body.error.code]).toEqual([400, 'request.idempotency_key_reused']);
-    // Without a key, every call runs and bills.
-    await post(path, body);
-    expect((await debits()).length).toBe(before + 2);
-  });
+  it.each(calls)(
+    '$path: a repeat answers the stored reply and bills once; another body is 400',
+    async ({ path, body, other }) => {
+      const key = `key-${path}`;
+      const before = (await debits()).length;
+      const first = await post(path, body, key);
+      expect(first.status).toBe(200);
+      const second = await post(path, { ...body }, key);
+      expect(second.status).toBe(200);
+      expect(second.headers.get('idempotent-replayed')).toBe('true');
+      expect(second.body).toEqual(first.body);
+      expect((await debits()).length).toBe(before + 1);
+      const reused = await post(path, other, key);
+      expect([reused.status, reused.body.error.code]).toEqual([400, 'request.idempotency_key_reused']);
+      // Without a key, every call runs and bills.
+      await post(path, body);
+      expect((await debits()).length).toBe(before + 2);
+    },
+  );
 
   it('/v2/audio/speech: a repeat answers the same MP3 bytes (stored with the key) and bills once', async () => {
     const speak = (body: unknown, key?: string) =>
       fetch(`${suite.app.baseUrl}/v2/audio/speech`, {
         method: 'POST',
-        headers: { 'x-auth-token': suite.key, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) },
+        headers: {
+          'x-auth-token': suite.key,
+          'content-type': 'application/json',
+          ...(key ? { 'idempotency-key': key } : {}),
+        },
         body: JSON.stringify(body),
       });
     const body = { model: 'dev-tts', voice: 'en-us', text: 'Said once, heard twice.' };
@@ -65,18 +89,30 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     const body = { model: 'dev-echo', messages: [{ role: 'user', content: 'in flight' }] };
     const first = await post('/v2/chat/completions', body, 'in-flight');
     expect(first.status).toBe(200);
-    await suite.app.db.updateTable('idempotent_replies').set({ status: 'running' }).where('key', '=', 'in-flight').execute();
+    await suite.app.db
+      .updateTable('idempotent_replies')
+      .set({ status: 'running' })
+      .where('key', '=', 'in-flight')
+      .execute();
     const busy = await post('/v2/chat/completions', body, 'in-flight');
     expect([busy.status, busy.body.error.code]).toEqual([409, 'request.conflict']);
 
     const failing = { model: 'dev-echo', messages: [{ role: 'user', content: '/error' }] };
     const failed = await post('/v2/chat/completions', failing, 'fails');
     expect(failed.status).toBeGreaterThanOrEqual(400);
-    const [left] = await suite.app.db.selectFrom('idempotent_replies').select(['status', 'reply', 'request_id']).where('key', '=', 'fails').execute();
+    const [left] = await suite.app.db
+      .selectFrom('idempotent_replies')
+      .select(['status', 'reply', 'request_id'])
+      .where('key', '=', 'fails')
+      .execute();
     expect(left).toMatchObject({ status: 'failed', reply: null });
     // Retried with its key, it runs again (and fails again), under the same request id.
     expect((await post('/v2/chat/completions', failing, 'fails')).status).toBe(failed.status);
-    const [again] = await suite.app.db.selectFrom('idempotent_replies').select(['status', 'request_id']).where('key', '=', 'fails').execute();
+    const [again] = await suite.app.db
+      .selectFrom('idempotent_replies')
+      .select(['status', 'request_id'])
+      .where('key', '=', 'fails')
+      .execute();
     expect(again).toEqual({ status: 'failed', request_id: left.request_id });
   });
 
@@ -84,7 +120,11 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     const body = { model: 'dev-echo', messages: [{ role: 'user', content: 'crashed after billing' }] };
     // What a process that died after billing, before storing the reply, leaves behind.
     const claimed = await post('/v2/chat/completions', body, 'crashed');
-    const [row] = await suite.app.db.selectFrom('idempotent_replies').select('request_id').where('key', '=', 'crashed').execute();
+    const [row] = await suite.app.db
+      .selectFrom('idempotent_replies')
+      .select('request_id')
+      .where('key', '=', 'crashed')
+      .execute();
     expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
     await suite.app.db
       .updateTable('idempotent_replies')
@@ -95,7 +135,11 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     expect(retried.status).toBe(200);
     expect(retried.body.message).toEqual(claimed.body.message);
     expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
-    const [after] = await suite.app.db.selectFrom('idempotent_replies').select(['request_id', 'status']).where('key', '=', 'crashed').execute();
+    const [after] = await suite.app.db
+      .selectFrom('idempotent_replies')
+      .select(['request_id', 'status'])
+      .where('key', '=', 'crashed')
+      .execute();
     expect(after).toEqual({ request_id: row.request_id, status: 'completed' });
   });
 

@@ -22,7 +22,9 @@ function postRoutes(): Array<{ path: string; work: ReturnType<typeof declaredMod
 describe('account limits by route, on every surface', () => {
   it('every route that starts model work declares it, on /v2, /v1 and /openai/v1 alike; no other route does', () => {
     const routes = postRoutes();
-    const declared = Object.fromEntries(routes.filter((route) => route.work).map((route) => [route.path, route.work!.job]));
+    const declared = Object.fromEntries(
+      routes.filter((route) => route.work).map((route) => [route.path, route.work!.job]),
+    );
     expect(declared).toEqual({
       '/v2/responses': true,
       '/openai/v1/responses': true,
@@ -35,13 +37,23 @@ describe('account limits by route, on every surface', () => {
       '/openai/v1/embeddings': false,
     });
     // A creation route of these kinds added to any surface without the declaration fails here.
-    for (const route of routes.filter((entry) => /\/(responses|runs|chat\/completions|embeddings)$/.test(entry.path))) expect(route).toMatchObject({ work: expect.anything() });
+    for (const route of routes.filter((entry) => /\/(responses|runs|chat\/completions|embeddings)$/.test(entry.path)))
+      expect(route).toMatchObject({ work: expect.anything() });
   });
 
   it('every route that starts model work, and speech, takes an Idempotency-Key on every surface (Runs do not yet)', () => {
-    const documented = new Set(operations.filter((operation) => operation.method === 'post' && operation.idempotencyKey).map((operation) => operation.path.replace(/\{(\w+)\}/g, ':$1')));
-    const billable = postRoutes().filter((route) => route.work || /\/audio\/speech$/.test(route.path)).map((route) => route.path);
-    expect(billable.filter((path) => !documented.has(path)).sort()).toEqual(['/v2/threads/:threadId/runs', '/v2/threads/runs']);
+    const documented = new Set(
+      operations
+        .filter((operation) => operation.method === 'post' && operation.idempotencyKey)
+        .map((operation) => operation.path.replace(/\{(\w+)\}/g, ':$1')),
+    );
+    const billable = postRoutes()
+      .filter((route) => route.work || /\/audio\/speech$/.test(route.path))
+      .map((route) => route.path);
+    expect(billable.filter((path) => !documented.has(path)).sort()).toEqual([
+      '/v2/threads/:threadId/runs',
+      '/v2/threads/runs',
+    ]);
   });
 });
 
@@ -52,13 +64,24 @@ describe('/openai/v1 creation routes: account limits and Idempotency-Key as on /
   it('concurrent_jobs = 1: a second background Response is refused with 429 until the first ends', async () => {
     await suite.app.admin('PATCH', `/admin/accounts/${suite.accountId}`, { limits: { concurrent_jobs: 1 } });
     try {
-      const running = await client().responses.create({ model: 'dev-echo', input: '/delay 300 /words 3', background: true });
-      const refused = await client().responses.create({ model: 'dev-echo', input: 'hi', background: true }).catch((error: unknown) => error);
+      const running = await client().responses.create({
+        model: 'dev-echo',
+        input: '/delay 300 /words 3',
+        background: true,
+      });
+      const refused = await client()
+        .responses.create({ model: 'dev-echo', input: 'hi', background: true })
+        .catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
       expect(refused).toMatchObject({ status: 429, code: 'request.rate_limited' });
       expect((refused as InstanceType<typeof OpenAI.RateLimitError>).headers.get('retry-after')).toBe('1');
-      await pollUntil(async () => (await client().responses.retrieve(running.id)).status, (status) => status === 'completed');
-      expect((await client().responses.create({ model: 'dev-echo', input: 'hi', background: true })).status).toBeDefined();
+      await pollUntil(
+        async () => (await client().responses.retrieve(running.id)).status,
+        (status) => status === 'completed',
+      );
+      expect(
+        (await client().responses.create({ model: 'dev-echo', input: 'hi', background: true })).status,
+      ).toBeDefined();
     } finally {
       await suite.app.admin('PATCH', `/admin/accounts/${suite.accountId}`, { limits: { concurrent_jobs: null } });
     }
@@ -68,30 +91,57 @@ describe('/openai/v1 creation routes: account limits and Idempotency-Key as on /
     const other = await suite.app.createAccount();
     await suite.app.admin('PATCH', `/admin/accounts/${other.accountId}`, { limits: { tokens_per_minute: 5 } });
     const openai = new OpenAI({ apiKey: other.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
-    await openai.chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'one two three four five six' }] });
-    await expect(openai.chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
-    await expect(openai.embeddings.create({ model: 'dev-embed', input: 'hi' })).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await openai.chat.completions.create({
+      model: 'dev-echo',
+      messages: [{ role: 'user', content: 'one two three four five six' }],
+    });
+    await expect(
+      openai.chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+    await expect(openai.embeddings.create({ model: 'dev-embed', input: 'hi' })).rejects.toBeInstanceOf(
+      OpenAI.RateLimitError,
+    );
     // Reading is not model work.
     expect((await openai.models.list()).data.length).toBeGreaterThan(0);
   });
 
   it('Idempotency-Key on chat completions and embeddings: the retry gets the stored reply and is not billed again', async () => {
-    const debits = async () => (await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key })).body.transactions.length;
+    const debits = async () =>
+      (await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key })).body.transactions
+        .length;
     const before = await debits();
-    const chat = () => client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'only once' }] }, { headers: { 'Idempotency-Key': 'chat-once' } }).withResponse();
+    const chat = () =>
+      client()
+        .chat.completions.create(
+          { model: 'dev-echo', messages: [{ role: 'user', content: 'only once' }] },
+          { headers: { 'Idempotency-Key': 'chat-once' } },
+        )
+        .withResponse();
     const [first, second] = [await chat(), await chat()];
     expect(second.data).toEqual(first.data);
     expect(second.response.headers.get('idempotent-replayed')).toBe('true');
-    const embed = () => client().embeddings.create({ model: 'dev-embed', input: ['a', 'b'] }, { headers: { 'Idempotency-Key': 'embed-once' } }).withResponse();
+    const embed = () =>
+      client()
+        .embeddings.create({ model: 'dev-embed', input: ['a', 'b'] }, { headers: { 'Idempotency-Key': 'embed-once' } })
+        .withResponse();
     const [one, two] = [await embed(), await embed()];
     expect(two.data).toEqual(one.data);
     expect(two.response.headers.get('idempotent-replayed')).toBe('true');
     // One chat debit and one per embedded input.
     expect((await debits()) - before).toBe(3);
 
-    const reused = client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'another body' }] }, { headers: { 'Idempotency-Key': 'chat-once' } });
+    const reused = client().chat.completions.create(
+      { model: 'dev-echo', messages: [{ role: 'user', content: 'another body' }] },
+      { headers: { 'Idempotency-Key': 'chat-once' } },
+    );
     await expect(reused).rejects.toMatchObject({ status: 400, code: 'request.idempotency_key_reused' });
-    const streamed = client().chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream: true }, { headers: { 'Idempotency-Key': 'stream' } });
-    await expect(streamed).rejects.toMatchObject({ status: 400, message: expect.stringContaining('Idempotency-Key applies to completions without stream') });
+    const streamed = client().chat.completions.create(
+      { model: 'dev-echo', messages: [{ role: 'user', content: 'x' }], stream: true },
+      { headers: { 'Idempotency-Key': 'stream' } },
+    );
+    await expect(streamed).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('Idempotency-Key applies to completions without stream'),
+    });
   });
 });

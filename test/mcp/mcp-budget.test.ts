@@ -61,7 +61,9 @@ describe('budgetedFetch', () => {
     await new Promise<void>((resolve) => big.listen(0, '127.0.0.1', resolve));
     const guarded = createGuardedFetch({ allowPrivateNetworks: true });
     const fetch = budgetedFetch(guarded, 1024 * 1024, () => undefined);
-    await expect(fetch(`http://127.0.0.1:${(big.address() as AddressInfo).port}/`)).rejects.toThrow('larger than 1048576 bytes');
+    await expect(fetch(`http://127.0.0.1:${(big.address() as AddressInfo).port}/`)).rejects.toThrow(
+      'larger than 1048576 bytes',
+    );
     await guarded.close();
     big.closeAllConnections();
     await new Promise<void>((resolve) => big.close(() => resolve()));

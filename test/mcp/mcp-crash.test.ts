@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import { pollUntil } from '../responses/helpers';
-import { callServer, killServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import {
+  callServer,
+  killServer,
+  newServerStorage,
+  startServerProcess,
+  type ServerProcess,
+  type ServerStorage,
+} from '../support/crash-server';
 import { ADMIN_TOKEN, dropSchema } from '../support/harness';
 import { SseStream } from '../support/sse';
 import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
@@ -30,16 +37,29 @@ describe('an MCP loop across a crash', () => {
     const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
     server = await startServerProcess(storage, env);
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const account = await callServer(server, 'POST', '/admin/accounts', { name: 'mcp-crash', balance: 1_000_000, mcp_enabled: true }, admin);
-    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+    const account = await callServer(
+      server,
+      'POST',
+      '/admin/accounts',
+      { name: 'mcp-crash', balance: 1_000_000, mcp_enabled: true },
+      admin,
+    );
+    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body
+      .key as string;
     const auth = { 'x-auth-token': key };
 
     // Turn 1 calls add; turn 2 waits 3 s (`/delay`) before calling shout: the process dies in that wait.
-    const created = await callServer(server, 'POST', '/v2/responses', {
-      model: 'dev-echo',
-      input: '/call add {"a": 1, "b": 2} /then /delay 3000 /call shout {"text": "again"}',
-      tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
-    }, auth);
+    const created = await callServer(
+      server,
+      'POST',
+      '/v2/responses',
+      {
+        model: 'dev-echo',
+        input: '/call add {"a": 1, "b": 2} /then /delay 3000 /call shout {"text": "again"}',
+        tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
+      },
+      auth,
+    );
     expect(created.status).toBe(200);
     const id = created.body.id as string;
     const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key });
@@ -54,7 +74,10 @@ describe('an MCP loop across a crash', () => {
     const final = await pollUntil(read, (body) => !['queued', 'in_progress'].includes(body.status), 30_000);
     expect(final.status).toBe('completed');
     expect(final.output.map((item: any) => `${item.type}:${item.name ?? ''}:${item.output ?? ''}`)).toEqual([
-      'mcp_list_tools::', 'mcp_call:add:3', 'mcp_call:shout:AGAIN', 'message::',
+      'mcp_list_tools::',
+      'mcp_call:add:3',
+      'mcp_call:shout:AGAIN',
+      'message::',
     ]);
     expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout']);
     const transactions = await callServer(server, 'GET', '/v2/organization/transactions?limit=200', undefined, auth);
@@ -68,8 +91,15 @@ describe('an MCP loop across a crash', () => {
     server.child.stdout!.on('data', (chunk) => (logs += chunk));
     server.child.stderr!.on('data', (chunk) => (logs += chunk));
     const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-    const account = await callServer(server, 'POST', '/admin/accounts', { name: 'mcp-logs', balance: 1_000_000, mcp_enabled: true }, admin);
-    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+    const account = await callServer(
+      server,
+      'POST',
+      '/admin/accounts',
+      { name: 'mcp-logs', balance: 1_000_000, mcp_enabled: true },
+      admin,
+    );
+    const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body
+      .key as string;
     const secretHeader = 'x-tenant-secret-value-9876';
     const wrongToken = 'wrong-token-value-5432';
     const bodies = [
@@ -80,10 +110,26 @@ describe('an MCP loop across a crash', () => {
       { input: '/call whoami {}', server: { server_url: `${mcp.url}/secure/mcp`, authorization: mcp.token } },
     ];
     for (const body of bodies) {
-      const reply = await callServer(server, 'POST', '/v2/responses', {
-        model: 'dev-echo', input: body.input, background: false,
-        tools: [{ type: 'mcp', server_label: 'calc', require_approval: 'never', headers: { 'X-Tenant': secretHeader }, ...body.server }],
-      }, { 'x-auth-token': key });
+      const reply = await callServer(
+        server,
+        'POST',
+        '/v2/responses',
+        {
+          model: 'dev-echo',
+          input: body.input,
+          background: false,
+          tools: [
+            {
+              type: 'mcp',
+              server_label: 'calc',
+              require_approval: 'never',
+              headers: { 'X-Tenant': secretHeader },
+              ...body.server,
+            },
+          ],
+        },
+        { 'x-auth-token': key },
+      );
       expect(reply.status).toBe(200);
       expect(JSON.stringify(reply.body)).not.toContain(wrongToken);
     }

@@ -26,12 +26,21 @@ describe('MCP: tool names across servers, and the authorization prefix', () => {
 
   const servers = (authorization: string) => [
     { type: 'mcp', server_label: 'open', server_url: `${mcp.url}/mcp`, require_approval: 'never' },
-    { type: 'mcp', server_label: 'locked', server_url: `${mcp.url}/secure/mcp`, require_approval: 'never', authorization },
+    {
+      type: 'mcp',
+      server_label: 'locked',
+      server_url: `${mcp.url}/secure/mcp`,
+      require_approval: 'never',
+      authorization,
+    },
   ];
   const create = (body: Record<string, unknown>) => createResponse(app, key, { background: false, ...body });
 
   it('a tool both servers offer is namespaced by server_label, and each call reaches the server it names', async () => {
-    const reply = await create({ input: '/call locked__whoami {} /then /call open__add {"a": 1, "b": 2}', tools: servers(mcp.token) });
+    const reply = await create({
+      input: '/call locked__whoami {} /then /call open__add {"a": 1, "b": 2}',
+      tools: servers(mcp.token),
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe('completed');
     const calls = reply.body.output.filter((item: any) => item.type === 'mcp_call');

@@ -64,49 +64,74 @@ export async function startMcpTestServer(token = 'mcp-test-token-0123456789'): P
     if (path === '/huge/mcp') {
       // A hostile listing: 128 tools with descriptions of HUGE_DESCRIPTION_CHARS each.
       const description = 'x'.repeat(HUGE_DESCRIPTION_CHARS);
-      for (let index = 0; index < 128; index++) server.registerTool(`tool_${index}`, { description }, async () => ({ content: [] }));
+      for (let index = 0; index < 128; index++)
+        server.registerTool(`tool_${index}`, { description }, async () => ({ content: [] }));
       return server;
     }
     const seen = (tool: string, args: Record<string, unknown>): SeenCall => {
-      const call: SeenCall = { path, tool, args, authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant'), aborted: false, finished: false };
+      const call: SeenCall = {
+        path,
+        tool,
+        args,
+        authorization: header(req, 'authorization'),
+        tenant: header(req, 'x-tenant'),
+        aborted: false,
+        finished: false,
+      };
       calls.push(call);
       notify();
       return call;
     };
     const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
-    server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async (args) => {
-      seen('add', args);
-      return text(String(args.a + args.b));
-    });
-    server.registerTool('shout', { description: 'Upper-cases a text.', inputSchema: { text: z.string() } }, async (args) => {
-      seen('shout', args);
-      return text(args.text.toUpperCase());
-    });
+    server.registerTool(
+      'add',
+      { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } },
+      async (args) => {
+        seen('add', args);
+        return text(String(args.a + args.b));
+      },
+    );
+    server.registerTool(
+      'shout',
+      { description: 'Upper-cases a text.', inputSchema: { text: z.string() } },
+      async (args) => {
+        seen('shout', args);
+        return text(args.text.toUpperCase());
+      },
+    );
     server.registerTool('whoami', { description: 'Tells which credentials reached the server.' }, async () => {
       const call = seen('whoami', {});
       return text(JSON.stringify({ authorization: call.authorization ?? null, tenant: call.tenant ?? null }));
     });
-    server.registerTool('slow', { description: 'Waits ms milliseconds.', inputSchema: { ms: z.number() } }, async (args, extra) => {
-      const call = seen('slow', args);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, args.ms);
-        const abort = () => {
-          clearTimeout(timer);
-          call.aborted = true;
-          notify();
-          resolve();
-        };
-        if (extra.signal.aborted) abort();
-        extra.signal.addEventListener('abort', abort, { once: true });
-        req.socket.once('close', abort);
-      });
-      call.finished = true;
-      return text(`waited ${args.ms} ms`);
-    });
-    server.registerTool('flood', { description: 'Answers mb MiB of text.', inputSchema: { mb: z.number() } }, async (args) => {
-      seen('flood', args);
-      return text('x'.repeat(args.mb * 1024 * 1024));
-    });
+    server.registerTool(
+      'slow',
+      { description: 'Waits ms milliseconds.', inputSchema: { ms: z.number() } },
+      async (args, extra) => {
+        const call = seen('slow', args);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, args.ms);
+          const abort = () => {
+            clearTimeout(timer);
+            call.aborted = true;
+            notify();
+            resolve();
+          };
+          if (extra.signal.aborted) abort();
+          extra.signal.addEventListener('abort', abort, { once: true });
+          req.socket.once('close', abort);
+        });
+        call.finished = true;
+        return text(`waited ${args.ms} ms`);
+      },
+    );
+    server.registerTool(
+      'flood',
+      { description: 'Answers mb MiB of text.', inputSchema: { mb: z.number() } },
+      async (args) => {
+        seen('flood', args);
+        return text('x'.repeat(args.mb * 1024 * 1024));
+      },
+    );
     server.registerTool('fail', { description: 'Always reports an error.' }, async () => {
       seen('fail', {});
       return { isError: true, content: [{ type: 'text' as const, text: 'the database is on fire' }] };

@@ -1,7 +1,12 @@
 import type OpenAI from 'openai';
 import type { itemToWire } from '../../src/conversations/conversations.repository';
 import type { chatChunks, chatCompletionToOpenAI } from '../../src/openai/openai-chat';
-import type { inputItemToWire, outputItemToWire, ResponseWire, streamEventToWire } from '../../src/responses/response-wire';
+import type {
+  inputItemToWire,
+  outputItemToWire,
+  ResponseWire,
+  streamEventToWire,
+} from '../../src/responses/response-wire';
 
 /**
  * Compile-time checks (nothing here runs; `npm run typecheck` compiles it) that the /openai/v1 replies are what
@@ -17,11 +22,15 @@ import type { inputItemToWire, outputItemToWire, ResponseWire, streamEventToWire
  */
 type Replaced<T, Keys extends keyof T, With> = Omit<T, Keys> & With;
 
-type OpenAIResponse = Replaced<OpenAI.Responses.Response, 'output_text' | 'error' | 'tool_choice' | 'tools' | 'usage' | 'incomplete_details', {
-  error: { code: string; message: string } | null;
-  usage: OpenAI.Responses.ResponseUsage | null;
-  incomplete_details: { reason: string } | null;
-}>;
+type OpenAIResponse = Replaced<
+  OpenAI.Responses.Response,
+  'output_text' | 'error' | 'tool_choice' | 'tools' | 'usage' | 'incomplete_details',
+  {
+    error: { code: string; message: string } | null;
+    usage: OpenAI.Responses.ResponseUsage | null;
+    incomplete_details: { reason: string } | null;
+  }
+>;
 type OpenAIMessage = OpenAI.Responses.ResponseOutputMessage;
 type OpenAIFunctionCall = OpenAI.Responses.ResponseFunctionToolCall;
 
@@ -36,9 +45,13 @@ export const openAIReplyChecks = {
   functionCall: (wire: WireFunctionCall): OpenAIFunctionCall => wire,
   functionTool: (wire: WireFunctionTool): OpenAI.Responses.FunctionTool => wire,
   usage: (wire: NonNullable<ResponseWire['usage']>): OpenAI.Responses.ResponseUsage => wire,
-  inputMessage: (wire: WireAssistantInput): Replaced<OpenAI.Responses.ResponseInputMessageItem, 'role' | 'content', { content: unknown[] }> => wire,
+  inputMessage: (
+    wire: WireAssistantInput,
+  ): Replaced<OpenAI.Responses.ResponseInputMessageItem, 'role' | 'content', { content: unknown[] }> => wire,
   outputText: (wire: WireMessage['content'][number]): OpenAI.Responses.ResponseOutputText => wire,
-  conversationMessageContent: (wire: Extract<ReturnType<typeof itemToWire>, { content: unknown }>['content'][number]): OpenAI.Conversations.Message['content'][number] => wire,
+  conversationMessageContent: (
+    wire: Extract<ReturnType<typeof itemToWire>, { content: unknown }>['content'][number],
+  ): OpenAI.Conversations.Message['content'][number] => wire,
   chatCompletion: (wire: ReturnType<typeof chatCompletionToOpenAI>): OpenAI.Chat.ChatCompletion => wire,
   streamEvent: (wire: ReturnType<typeof streamEventToWire>): { type: string; sequence_number: number } => wire,
 };

@@ -10,7 +10,12 @@ const provider = (suite: TestSuite) => createOpenAI({ baseURL: `${suite.app.base
 
 const weather = tool({
   description: 'Weather in a city',
-  inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false }),
+  inputSchema: jsonSchema<{ city: string }>({
+    type: 'object',
+    properties: { city: { type: 'string' } },
+    required: ['city'],
+    additionalProperties: false,
+  }),
   execute: async ({ city }) => `sunny in ${city}`,
 });
 
@@ -49,16 +54,26 @@ describe('Vercel AI SDK on /openai/v1', () => {
         maxRetries: 0,
       });
       expect(result.steps).toHaveLength(2);
-      expect(result.steps[0]!.toolCalls).toEqual([expect.objectContaining({ toolName: 'weather', input: { city: 'Lima' } })]);
+      expect(result.steps[0]!.toolCalls).toEqual([
+        expect.objectContaining({ toolName: 'weather', input: { city: 'Lima' } }),
+      ]);
       expect(result.steps[0]!.toolResults).toEqual([expect.objectContaining({ output: 'sunny in Lima' })]);
       expect(result.text).toBe('Tool weather returned: sunny in Lima');
     });
   });
 
   it('embed and embedMany', async () => {
-    const { embedding } = await embed({ model: provider(suite).embedding('dev-embed'), value: 'the quick brown fox', maxRetries: 0 });
+    const { embedding } = await embed({
+      model: provider(suite).embedding('dev-embed'),
+      value: 'the quick brown fox',
+      maxRetries: 0,
+    });
     expect(embedding).toHaveLength(256);
-    const { embeddings } = await embedMany({ model: provider(suite).embedding('dev-embed'), values: ['the quick brown fox', 'a lazy dog'], maxRetries: 0 });
+    const { embeddings } = await embedMany({
+      model: provider(suite).embedding('dev-embed'),
+      values: ['the quick brown fox', 'a lazy dog'],
+      maxRetries: 0,
+    });
     expect(embeddings).toHaveLength(2);
     embeddings[0]!.forEach((value, index) => expect(value).toBeCloseTo(embedding[index]!, 6));
   });

@@ -24,7 +24,9 @@ describe('GET /docs in a real browser', () => {
     expect(reply!.headers()['content-security-policy']).toContain("script-src 'self'");
     const responsesTag = page.locator('#operations-tag-Responses');
     await responsesTag.waitFor({ state: 'visible', timeout: 20_000 });
-    expect(await page.locator('.opblock-summary-path', { hasText: '/v2/responses/{id}/cancel' }).count()).toBeGreaterThan(0);
+    expect(
+      await page.locator('.opblock-summary-path', { hasText: '/v2/responses/{id}/cancel' }).count(),
+    ).toBeGreaterThan(0);
     await page.locator('.opblock-summary', { hasText: 'Create a Response' }).first().click();
     await page.locator('.opblock-body').first().waitFor({ state: 'visible' });
 
@@ -46,4 +48,3 @@ describe('GET /docs in a real browser', () => {
     await page.close();
   });
 });
-

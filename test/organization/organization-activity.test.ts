@@ -35,16 +35,39 @@ describe('organization: usage and filtered transactions', () => {
     account = await app.createAccount({ balance: 1_000_000 });
     const { key } = account;
     for (const input of ['/words 10', '/words 25', 'three words here']) {
-      const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input, background: false } });
+      const reply = await app.request('POST', '/v2/responses', {
+        key,
+        body: { model: 'dev-echo', input, background: false },
+      });
       expect(reply.body.status).toBe('completed');
       responses.push(reply.body);
     }
-    expect((await app.request('POST', '/v2/chat/completions', { key, body: { model: 'dev-echo', messages: [{ role: 'user', content: '/words 40' }] } })).status).toBe(200);
-    expect((await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'some words to embed' } })).status).toBe(200);
+    expect(
+      (
+        await app.request('POST', '/v2/chat/completions', {
+          key,
+          body: { model: 'dev-echo', messages: [{ role: 'user', content: '/words 40' }] },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'some words to embed' } }))
+        .status,
+    ).toBe(200);
     const { ledger } = app.runtime.deps;
     // No model or service named (or not as text): `none` and `other`, as the metrics label them.
-    await ledger.debit({ accountId: account.accountId, cost: '5', operationKey: 'test:bare', metadata: { source: 'test' } });
-    await ledger.debit({ accountId: account.accountId, cost: '3', operationKey: 'test:odd', metadata: { source: 'test', model: 7, service: { name: 'x' } } });
+    await ledger.debit({
+      accountId: account.accountId,
+      cost: '5',
+      operationKey: 'test:bare',
+      metadata: { source: 'test' },
+    });
+    await ledger.debit({
+      accountId: account.accountId,
+      cost: '3',
+      operationKey: 'test:odd',
+      metadata: { source: 'test', model: 7, service: { name: 'x' } },
+    });
     // Credits are not spending.
     await ledger.credit({ accountId: account.accountId, amount: 777, metadata: { source: 'admin' } });
   });
@@ -71,15 +94,28 @@ describe('organization: usage and filtered transactions', () => {
     const billed = byService.data.find((group: any) => group.key === 'responses');
     expect(billed).toEqual({
       key: 'responses',
-      amount: debits.filter((debit) => debit.metadata.service === 'responses').reduce((sum, debit) => sum + debit.amount, 0),
+      amount: debits
+        .filter((debit) => debit.metadata.service === 'responses')
+        .reduce((sum, debit) => sum + debit.amount, 0),
       transactions: 3,
       prompt_tokens: responses.reduce((sum, response) => sum + response.usage.input_tokens, 0),
       completion_tokens: responses.reduce((sum, response) => sum + response.usage.output_tokens, 0),
     });
     // Each Response's debit records its exact cost (its whole kopecks depend on the account's carry).
-    expect(responses.map((response) => response.usage.cost).sort()).toEqual(debits.filter((debit) => debit.metadata.service === 'responses').map((debit) => debit.metadata.cost).sort());
+    expect(responses.map((response) => response.usage.cost).sort()).toEqual(
+      debits
+        .filter((debit) => debit.metadata.service === 'responses')
+        .map((debit) => debit.metadata.cost)
+        .sort(),
+    );
     expect(byService.data.map((group: any) => group.key).sort()).toEqual(['chat', 'embeddings', 'other', 'responses']);
-    expect(byService.data.find((group: any) => group.key === 'other')).toEqual({ key: 'other', amount: 8, transactions: 2, prompt_tokens: 0, completion_tokens: 0 });
+    expect(byService.data.find((group: any) => group.key === 'other')).toEqual({
+      key: 'other',
+      amount: 8,
+      transactions: 2,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+    });
     const byModel = (await usage('?group_by=model')).body;
     expect(byModel.data.find((group: any) => group.key === 'none')).toMatchObject({ amount: 8, transactions: 2 });
     expect(byModel.data.find((group: any) => group.key === 'dev-echo')).toMatchObject({ transactions: 4 });
@@ -93,7 +129,9 @@ describe('organization: usage and filtered transactions', () => {
       completion_tokens: debits.reduce((sum, debit) => sum + (debit.usage?.completion_tokens ?? 0), 0),
     });
     expect(byModel.total).toEqual(byService.total);
-    expect((await app.request('GET', '/v2/organization/balance', { key: account.key })).body.balance).toBe(1_000_000 + 777 - spent);
+    expect((await app.request('GET', '/v2/organization/balance', { key: account.key })).body.balance).toBe(
+      1_000_000 + 777 - spent,
+    );
   });
 
   it('groups by UTC day by default, over the last 30 days, both ends of the range included', async () => {
@@ -105,16 +143,32 @@ describe('organization: usage and filtered transactions', () => {
     expect(reply.body.to).toBeLessThanOrEqual(nowSeconds());
     expect(reply.body.to - reply.body.from).toBe(30 * DAY);
     const debits = await debitsOf(app, account.accountId);
-    const today = [...expectedGroups(debits, (debit) => debit.created_at.toISOString().slice(0, 10))].map(([key, figures]) => ({ key, ...figures }));
+    const today = [...expectedGroups(debits, (debit) => debit.created_at.toISOString().slice(0, 10))].map(
+      ([key, figures]) => ({ key, ...figures }),
+    );
     expect(reply.body.data).toEqual(today);
 
     // Two debits moved into the past, either side of a UTC midnight.
     const midnight = Math.floor(nowSeconds() / DAY) * DAY - 40 * DAY;
     const { ledger } = app.runtime.deps;
-    const late = await ledger.debit({ accountId: account.accountId, cost: '11', operationKey: 'test:late', metadata: { service: 'chat', model: 'dev-echo' }, usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 } });
-    const early = await ledger.debit({ accountId: account.accountId, cost: '13', operationKey: 'test:early', metadata: { service: 'chat', model: 'dev-echo' } });
+    const late = await ledger.debit({
+      accountId: account.accountId,
+      cost: '11',
+      operationKey: 'test:late',
+      metadata: { service: 'chat', model: 'dev-echo' },
+      usage: { prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 },
+    });
+    const early = await ledger.debit({
+      accountId: account.accountId,
+      cost: '13',
+      operationKey: 'test:early',
+      metadata: { service: 'chat', model: 'dev-echo' },
+    });
     // created_at is the database's own (never written by the app): moved here by hand.
-    const moveTo = (id: string, at: Date) => sql`update ledger_transactions set created_at = ${at.toISOString()}::timestamptz where id = ${id}`.execute(app.db);
+    const moveTo = (id: string, at: Date) =>
+      sql`update ledger_transactions set created_at = ${at.toISOString()}::timestamptz where id = ${id}`.execute(
+        app.db,
+      );
     await moveTo(late!.id, new Date((midnight - 1) * 1000 + 500));
     await moveTo(early!.id, new Date(midnight * 1000 + 700));
     const dayOf = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 10);
@@ -141,7 +195,11 @@ describe('organization: usage and filtered transactions', () => {
     // The default range leaves them out; without `from`, it is 30 days before `to`.
     expect((await usage()).body.data).toEqual(today);
     const fromTo = await usage(`?to=${midnight + DAY}&group_by=service`);
-    expect(fromTo.body).toMatchObject({ from: midnight - 29 * DAY, to: midnight + DAY, data: [{ key: 'chat', amount: 24, transactions: 2 }] });
+    expect(fromTo.body).toMatchObject({
+      from: midnight - 29 * DAY,
+      to: midnight + DAY,
+      data: [{ key: 'chat', amount: 24, transactions: 2 }],
+    });
   });
 
   it('refuses a range that is empty, reversed or longer than 366 days, and unknown parameters', async () => {
@@ -174,9 +232,15 @@ describe('organization: usage and filtered transactions', () => {
       return reply.body.transactions as any[];
     };
     const responsesOnly = await list('limit=200&service=responses');
-    expect(responsesOnly.map((entry) => entry.metadata.response_id)).toEqual(responses.map((response) => response.id).reverse());
+    expect(responsesOnly.map((entry) => entry.metadata.response_id)).toEqual(
+      responses.map((response) => response.id).reverse(),
+    );
     expect((await list('limit=200&model=dev-embed')).map((entry) => entry.metadata.service)).toEqual(['embeddings']);
-    expect((await list('limit=200&service=chat&model=dev-echo')).every((entry) => entry.metadata.service === 'chat' && entry.metadata.model === 'dev-echo')).toBe(true);
+    expect(
+      (await list('limit=200&service=chat&model=dev-echo')).every(
+        (entry) => entry.metadata.service === 'chat' && entry.metadata.model === 'dev-echo',
+      ),
+    ).toBe(true);
     expect(await list('limit=200&service=responses&model=dev-embed')).toEqual([]);
     expect(await list('limit=200&service=nothing')).toEqual([]);
     // A credit names no service: never in a filtered list.
@@ -207,11 +271,16 @@ describe('organization: Responses and Runs of the account', () => {
 
   beforeAll(async () => {
     app = await TestApp.start();
-    receiver = await startReceiver((request, response) => answer(request.path.includes('fail') ? 500 : 200)(request, response));
+    receiver = await startReceiver((request, response) =>
+      answer(request.path.includes('fail') ? 500 : 200)(request, response),
+    );
     mine = await app.createAccount();
     theirs = await app.createAccount();
     const create = async (body: Record<string, unknown>) => {
-      const reply = await app.request('POST', '/v2/responses', { key: mine.key, body: { model: 'dev-echo', background: false, ...body } });
+      const reply = await app.request('POST', '/v2/responses', {
+        key: mine.key,
+        body: { model: 'dev-echo', background: false, ...body },
+      });
       expect(reply.status).toBe(200);
       return reply.body.id as string;
     };
@@ -222,9 +291,16 @@ describe('organization: Responses and Runs of the account', () => {
     ids.deleted = await create({ input: 'to delete' });
     expect((await app.request('DELETE', `/v2/responses/${ids.deleted}`, { key: mine.key })).status).toBe(200);
     ids.hooked = await create({ input: 'notify', background: true, metadata: { webhook_url: `${receiver.url}/hook` } });
-    ids.refusedHook = await create({ input: 'notify badly', background: true, metadata: { webhook_url: `${receiver.url}/fail` } });
+    ids.refusedHook = await create({
+      input: 'notify badly',
+      background: true,
+      metadata: { webhook_url: `${receiver.url}/fail` },
+    });
     // Another account's Response, made in between.
-    await app.request('POST', '/v2/responses', { key: theirs.key, body: { model: 'dev-echo', input: 'theirs', background: false } });
+    await app.request('POST', '/v2/responses', {
+      key: theirs.key,
+      body: { model: 'dev-echo', input: 'theirs', background: false },
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -235,9 +311,20 @@ describe('organization: Responses and Runs of the account', () => {
   const list = (path: string, key = mine.key) => app.request('GET', path, { key });
 
   it('summarises a Response with its webhook outcome', async () => {
-    const hooked = await pollUntil(() => summary(ids.hooked), (reply) => reply.body.webhook?.status === 'delivered');
-    expect(hooked.body.webhook).toEqual({ status: 'delivered', response_status: 200, error: null, attempted_at: expect.any(Number) });
-    const refused = await pollUntil(() => summary(ids.refusedHook), (reply) => reply.body.webhook !== null && reply.body.webhook.status !== 'pending');
+    const hooked = await pollUntil(
+      () => summary(ids.hooked),
+      (reply) => reply.body.webhook?.status === 'delivered',
+    );
+    expect(hooked.body.webhook).toEqual({
+      status: 'delivered',
+      response_status: 200,
+      error: null,
+      attempted_at: expect.any(Number),
+    });
+    const refused = await pollUntil(
+      () => summary(ids.refusedHook),
+      (reply) => reply.body.webhook !== null && reply.body.webhook.status !== 'pending',
+    );
     expect(refused.body.webhook).toMatchObject({ status: 'failed', response_status: 500 });
 
     const full = (await app.request('GET', `/v2/responses/${ids.linked}`, { key: mine.key })).body;
@@ -256,7 +343,12 @@ describe('organization: Responses and Runs of the account', () => {
       completed_at: full.completed_at,
       duration_ms: expect.any(Number),
       // The summary's usage is the counts and the cost, without the Response's OpenAI token details.
-      usage: { input_tokens: full.usage.input_tokens, output_tokens: full.usage.output_tokens, total_tokens: full.usage.total_tokens, cost: full.usage.cost },
+      usage: {
+        input_tokens: full.usage.input_tokens,
+        output_tokens: full.usage.output_tokens,
+        total_tokens: full.usage.total_tokens,
+        cost: full.usage.cost,
+      },
       error: null,
       webhook: null,
     });
@@ -264,7 +356,11 @@ describe('organization: Responses and Runs of the account', () => {
     expect(linked.body.duration_ms).toBeLessThanOrEqual((full.completed_at - full.created_at + 1) * 1000);
 
     const failed = (await summary(ids.failed)).body;
-    expect(failed).toMatchObject({ status: 'failed', conversation_id: null, error: { code: 'response.execution_failed', message: expect.any(String) } });
+    expect(failed).toMatchObject({
+      status: 'failed',
+      conversation_id: null,
+      error: { code: 'response.execution_failed', message: expect.any(String) },
+    });
   });
 
   it("lists the account's Responses newest first, without deleted ones, by status, in pages", async () => {
@@ -276,7 +372,9 @@ describe('organization: Responses and Runs of the account', () => {
     expect(all.body.data.find((entry: any) => entry.id === ids.hooked).webhook).toMatchObject({ status: 'delivered' });
     expect(all.body.data.find((entry: any) => entry.id === ids.linked)).toEqual((await summary(ids.linked)).body);
 
-    expect((await list('/v2/organization/responses?status=failed')).body.data.map((entry: any) => entry.id)).toEqual([ids.failed]);
+    expect((await list('/v2/organization/responses?status=failed')).body.data.map((entry: any) => entry.id)).toEqual([
+      ids.failed,
+    ]);
     expect((await list('/v2/organization/responses?status=queued')).body.data).toEqual([]);
 
     const first = (await list('/v2/organization/responses?limit=2')).body;
@@ -292,14 +390,17 @@ describe('organization: Responses and Runs of the account', () => {
     const completed: string[] = [];
     let after: string | undefined;
     for (let page = 0; page < 10; page++) {
-      const reply = (await list(`/v2/organization/responses?status=completed&limit=1${after ? `&after=${after}` : ''}`)).body;
+      const reply = (await list(`/v2/organization/responses?status=completed&limit=1${after ? `&after=${after}` : ''}`))
+        .body;
       completed.push(...reply.data.map((entry: any) => entry.id));
       if (!reply.has_more) break;
       after = reply.last_id;
     }
     expect(completed).toEqual([ids.refusedHook, ids.hooked, ids.linked, ids.first]);
     // A deleted Response still works as a cursor (it was the account's), and is not listed.
-    expect((await list(`/v2/organization/responses?after=${ids.deleted}`)).body.data.map((entry: any) => entry.id)).toEqual([ids.linked, ids.failed, ids.first]);
+    expect(
+      (await list(`/v2/organization/responses?after=${ids.deleted}`)).body.data.map((entry: any) => entry.id),
+    ).toEqual([ids.linked, ids.failed, ids.first]);
   });
 
   it("keeps accounts apart: another account's Responses are neither listed, nor found, nor a cursor", async () => {
@@ -314,7 +415,10 @@ describe('organization: Responses and Runs of the account', () => {
     expect(deleted.body.error.code).toBe('response.not_found');
     const cursor = await list(`/v2/organization/responses?after=${ids.first}`, theirs.key);
     expect(cursor.status).toBe(400);
-    expect(cursor.body.error).toEqual({ code: 'organization.invalid_request', message: expect.stringMatching(/after/) });
+    expect(cursor.body.error).toEqual({
+      code: 'organization.invalid_request',
+      message: expect.stringMatching(/after/),
+    });
     expect((await list(`/v2/organization/responses?after=${theirList.data[0].id}`)).status).toBe(400);
   });
 
@@ -322,7 +426,12 @@ describe('organization: Responses and Runs of the account', () => {
     for (const query of ['limit=0', 'limit=101', 'limit=x', 'status=done', 'after=', 'order=asc', 'limit=1&limit=2']) {
       for (const path of ['/v2/organization/responses', '/v2/organization/runs']) {
         const reply = await list(`${path}?${query}`);
-        expect([path, query, reply.status, reply.body.error?.code]).toEqual([path, query, 400, 'organization.invalid_request']);
+        expect([path, query, reply.status, reply.body.error?.code]).toEqual([
+          path,
+          query,
+          400,
+          'organization.invalid_request',
+        ]);
       }
     }
     expect((await list('/v2/organization/responses?limit=100&status=cancelled')).status).toBe(200);
@@ -330,11 +439,16 @@ describe('organization: Responses and Runs of the account', () => {
   });
 
   it("lists the account's Runs across threads, newest first, by status, in pages", async () => {
-    const call = (method: string, path: string, body?: unknown, key = mine.key) => app.request(method, path, { key, body });
+    const call = (method: string, path: string, body?: unknown, key = mine.key) =>
+      app.request(method, path, { key, body });
     const assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo' })).body.id as number;
     const startRun = async (text: string, key = mine.key) => {
-      const agent = key === mine.key ? assistantId : (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Theirs' }, key)).body.id;
-      const thread = (await call('POST', '/v2/threads', { messages: [{ role: 'user', content: text }] }, key)).body.id as string;
+      const agent =
+        key === mine.key
+          ? assistantId
+          : (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Theirs' }, key)).body.id;
+      const thread = (await call('POST', '/v2/threads', { messages: [{ role: 'user', content: text }] }, key)).body
+        .id as string;
       const created = await call('POST', `/v2/threads/${thread}/runs`, { assistant_id: agent }, key);
       expect([created.status, created.body.error]).toEqual([200, undefined]);
       const run = created.body;
@@ -367,12 +481,24 @@ describe('organization: Responses and Runs of the account', () => {
       usage: first.usage,
       last_error: null,
     });
-    expect(first.usage).toEqual({ prompt_tokens: expect.any(Number), completion_tokens: expect.any(Number), total_tokens: expect.any(Number), cost: expect.any(Number) });
+    expect(first.usage).toEqual({
+      prompt_tokens: expect.any(Number),
+      completion_tokens: expect.any(Number),
+      total_tokens: expect.any(Number),
+      cost: expect.any(Number),
+    });
     // A failed Run ended when it failed.
-    expect(all.data[1]).toMatchObject({ status: 'failed', completed_at: failed.failed_at, last_error: failed.last_error, duration_ms: expect.any(Number) });
+    expect(all.data[1]).toMatchObject({
+      status: 'failed',
+      completed_at: failed.failed_at,
+      last_error: failed.last_error,
+      duration_ms: expect.any(Number),
+    });
     expect(failed.last_error).toEqual({ code: expect.any(String), message: expect.any(String) });
 
-    expect((await list('/v2/organization/runs?status=failed')).body.data.map((entry: any) => entry.id)).toEqual([failed.id]);
+    expect((await list('/v2/organization/runs?status=failed')).body.data.map((entry: any) => entry.id)).toEqual([
+      failed.id,
+    ]);
     const page = (await list('/v2/organization/runs?status=completed&limit=1')).body;
     expect(page).toMatchObject({ first_id: third.id, has_more: true });
     const next = (await list(`/v2/organization/runs?status=completed&limit=1&after=${page.last_id}`)).body;

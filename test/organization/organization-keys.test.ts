@@ -78,7 +78,13 @@ describe('organization: keys', () => {
 
     const disabled = await app.request('POST', `/v2/organization/keys/${second.id}/disable`, { key });
     expect(disabled.status).toBe(200);
-    expect(disabled.body).toMatchObject({ id: second.id, object: 'api_key', status: 'disabled', current: false, disabled_at: expect.any(Number) });
+    expect(disabled.body).toMatchObject({
+      id: second.id,
+      object: 'api_key',
+      status: 'disabled',
+      current: false,
+      disabled_at: expect.any(Number),
+    });
     const again = await app.request('POST', `/v2/organization/keys/${second.id}/disable`, { key, body: {} });
     expect(again.status).toBe(200);
     expect(again.body).toEqual(disabled.body);
@@ -100,11 +106,17 @@ describe('organization: keys', () => {
     }
     expect((await app.request('GET', '/v2/organization/balance', { key })).status).toBe(200);
 
-    const badBody = await app.request('POST', `/v2/organization/keys/${keyId}/disable`, { key, body: { confirm: true } });
+    const badBody = await app.request('POST', `/v2/organization/keys/${keyId}/disable`, {
+      key,
+      body: { confirm: true },
+    });
     expect(badBody.status).toBe(400);
     expect(badBody.body.error.code).toBe('organization.invalid_request');
 
-    const confirmed = await app.request('POST', `/v2/organization/keys/${keyId}/disable`, { key, body: { confirm_self: true } });
+    const confirmed = await app.request('POST', `/v2/organization/keys/${keyId}/disable`, {
+      key,
+      body: { confirm_self: true },
+    });
     expect(confirmed.status).toBe(200);
     expect(confirmed.body).toMatchObject({ id: keyId, status: 'disabled', current: true });
     const after = await app.request('GET', '/v2/organization/balance', { key });
@@ -117,7 +129,10 @@ describe('organization: keys', () => {
     const foreign = await app.request('POST', `/v2/organization/keys/${theirs.keyId}/disable`, { key: mine.key });
     const unknown = await app.request('POST', '/v2/organization/keys/key_unknown/disable', { key: mine.key });
     expect([foreign.status, unknown.status]).toEqual([404, 404]);
-    expect(foreign.body.error).toEqual({ code: 'organization.not_found', message: `No API key with id ${theirs.keyId}.` });
+    expect(foreign.body.error).toEqual({
+      code: 'organization.not_found',
+      message: `No API key with id ${theirs.keyId}.`,
+    });
     expect(unknown.body.error).toEqual({ code: 'organization.not_found', message: 'No API key with id key_unknown.' });
     // Their key still works and is not listed among mine.
     expect((await app.request('GET', '/v2/organization/balance', { key: theirs.key })).status).toBe(200);
@@ -147,7 +162,10 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
   });
   afterAll(() => app.close());
 
-  const asOperator = (accountId: string, token = ADMIN_TOKEN) => ({ authorization: `Bearer ${token}`, 'x-switchyard-account': accountId });
+  const asOperator = (accountId: string, token = ADMIN_TOKEN) => ({
+    authorization: `Bearer ${token}`,
+    'x-switchyard-account': accountId,
+  });
 
   it('acts as the account, with no key of its own', async () => {
     const customer = await app.createAccount({ balance: 4_321 });
@@ -155,10 +173,15 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
     const balance = await app.request('GET', '/v2/organization/balance', { headers: asOperator(customer.accountId) });
     expect(balance.status).toBe(200);
     expect(balance.body).toEqual({ balance: 4_321, available: 4_321 });
-    expect((await app.request('GET', '/v2/organization/balance', { headers: asOperator(other.accountId) })).body.balance).toBe(99);
+    expect(
+      (await app.request('GET', '/v2/organization/balance', { headers: asOperator(other.accountId) })).body.balance,
+    ).toBe(99);
 
     // No key is the current one; a key created or disabled for the customer is theirs.
-    const created = await app.request('POST', '/v2/organization/keys', { headers: asOperator(customer.accountId), body: { name: 'by operator' } });
+    const created = await app.request('POST', '/v2/organization/keys', {
+      headers: asOperator(customer.accountId),
+      body: { name: 'by operator' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.current).toBe(false);
     const keys = await app.request('GET', '/v2/organization/keys', { headers: asOperator(customer.accountId) });
@@ -167,13 +190,18 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
       [customer.keyId, false],
     ]);
     // Any of the account's keys can be disabled without confirm_self: the operator uses none of them.
-    const disabled = await app.request('POST', `/v2/organization/keys/${customer.keyId}/disable`, { headers: asOperator(customer.accountId) });
+    const disabled = await app.request('POST', `/v2/organization/keys/${customer.keyId}/disable`, {
+      headers: asOperator(customer.accountId),
+    });
     expect(disabled.status).toBe(200);
     expect(disabled.body).toMatchObject({ status: 'disabled', current: false });
     expect((await app.request('GET', '/v2/organization/balance', { key: created.body.key })).status).toBe(200);
 
     // Billed work is the account's.
-    const response = await app.request('POST', '/v2/responses', { headers: asOperator(customer.accountId), body: { model: 'dev-echo', input: 'for the customer', background: false } });
+    const response = await app.request('POST', '/v2/responses', {
+      headers: asOperator(customer.accountId),
+      body: { model: 'dev-echo', input: 'for the customer', background: false },
+    });
     expect(response.status).toBe(200);
     expect(response.body.status).toBe('completed');
     const after = await app.request('GET', '/v2/organization/balance', { key: created.body.key });
@@ -182,7 +210,9 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
     expect((await app.request('GET', `/v2/responses/${response.body.id}`, { key: other.key })).status).toBe(404);
 
     // Every public prefix.
-    expect((await app.request('GET', '/openai/v1/models', { headers: asOperator(customer.accountId) })).status).toBe(200);
+    expect((await app.request('GET', '/openai/v1/models', { headers: asOperator(customer.accountId) })).status).toBe(
+      200,
+    );
     expect((await app.request('GET', '/v1/models', { headers: asOperator(customer.accountId) })).status).toBe(200);
     // getMe names the account; there is no key to show.
     const me = await app.request('GET', '/v1/getMe', { headers: asOperator(customer.accountId) });
@@ -192,11 +222,15 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
 
   it('refuses a wrong token, the admin token alone, and an unknown account', async () => {
     const customer = await app.createAccount();
-    const wrong = await app.request('GET', '/v2/organization/balance', { headers: asOperator(customer.accountId, `${ADMIN_TOKEN}x`) });
+    const wrong = await app.request('GET', '/v2/organization/balance', {
+      headers: asOperator(customer.accountId, `${ADMIN_TOKEN}x`),
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error.code).toBe('auth.unauthorized');
 
-    const alone = await app.request('GET', '/v2/organization/balance', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const alone = await app.request('GET', '/v2/organization/balance', {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(alone.status).toBe(401);
     expect(alone.body.error.code).toBe('auth.unauthorized');
     expect(alone.body.error.message).toMatch(/X-Switchyard-Account/);
@@ -207,7 +241,9 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
     expect(unknown.body.error).toEqual({ code: 'auth.not_found', message: expect.stringMatching(/acct_unknown/) });
 
     // The admin token is accepted as a Bearer only, not as an API key in X-Auth-Token.
-    const asKey = await app.request('GET', '/v2/organization/balance', { headers: { 'x-auth-token': ADMIN_TOKEN, 'x-switchyard-account': customer.accountId } });
+    const asKey = await app.request('GET', '/v2/organization/balance', {
+      headers: { 'x-auth-token': ADMIN_TOKEN, 'x-switchyard-account': customer.accountId },
+    });
     expect(asKey.status).toBe(401);
   });
 
@@ -220,10 +256,16 @@ describe('operator sign-in: the admin token with X-Switchyard-Account', () => {
     expect(refused.body.error.code).toBe('auth.forbidden');
     expect(refused.body.error.message).toMatch(/X-Switchyard-Account/);
     // X-Auth-Token wins over Authorization, so an admin Bearer beside a key does not turn the key into an operator.
-    const beside = await app.request('GET', '/v2/organization/balance', { key: customer.key, headers: { ...header, authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const beside = await app.request('GET', '/v2/organization/balance', {
+      key: customer.key,
+      headers: { ...header, authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(beside.status).toBe(403);
     // Naming the key's own account changes nothing.
-    const own = await app.request('GET', '/v2/organization/balance', { key: customer.key, headers: { 'x-switchyard-account': customer.accountId } });
+    const own = await app.request('GET', '/v2/organization/balance', {
+      key: customer.key,
+      headers: { 'x-switchyard-account': customer.accountId },
+    });
     expect(own.body).toEqual({ balance: 10, available: 10 });
     // Without any token the header is no credential.
     expect((await app.request('GET', '/v2/organization/balance', { headers: header })).status).toBe(401);

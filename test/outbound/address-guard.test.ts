@@ -58,9 +58,25 @@ const blocked: Array<[string, string]> = [
 ];
 
 const publicAddresses = [
-  '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255',
-  '128.0.0.0', '169.253.255.255', '172.15.255.255', '172.32.0.0', '192.167.255.255', '192.169.0.0', '223.255.255.255',
-  '2606:4700:4700::1111', '2a00:1450:4001::200e', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1',
+  '8.8.8.8',
+  '1.1.1.1',
+  '9.255.255.255',
+  '11.0.0.0',
+  '100.63.255.255',
+  '100.128.0.0',
+  '126.255.255.255',
+  '128.0.0.0',
+  '169.253.255.255',
+  '172.15.255.255',
+  '172.32.0.0',
+  '192.167.255.255',
+  '192.169.0.0',
+  '223.255.255.255',
+  '2606:4700:4700::1111',
+  '2a00:1450:4001::200e',
+  '::ffff:8.8.8.8',
+  '64:ff9b::808:808',
+  '2002:808:808::1',
   '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
 ];
 
@@ -106,7 +122,11 @@ describe('validateOutboundUrl (request time)', () => {
   });
 
   it.each([
-    'http://localhost/hook', 'http://LOCALHOST:3000/', 'http://localhost./', 'http://api.localhost/x', 'https://a.b.localhost/',
+    'http://localhost/hook',
+    'http://LOCALHOST:3000/',
+    'http://localhost./',
+    'http://api.localhost/x',
+    'https://a.b.localhost/',
   ])('refuses the name %s unless private networks are allowed', (raw) => {
     expect(refusal(raw).message).toMatch(/localhost/);
     expect(validateOutboundUrl(raw, open, 'response')).toBeInstanceOf(URL);
@@ -133,16 +153,22 @@ describe('validateOutboundUrl (request time)', () => {
     expect(validateOutboundUrl('http://example.com', strict, 'response').href).toBe('http://example.com/');
   });
 
-  it.each(['ftp://example.com/x', 'file:///etc/passwd', 'gopher://example.com', 'javascript:alert(1)', 'ws://example.com'])(
-    'refuses the scheme of %s even with private networks allowed',
+  it.each([
+    'ftp://example.com/x',
+    'file:///etc/passwd',
+    'gopher://example.com',
+    'javascript:alert(1)',
+    'ws://example.com',
+  ])('refuses the scheme of %s even with private networks allowed', (raw) => {
+    expect(refusal(raw, open).message).toMatch(/must use http or https/);
+  });
+
+  it.each(['', 'not a url', '/relative/path', 'http://', 'https://exa mple.com/'])(
+    'refuses the malformed %j',
     (raw) => {
-      expect(refusal(raw, open).message).toMatch(/must use http or https/);
+      expect(refusal(raw, open).message).toMatch(/absolute http or https URL/);
     },
   );
-
-  it.each(['', 'not a url', '/relative/path', 'http://', 'https://exa mple.com/'])('refuses the malformed %j', (raw) => {
-    expect(refusal(raw, open).message).toMatch(/absolute http or https URL/);
-  });
 
   it('refuses credentials in the URL', () => {
     expect(refusal('https://user:secret@example.com/', open).message).toMatch(/credentials/);
@@ -151,10 +177,16 @@ describe('validateOutboundUrl (request time)', () => {
   });
 
   it('requires https when asked, and names the caller’s area and field', () => {
-    const error = refusal('http://mcp.example.com/sse', { allowPrivateNetworks: true, requireHttps: true, field: 'server_url' }, 'mcp');
+    const error = refusal(
+      'http://mcp.example.com/sse',
+      { allowPrivateNetworks: true, requireHttps: true, field: 'server_url' },
+      'mcp',
+    );
     expect(error.code).toBe('mcp.invalid_request');
     expect(error.message).toBe('server_url must use https.');
-    expect(validateOutboundUrl('https://mcp.example.com/sse', { ...open, requireHttps: true }, 'mcp').protocol).toBe('https:');
+    expect(validateOutboundUrl('https://mcp.example.com/sse', { ...open, requireHttps: true }, 'mcp').protocol).toBe(
+      'https:',
+    );
   });
 
   it('refuses URLs longer than 2048 characters', () => {
@@ -162,9 +194,12 @@ describe('validateOutboundUrl (request time)', () => {
   });
 
   it('checkOutboundUrl reports instead of throwing', () => {
-    expect(checkOutboundUrl('http://10.0.0.1/', { allowPrivateNetworks: false, field: 'metadata.webhook_url' })).toEqual({
+    expect(
+      checkOutboundUrl('http://10.0.0.1/', { allowPrivateNetworks: false, field: 'metadata.webhook_url' }),
+    ).toEqual({
       ok: false,
-      message: 'metadata.webhook_url points to a private address; private, loopback and link-local addresses are not allowed.',
+      message:
+        'metadata.webhook_url points to a private address; private, loopback and link-local addresses are not allowed.',
     });
     expect(checkOutboundUrl('https://example.com/', { allowPrivateNetworks: false })).toMatchObject({ ok: true });
   });
@@ -216,7 +251,9 @@ describe('createGuardedFetch (connect time)', () => {
 
   it('refuses IP literals that skip name resolution', async () => {
     const fetchStrict = guarded({ allowPrivateNetworks: false });
-    expect((await refusedBy(fetchStrict(`${receiver.url}/hook`))).message).toBe('refused to connect to 127.0.0.1: a loopback address');
+    expect((await refusedBy(fetchStrict(`${receiver.url}/hook`))).message).toBe(
+      'refused to connect to 127.0.0.1: a loopback address',
+    );
     expect((await refusedBy(fetchStrict(`http://[::1]:${receiver.port}/`))).kind).toBe('loopback');
     expect((await refusedBy(fetchStrict(`http://[::ffff:127.0.0.1]:${receiver.port}/`))).kind).toMatch(/^loopback/);
     expect((await refusedBy(fetchStrict('http://169.254.169.254/latest/meta-data/'))).kind).toBe('link-local');
@@ -229,7 +266,10 @@ describe('createGuardedFetch (connect time)', () => {
       allowPrivateNetworks: false,
       resolveHost: async (hostname) => {
         resolved.push(hostname);
-        return [{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }];
+        return [
+          { address: '93.184.215.14', family: 4 },
+          { address: '127.0.0.1', family: 4 },
+        ];
       },
     });
     const refusal = await refusedBy(rebinding(`http://rebind.test:${receiver.port}/hook`));
@@ -251,13 +291,21 @@ describe('createGuardedFetch (connect time)', () => {
     expect(reply.status).toBe(200);
     expect(resolutions).toBe(1);
     expect(receiver.requests).toEqual([
-      expect.objectContaining({ method: 'POST', path: '/path?q=1', body: 'x', headers: expect.objectContaining({ host: `rebind.test:${receiver.port}` }) }),
+      expect.objectContaining({
+        method: 'POST',
+        path: '/path?q=1',
+        body: 'x',
+        headers: expect.objectContaining({ host: `rebind.test:${receiver.port}` }),
+      }),
     ]);
   });
 
   it('reports a name that does not resolve as a network error, not a refusal', async () => {
     const nowhere = guarded({ allowPrivateNetworks: false, resolveHost: async () => [] });
-    const error = await nowhere('http://nowhere.test/').then(() => undefined, (caught: unknown) => caught);
+    const error = await nowhere('http://nowhere.test/').then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(Error);
     expect(OutboundAddressRefusedError.find(error)).toBeUndefined();
     expect(String((error as { cause?: { message?: string } }).cause?.message)).toMatch(/ENOTFOUND nowhere\.test/);

@@ -129,7 +129,10 @@ export function describeAdapterContract(config: AdapterContractConfig): void {
     });
 
     it('reports a length finish when the output was cut, generating and streaming', async () => {
-      fake.script({ text: 'It was the best of', finishReason: 'length' }, { text: 'It was the best of', finishReason: 'length' });
+      fake.script(
+        { text: 'It was the best of', finishReason: 'length' },
+        { text: 'It was the best of', finishReason: 'length' },
+      );
       const model = languageModel();
       const generated = await model.generateText(request({ maxOutputTokens: 5 }));
       expect(generated.finishReason).toBe('length');
@@ -247,7 +250,9 @@ export function describeAdapterContract(config: AdapterContractConfig): void {
     it('cancels a hanging call at once when the caller aborts, and the vendor sees the connection close', async () => {
       fake.script({ hang: true });
       const controller = new AbortController();
-      const pending = providerErrorOf(languageModel({ timeoutMs: 10_000 }).generateText(request({ signal: controller.signal })));
+      const pending = providerErrorOf(
+        languageModel({ timeoutMs: 10_000 }).generateText(request({ signal: controller.signal })),
+      );
       await fake.waitForRequests(1);
       const abortedAt = performance.now();
       controller.abort();
@@ -263,7 +268,9 @@ export function describeAdapterContract(config: AdapterContractConfig): void {
       const controller = new AbortController();
       const parts: TextStreamPart[] = [];
       const iterate = async () => {
-        for await (const part of languageModel({ timeoutMs: 10_000 }).streamText(request({ signal: controller.signal }))) {
+        for await (const part of languageModel({ timeoutMs: 10_000 }).streamText(
+          request({ signal: controller.signal }),
+        )) {
           parts.push(part);
           if (parts.length === 1) controller.abort();
         }

@@ -57,7 +57,9 @@ describe('anthropic adapter wire format', () => {
       temperature: 0.2,
       system: [{ type: 'text', text: 'You are terse.' }],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] }],
-      tools: [{ name: 'get_weather', description: 'Current weather for a city.', input_schema: WEATHER_TOOL.parameters }],
+      tools: [
+        { name: 'get_weather', description: 'Current weather for a city.', input_schema: WEATHER_TOOL.parameters },
+      ],
       tool_choice: { type: 'any', disable_parallel_tool_use: true },
       // Anthropic has no "minimal" effort: the lowest one is sent.
       output_config: { effort: 'low' },
@@ -118,7 +120,9 @@ describe('anthropic adapter wire format', () => {
   });
 
   it('streams tool input that arrives as input_json_delta pieces', async () => {
-    fake.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Reykjavík', unit: 'c' }, callId: 'toolu_9' }] });
+    fake.script({
+      toolCalls: [{ name: 'get_weather', arguments: { city: 'Reykjavík', unit: 'c' }, callId: 'toolu_9' }],
+    });
     const { parts } = await collect(
       createAnthropicProvider(options()).languageModel!.streamText({
         model: 'claude-sonnet-4-5',
@@ -136,7 +140,10 @@ describe('anthropic adapter wire format', () => {
   it('retries a 529 overloaded answer as a server error', async () => {
     fake.script({ status: 529 }, { text: 'back' });
     const model = createAnthropicProvider({ ...options(), maxRetries: 1 }).languageModel!;
-    const result = await model.generateText({ model: 'claude-sonnet-4-5', items: [{ type: 'message', role: 'user', text: 'hi' }] });
+    const result = await model.generateText({
+      model: 'claude-sonnet-4-5',
+      items: [{ type: 'message', role: 'user', text: 'hi' }],
+    });
     expect(result.text).toBe('back');
     expect(fake.requests).toHaveLength(2);
   });

@@ -7,7 +7,12 @@ import { MAX_RETRY_AFTER_MS, retryDelayMs } from '../../src/providers/shared/ret
 
 const context = { vendor: 'acme', apiKey: 'sk-live-0123456789SECRETKEY' };
 
-function apiError(statusCode: number | undefined, headers: Record<string, string> = {}, message = 'upstream said no', cause?: unknown) {
+function apiError(
+  statusCode: number | undefined,
+  headers: Record<string, string> = {},
+  message = 'upstream said no',
+  cause?: unknown,
+) {
   return new APICallError({
     message,
     url: 'http://127.0.0.1/v1/x',
@@ -57,10 +62,14 @@ describe('classifyProviderError', () => {
 
   it('classifies connection failures by their socket code', () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
-    expect(classifyProviderError(apiError(undefined, {}, 'Cannot connect to API', refused), context).kind).toBe('network');
+    expect(classifyProviderError(apiError(undefined, {}, 'Cannot connect to API', refused), context).kind).toBe(
+      'network',
+    );
     const slow = Object.assign(new Error('connect ETIMEDOUT'), { code: 'ETIMEDOUT' });
     expect(classifyProviderError(apiError(undefined, {}, 'Cannot connect to API', slow), context).kind).toBe('timeout');
-    const terminated = new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+    const terminated = new TypeError('terminated', {
+      cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+    });
     expect(classifyProviderError(terminated, context).kind).toBe('network');
   });
 
@@ -68,18 +77,24 @@ describe('classifyProviderError', () => {
     const abort = new DOMException('aborted', 'AbortError');
     expect(classifyProviderError(abort, { ...context, stopReason: 'cancelled' }).kind).toBe('cancelled');
     expect(classifyProviderError(abort, { ...context, stopReason: 'timeout' }).kind).toBe('timeout');
-    expect(classifyProviderError(new TypeError('terminated'), { ...context, stopReason: 'cancelled' }).kind).toBe('cancelled');
+    expect(classifyProviderError(new TypeError('terminated'), { ...context, stopReason: 'cancelled' }).kind).toBe(
+      'cancelled',
+    );
   });
 
   it('classifies unreadable replies as malformed, a 200 included', () => {
-    expect(classifyProviderError(new JSONParseError({ text: '{oops', cause: new SyntaxError('bad') }), context).kind).toBe('malformed');
+    expect(
+      classifyProviderError(new JSONParseError({ text: '{oops', cause: new SyntaxError('bad') }), context).kind,
+    ).toBe('malformed');
     expect(classifyProviderError(apiError(200, {}, 'Invalid JSON response'), context).kind).toBe('malformed');
   });
 
   it('classifies vendor error events found inside a stream', () => {
     expect(classifyProviderError({ type: 'overloaded_error', message: 'Overloaded' }, context).kind).toBe('server');
     expect(classifyProviderError({ type: 'rate_limit_error', message: 'slow down' }, context).kind).toBe('rate_limit');
-    expect(classifyProviderError({ message: 'x', statusCode: 429, code: 'rate_limit_exceeded' }, context).kind).toBe('rate_limit');
+    expect(classifyProviderError({ message: 'x', statusCode: 429, code: 'rate_limit_exceeded' }, context).kind).toBe(
+      'rate_limit',
+    );
   });
 
   it('passes ProviderErrors through unchanged', () => {
@@ -113,12 +128,15 @@ describe('retryDelayMs', () => {
 
   it('gives up past maxRetries, on non-retryable kinds, and when the wait would outlast the deadline', () => {
     expect(retryDelayMs(server, 4, 3, 60_000)).toBeUndefined();
-    expect(retryDelayMs(new ProviderError({ vendor: 'acme', kind: 'auth', message: 'x' }), 1, 3, 60_000)).toBeUndefined();
+    expect(
+      retryDelayMs(new ProviderError({ vendor: 'acme', kind: 'auth', message: 'x' }), 1, 3, 60_000),
+    ).toBeUndefined();
     expect(retryDelayMs(server, 1, 3, 50, () => 1)).toBeUndefined();
   });
 
   it('waits exactly what Retry-After asks, up to the cap', () => {
-    const asked = (retryAfterMs: number) => new ProviderError({ vendor: 'acme', kind: 'rate_limit', message: 'x', retryAfterMs });
+    const asked = (retryAfterMs: number) =>
+      new ProviderError({ vendor: 'acme', kind: 'rate_limit', message: 'x', retryAfterMs });
     expect(retryDelayMs(asked(1_500), 1, 3, 60_000)).toBe(1_500);
     expect(retryDelayMs(asked(MAX_RETRY_AFTER_MS + 1), 1, 3, 600_000)).toBeUndefined();
   });

@@ -1,12 +1,21 @@
 import { createDevProvider, DEV_EMBEDDING_DIMENSIONS } from '../../src/providers/dev/dev-provider';
-import { ProviderError, type GenerateTextRequest, type PromptItem, type TextStreamPart } from '../../src/providers/provider';
+import {
+  ProviderError,
+  type GenerateTextRequest,
+  type PromptItem,
+  type TextStreamPart,
+} from '../../src/providers/provider';
 
 const { languageModel, embeddingModel } = createDevProvider();
 const llm = languageModel!;
 const embedder = embeddingModel!;
 
 const user = (text: string): PromptItem => ({ type: 'message', role: 'user', text });
-const ask = (text: string, extra: Partial<GenerateTextRequest> = {}): GenerateTextRequest => ({ model: 'dev-echo', items: [user(text)], ...extra });
+const ask = (text: string, extra: Partial<GenerateTextRequest> = {}): GenerateTextRequest => ({
+  model: 'dev-echo',
+  items: [user(text)],
+  ...extra,
+});
 
 async function collect(request: GenerateTextRequest): Promise<TextStreamPart[]> {
   const parts: TextStreamPart[] = [];
@@ -27,7 +36,12 @@ async function failure(promise: Promise<unknown>): Promise<ProviderError> {
 describe('dev-echo', () => {
   it('echoes the latest user message with its whitespace kept, counting words as tokens', async () => {
     const result = await llm.generateText(ask('Hello   there,\n general  Kenobi'));
-    expect(result).toEqual({ text: 'Hello   there,\n general  Kenobi', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 4, outputTokens: 4 } });
+    expect(result).toEqual({
+      text: 'Hello   there,\n general  Kenobi',
+      toolCalls: [],
+      finishReason: 'stop',
+      usage: { inputTokens: 4, outputTokens: 4 },
+    });
     // Streamed: one delta per word, each with the whitespace before it; together the text exactly.
     const parts = await collect(ask('  a\tb\n\nc  '));
     const deltas = parts.filter((part) => part.type === 'text-delta').map((part) => (part as { text: string }).text);
@@ -36,13 +50,24 @@ describe('dev-echo', () => {
   });
 
   it('honours tool_choice: none answers a /call as text, required and a named function make a call', async () => {
-    const tools = [{ name: 'get_weather', description: 'weather', parameters: { type: 'object' } }, { name: 'other', parameters: { type: 'object' } }];
+    const tools = [
+      { name: 'get_weather', description: 'weather', parameters: { type: 'object' } },
+      { name: 'other', parameters: { type: 'object' } },
+    ];
     const none = await llm.generateText(ask('/call get_weather {"city": "Oslo"}', { tools, toolChoice: 'none' }));
     expect(none).toMatchObject({ text: '/call get_weather {"city": "Oslo"}', toolCalls: [], finishReason: 'stop' });
     const required = await llm.generateText(ask('just chatting', { tools, toolChoice: 'required' }));
-    expect(required).toMatchObject({ text: '', toolCalls: [{ name: 'get_weather', arguments: '{}' }], finishReason: 'tool_calls' });
-    const named = await llm.generateText(ask('/call get_weather {"city": "Oslo"}', { tools, toolChoice: { type: 'function', name: 'other' } }));
-    expect(named.toolCalls).toEqual([{ callId: expect.stringMatching(/^call_/), name: 'other', arguments: '{"city": "Oslo"}' }]);
+    expect(required).toMatchObject({
+      text: '',
+      toolCalls: [{ name: 'get_weather', arguments: '{}' }],
+      finishReason: 'tool_calls',
+    });
+    const named = await llm.generateText(
+      ask('/call get_weather {"city": "Oslo"}', { tools, toolChoice: { type: 'function', name: 'other' } }),
+    );
+    expect(named.toolCalls).toEqual([
+      { callId: expect.stringMatching(/^call_/), name: 'other', arguments: '{"city": "Oslo"}' },
+    ]);
     const auto = await llm.generateText(ask('just chatting', { tools, toolChoice: 'auto' }));
     expect(auto).toMatchObject({ text: 'just chatting', toolCalls: [] });
   });
@@ -87,16 +112,29 @@ describe('dev-echo', () => {
   it('stops at maxOutputTokens with finishReason length', async () => {
     const parts = await collect(ask('/words 10', { maxOutputTokens: 4 }));
     expect(parts.filter((part) => part.type === 'text-delta')).toHaveLength(4);
-    expect(parts.at(-1)).toEqual({ type: 'finish', finishReason: 'length', usage: { inputTokens: 2, outputTokens: 4 } });
+    expect(parts.at(-1)).toEqual({
+      type: 'finish',
+      finishReason: 'length',
+      usage: { inputTokens: 2, outputTokens: 4 },
+    });
     const exact = await llm.generateText(ask('a b c', { maxOutputTokens: 3 }));
     expect(exact).toMatchObject({ text: 'a b c', finishReason: 'stop' });
-    expect(await llm.generateText(ask('a b c', { maxOutputTokens: 0 }))).toMatchObject({ text: '', finishReason: 'length', usage: { outputTokens: 0 } });
+    expect(await llm.generateText(ask('a b c', { maxOutputTokens: 0 }))).toMatchObject({
+      text: '',
+      finishReason: 'length',
+      usage: { outputTokens: 0 },
+    });
   });
 
   it('/call NAME JSON returns one tool call and finishes with tool_calls', async () => {
     const parts = await collect(ask('/call get_weather {"city": "Paris", "unit": "c"}'));
     expect(parts).toEqual([
-      { type: 'tool-call', callId: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: 'get_weather', arguments: '{"city": "Paris", "unit": "c"}' },
+      {
+        type: 'tool-call',
+        callId: expect.stringMatching(/^call_[0-9a-f]{24}$/),
+        name: 'get_weather',
+        arguments: '{"city": "Paris", "unit": "c"}',
+      },
       { type: 'finish', finishReason: 'tool_calls', usage: { inputTokens: 6, outputTokens: 5 } },
     ]);
     const result = await llm.generateText(ask('/call ping'));
@@ -120,9 +158,16 @@ describe('dev-echo', () => {
         { type: 'function_call_output', callId: 'call_abc', output: 'sunny, 21 C' },
       ],
     });
-    expect(result).toMatchObject({ text: 'Tool get_weather returned: sunny, 21 C', toolCalls: [], finishReason: 'stop' });
+    expect(result).toMatchObject({
+      text: 'Tool get_weather returned: sunny, 21 C',
+      toolCalls: [],
+      finishReason: 'stop',
+    });
     expect(result.usage).toEqual({ inputTokens: 3 + 2 + 3, outputTokens: 6 });
-    const named = await llm.generateText({ model: 'dev-echo', items: [{ type: 'function_call_output', callId: 'c1', name: 'clock', output: 'noon' }] });
+    const named = await llm.generateText({
+      model: 'dev-echo',
+      items: [{ type: 'function_call_output', callId: 'c1', name: 'clock', output: 'noon' }],
+    });
     expect(named.text).toBe('Tool clock returned: noon');
   });
 
@@ -138,12 +183,23 @@ describe('dev-echo', () => {
   it('treats directives only at the start of the latest user message, and rejects malformed ones', async () => {
     expect((await llm.generateText(ask('please /words 3'))).text).toBe('please /words 3');
     expect((await llm.generateText(ask('/wordsmith at work'))).text).toBe('/wordsmith at work');
-    expect((await llm.generateText({ model: 'dev-echo', items: [user('/error'), { type: 'message', role: 'assistant', text: 'x' }, user('fine')] })).text).toBe('fine');
+    expect(
+      (
+        await llm.generateText({
+          model: 'dev-echo',
+          items: [user('/error'), { type: 'message', role: 'assistant', text: 'x' }, user('fine')],
+        })
+      ).text,
+    ).toBe('fine');
     for (const text of ['/words many', '/words -1', '/words 100001', '/delay', '/delay soon hi', '/delay 60001 hi']) {
       expect((await failure(llm.generateText(ask(text)))).kind).toBe('bad_request');
     }
     expect((await failure(llm.generateText({ model: 'gpt-4', items: [user('hi')] }))).kind).toBe('not_found');
-    expect(await llm.generateText({ model: 'dev-echo', items: [] })).toMatchObject({ text: '', finishReason: 'stop', usage: { inputTokens: 0, outputTokens: 0 } });
+    expect(await llm.generateText({ model: 'dev-echo', items: [] })).toMatchObject({
+      text: '',
+      finishReason: 'stop',
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
   });
 
   it('/delay MS streams word by word with MS between words, and chains with another directive', async () => {
@@ -184,7 +240,9 @@ describe('dev-echo', () => {
     const already = new AbortController();
     already.abort();
     expect((await failure(llm.generateText(ask('hi', { signal: already.signal })))).kind).toBe('cancelled');
-    expect((await failure(embedder.embed({ model: 'dev-embed', input: 'hi', signal: already.signal }))).kind).toBe('cancelled');
+    expect((await failure(embedder.embed({ model: 'dev-embed', input: 'hi', signal: already.signal }))).kind).toBe(
+      'cancelled',
+    );
   });
 });
 
@@ -200,7 +258,10 @@ describe('dev-embed', () => {
     expect(Math.abs(Math.sqrt(dot(result.embedding, result.embedding)) - 1)).toBeLessThan(1e-12);
     expect(await embed('The quick brown fox jumps')).toEqual(result.embedding);
     // A fresh provider (another process) gives the same vector.
-    expect((await createDevProvider().embeddingModel!.embed({ model: 'dev-embed', input: 'The quick brown fox jumps' })).embedding).toEqual(result.embedding);
+    expect(
+      (await createDevProvider().embeddingModel!.embed({ model: 'dev-embed', input: 'The quick brown fox jumps' }))
+        .embedding,
+    ).toEqual(result.embedding);
     for (const text of ['x', 'a a a a', 'word '.repeat(500), 'Привет, мир!']) {
       const vector = await embed(text);
       expect(Math.abs(Math.sqrt(dot(vector, vector)) - 1)).toBeLessThan(1e-12);

@@ -11,12 +11,23 @@ import { collect } from './adapter-contract';
 const hello: GenerateTextRequest = { model: 'm', items: [{ type: 'message', role: 'user', text: 'hi' }] };
 
 async function post(url: string, body: unknown): Promise<{ status: number; contentType: string; text: string }> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: await response.text() };
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? '',
+    text: await response.text(),
+  };
 }
 
 function dataLines(sse: string): string[] {
-  return sse.split(/\r?\n/).filter((line) => line.startsWith('data: ')).map((line) => line.slice(6));
+  return sse
+    .split(/\r?\n/)
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6));
 }
 
 describe('fake vendor wire formats', () => {
@@ -32,7 +43,11 @@ describe('fake vendor wire formats', () => {
 
   it('OpenAI Responses streams named events from response.created to response.completed', async () => {
     openai.script({ textChunks: ['Hi', '!'] });
-    const { contentType, text } = await post(`${openai.baseURL}/responses`, { model: 'gpt-4.1', input: 'hi', stream: true });
+    const { contentType, text } = await post(`${openai.baseURL}/responses`, {
+      model: 'gpt-4.1',
+      input: 'hi',
+      stream: true,
+    });
     expect(contentType).toBe('text/event-stream');
     const events = [...text.matchAll(/^event: (.+)$/gm)].map((match) => match[1]);
     expect(events).toEqual([
@@ -53,18 +68,40 @@ describe('fake vendor wire formats', () => {
 
   it('OpenAI Chat Completions sends a usage chunk only when include_usage is asked, and ends with [DONE]', async () => {
     openai.script({ text: 'a b' }, { text: 'a b' });
-    const without = dataLines((await post(`${openai.baseURL}/chat/completions`, { model: 'x', messages: [], stream: true })).text);
-    expect(without.at(-1)).toBe('[DONE]');
-    expect(without.slice(0, -1).map((line) => JSON.parse(line)).some((chunk) => chunk.usage)).toBe(false);
-    const withUsage = dataLines(
-      (await post(`${openai.baseURL}/chat/completions`, { model: 'x', messages: [], stream: true, stream_options: { include_usage: true } })).text,
+    const without = dataLines(
+      (await post(`${openai.baseURL}/chat/completions`, { model: 'x', messages: [], stream: true })).text,
     );
-    expect(JSON.parse(withUsage.at(-2)!)).toMatchObject({ choices: [], usage: { prompt_tokens: 12, completion_tokens: 7 } });
+    expect(without.at(-1)).toBe('[DONE]');
+    expect(
+      without
+        .slice(0, -1)
+        .map((line) => JSON.parse(line))
+        .some((chunk) => chunk.usage),
+    ).toBe(false);
+    const withUsage = dataLines(
+      (
+        await post(`${openai.baseURL}/chat/completions`, {
+          model: 'x',
+          messages: [],
+          stream: true,
+          stream_options: { include_usage: true },
+        })
+      ).text,
+    );
+    expect(JSON.parse(withUsage.at(-2)!)).toMatchObject({
+      choices: [],
+      usage: { prompt_tokens: 12, completion_tokens: 7 },
+    });
   });
 
   it('Anthropic streams the Messages event sequence and answers errors in its envelope with a request-id', async () => {
     anthropic.script({ text: 'Hi' }, { status: 429, retryAfter: '7' });
-    const { text } = await post(`${anthropic.baseURL}/messages`, { model: 'claude', messages: [], max_tokens: 10, stream: true });
+    const { text } = await post(`${anthropic.baseURL}/messages`, {
+      model: 'claude',
+      messages: [],
+      max_tokens: 10,
+      stream: true,
+    });
     expect([...text.matchAll(/^event: (.+)$/gm)].map((match) => match[1])).toEqual([
       'message_start',
       'content_block_start',
@@ -78,16 +115,24 @@ describe('fake vendor wire formats', () => {
     expect(response.status).toBe(429);
     expect(response.headers.get('retry-after')).toBe('7');
     expect(response.headers.get('request-id')).toMatch(/^req_/);
-    expect(await response.json()).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: expect.any(String) } });
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: expect.any(String) },
+    });
   });
 
   it('Gemini streams whole GenerateContentResponses separated by CRLF, and 404s unknown paths', async () => {
     gemini.script({ textChunks: ['a', 'b'] });
-    const { text } = await post(`${gemini.baseURL}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, { contents: [] });
+    const { text } = await post(`${gemini.baseURL}/models/gemini-2.5-flash:streamGenerateContent?alt=sse`, {
+      contents: [],
+    });
     expect(text).toContain('\r\n\r\n');
     const chunks = dataLines(text).map((line) => JSON.parse(line));
     expect(chunks).toHaveLength(2);
-    expect(chunks[1]).toMatchObject({ candidates: [{ finishReason: 'STOP' }], usageMetadata: { candidatesTokenCount: 7 } });
+    expect(chunks[1]).toMatchObject({
+      candidates: [{ finishReason: 'STOP' }],
+      usageMetadata: { candidatesTokenCount: 7 },
+    });
     const missing = await post(`${gemini.baseURL}/models/x:unknownMethod`, {});
     expect(missing.status).toBe(404);
     expect(JSON.parse(missing.text)).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });

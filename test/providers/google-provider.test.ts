@@ -54,8 +54,19 @@ describe('google adapter wire format', () => {
     expect(sent.body).toMatchObject({
       systemInstruction: { parts: [{ text: 'You are terse.' }] },
       contents: [{ role: 'user', parts: [{ text: 'Weather in Oslo?' }] }],
-      generationConfig: { temperature: 0.4, topP: 0.8, maxOutputTokens: 128, thinkingConfig: { thinkingLevel: 'high' } },
-      tools: [{ functionDeclarations: [expect.objectContaining({ name: 'get_weather', description: 'Current weather for a city.' })] }],
+      generationConfig: {
+        temperature: 0.4,
+        topP: 0.8,
+        maxOutputTokens: 128,
+        thinkingConfig: { thinkingLevel: 'high' },
+      },
+      tools: [
+        {
+          functionDeclarations: [
+            expect.objectContaining({ name: 'get_weather', description: 'Current weather for a city.' }),
+          ],
+        },
+      ],
       toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } },
     });
   });
@@ -84,7 +95,10 @@ describe('google adapter wire format', () => {
     });
     expect(second.text).toBe('It is 3°C.');
     const contents = fake.requests[1]!.body.contents;
-    expect(contents[1]).toMatchObject({ role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }] });
+    expect(contents[1]).toMatchObject({
+      role: 'model',
+      parts: [{ functionCall: { name: 'get_weather', args: { city: 'Oslo' } } }],
+    });
     expect(contents[2]).toMatchObject({
       role: 'user',
       parts: [{ functionResponse: { name: 'get_weather', response: { name: 'get_weather', content: '3°C' } } }],
@@ -121,7 +135,10 @@ describe('google adapter wire format', () => {
 
   it('embeds through :embedContent', async () => {
     fake.script({ embedding: [0.1, 0.2, 0.3] });
-    const result = await createGoogleProvider(options()).embeddingModel!.embed({ model: 'gemini-embedding-001', input: 'hello' });
+    const result = await createGoogleProvider(options()).embeddingModel!.embed({
+      model: 'gemini-embedding-001',
+      input: 'hello',
+    });
     expect(result).toEqual({ embedding: [0.1, 0.2, 0.3], usage: { inputTokens: 0 } });
     expect(fake.requests[0]).toMatchObject({
       path: '/v1beta/models/gemini-embedding-001:embedContent',

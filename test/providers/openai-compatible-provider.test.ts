@@ -66,7 +66,16 @@ describe('openai-compatible adapter wire format', () => {
         { role: 'system', content: 'You are terse.' },
         { role: 'user', content: 'Weather in Oslo?' },
       ],
-      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Current weather for a city.', parameters: WEATHER_TOOL.parameters } }],
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Current weather for a city.',
+            parameters: WEATHER_TOOL.parameters,
+          },
+        },
+      ],
     });
   });
 
@@ -83,7 +92,10 @@ describe('openai-compatible adapter wire format', () => {
   });
 
   it('round-trips a function call as assistant tool_calls and a tool message', async () => {
-    fake.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: 'call_77' }] }, { text: '3°C.' });
+    fake.script(
+      { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: 'call_77' }] },
+      { text: '3°C.' },
+    );
     const model = createOpenAICompatibleProvider(options()).languageModel!;
     const first = await model.generateText({
       model: 'llama-3.3-70b-versatile',
@@ -104,7 +116,9 @@ describe('openai-compatible adapter wire format', () => {
       {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: 'call_77', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+        tool_calls: [
+          { id: 'call_77', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
       },
       { role: 'tool', tool_call_id: 'call_77', content: '3°C' },
     ]);
@@ -121,9 +135,15 @@ describe('openai-compatible adapter wire format', () => {
 
   it('embeds through POST /v1/embeddings', async () => {
     fake.script({ embedding: [0.3, 0.4], usage: { inputTokens: 2, outputTokens: 0 } });
-    const result = await createOpenAICompatibleProvider(options()).embeddingModel!.embed({ model: 'nomic-embed-text', input: 'hi there' });
+    const result = await createOpenAICompatibleProvider(options()).embeddingModel!.embed({
+      model: 'nomic-embed-text',
+      input: 'hi there',
+    });
     expect(result).toEqual({ embedding: [0.3, 0.4], usage: { inputTokens: 2 } });
-    expect(fake.requests[0]).toMatchObject({ path: '/v1/embeddings', body: expect.objectContaining({ model: 'nomic-embed-text', input: ['hi there'] }) });
+    expect(fake.requests[0]).toMatchObject({
+      path: '/v1/embeddings',
+      body: expect.objectContaining({ model: 'nomic-embed-text', input: ['hi there'] }),
+    });
   });
 
   it('requires a base URL', () => {

@@ -39,9 +39,7 @@ describe('openai adapter wire format', () => {
     await createOpenAIProvider(options()).languageModel!.generateText({
       model: 'gpt-5-mini',
       instructions: 'You are terse.',
-      items: [
-        { type: 'message', role: 'user', text: 'Weather in Oslo?' },
-      ],
+      items: [{ type: 'message', role: 'user', text: 'Weather in Oslo?' }],
       tools: [WEATHER_TOOL],
       toolChoice: { type: 'function', name: 'get_weather' },
       parallelToolCalls: false,
@@ -61,13 +59,23 @@ describe('openai adapter wire format', () => {
       reasoning: { effort: 'low' },
       text: { verbosity: 'high' },
       tool_choice: { type: 'function', name: 'get_weather' },
-      tools: [{ type: 'function', name: 'get_weather', description: 'Current weather for a city.', parameters: WEATHER_TOOL.parameters }],
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          description: 'Current weather for a city.',
+          parameters: WEATHER_TOOL.parameters,
+        },
+      ],
     });
     expect(sent.body.stream).toBeUndefined();
     // Instructions go first, as a system/developer message; then the user turn.
     expect(sent.body.input[0]).toMatchObject({ content: 'You are terse.' });
     expect(['system', 'developer']).toContain(sent.body.input[0].role);
-    expect(sent.body.input[1]).toMatchObject({ role: 'user', content: [{ type: 'input_text', text: 'Weather in Oslo?' }] });
+    expect(sent.body.input[1]).toMatchObject({
+      role: 'user',
+      content: [{ type: 'input_text', text: 'Weather in Oslo?' }],
+    });
   });
 
   it('sends temperature and top_p for non-reasoning models', async () => {
@@ -82,7 +90,10 @@ describe('openai adapter wire format', () => {
   });
 
   it('round-trips a function call: the call and its output are sent back as Responses input items', async () => {
-    fake.script({ toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: 'call_abc' }] }, { text: 'It is 3°C in Oslo.' });
+    fake.script(
+      { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: 'call_abc' }] },
+      { text: 'It is 3°C in Oslo.' },
+    );
     const model = createOpenAIProvider(options()).languageModel!;
     const first = await model.generateText({
       model: 'gpt-4.1',
@@ -102,14 +113,26 @@ describe('openai adapter wire format', () => {
     });
     expect(second.text).toBe('It is 3°C in Oslo.');
     const input = fake.requests[1]!.body.input;
-    expect(input).toContainEqual(expect.objectContaining({ type: 'function_call', call_id: 'call_abc', name: 'get_weather', arguments: '{"city":"Oslo"}' }));
-    expect(input).toContainEqual(expect.objectContaining({ type: 'function_call_output', call_id: 'call_abc', output: '{"temperature":3}' }));
+    expect(input).toContainEqual(
+      expect.objectContaining({
+        type: 'function_call',
+        call_id: 'call_abc',
+        name: 'get_weather',
+        arguments: '{"city":"Oslo"}',
+      }),
+    );
+    expect(input).toContainEqual(
+      expect.objectContaining({ type: 'function_call_output', call_id: 'call_abc', output: '{"temperature":3}' }),
+    );
   });
 
   it('streams from the Responses API as SSE', async () => {
     fake.script({ textChunks: ['a', 'b'] });
     const { parts } = await collect(
-      createOpenAIProvider(options()).languageModel!.streamText({ model: 'gpt-4.1', items: [{ type: 'message', role: 'user', text: 'hi' }] }),
+      createOpenAIProvider(options()).languageModel!.streamText({
+        model: 'gpt-4.1',
+        items: [{ type: 'message', role: 'user', text: 'hi' }],
+      }),
     );
     expect(parts.map((part) => part.type)).toEqual(['text-delta', 'text-delta', 'finish']);
     expect(fake.requests[0]!.body.stream).toBe(true);
@@ -117,7 +140,10 @@ describe('openai adapter wire format', () => {
 
   it('embeds through POST /v1/embeddings', async () => {
     fake.script({ embedding: [0.5, 0.5], usage: { inputTokens: 3, outputTokens: 0 } });
-    const result = await createOpenAIProvider(options()).embeddingModel!.embed({ model: 'text-embedding-3-small', input: 'hello world' });
+    const result = await createOpenAIProvider(options()).embeddingModel!.embed({
+      model: 'text-embedding-3-small',
+      input: 'hello world',
+    });
     expect(result).toEqual({ embedding: [0.5, 0.5], usage: { inputTokens: 3 } });
     expect(fake.requests[0]).toMatchObject({
       path: '/v1/embeddings',
@@ -129,7 +155,9 @@ describe('openai adapter wire format', () => {
   it('honours retry-after-ms and keeps the request id of a rate limit that is not retried', async () => {
     fake.script({ status: 429, retryAfterMs: 250 }, { status: 429, retryAfter: '120' });
     const model = createOpenAIProvider({ ...options(), maxRetries: 3 }).languageModel!;
-    const error = await model.generateText({ model: 'gpt-4.1', items: [{ type: 'message', role: 'user', text: 'hi' }] }).catch((e: unknown) => e);
+    const error = await model
+      .generateText({ model: 'gpt-4.1', items: [{ type: 'message', role: 'user', text: 'hi' }] })
+      .catch((e: unknown) => e);
     // The second 429 asks for two minutes: beyond the cap, so the error goes up with the hint.
     expect(error).toMatchObject({ kind: 'rate_limit', status: 429, retryAfterMs: 120_000 });
     expect((error as { vendorRequestId?: string }).vendorRequestId).toMatch(/^req_/);

@@ -35,8 +35,15 @@ beforeAll(async () => {
     req.on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
       recorded.push({ headers: req.headers, body });
-      const reply = queue.shift() ?? { status: 500, contentType: 'application/json', body: '{"error":{"message":"nothing queued"}}' };
-      res.writeHead(reply.status ?? 200, { 'content-type': reply.contentType ?? 'text/event-stream', 'x-request-id': 'req_raw' });
+      const reply = queue.shift() ?? {
+        status: 500,
+        contentType: 'application/json',
+        body: '{"error":{"message":"nothing queued"}}',
+      };
+      res.writeHead(reply.status ?? 200, {
+        'content-type': reply.contentType ?? 'text/event-stream',
+        'x-request-id': 'req_raw',
+      });
       res.end(reply.body);
     });
   });
@@ -69,74 +76,271 @@ const request = (extra: Partial<GenerateTextRequest> = {}): GenerateTextRequest 
 
 /** Frames as OpenAI sends them: each numbered, each with its `event:` line. */
 function sse(frames: Array<Record<string, unknown>>, lineEnd = '\n'): string {
-  return frames.map((frame, index) => `event: ${String(frame.type)}${lineEnd}data: ${JSON.stringify({ ...frame, sequence_number: index })}${lineEnd}${lineEnd}`).join('');
+  return frames
+    .map(
+      (frame, index) =>
+        `event: ${String(frame.type)}${lineEnd}data: ${JSON.stringify({ ...frame, sequence_number: index })}${lineEnd}${lineEnd}`,
+    )
+    .join('');
 }
 
-const created = { type: 'response.created', response: { id: 'resp_1', created_at: 1, model: 'gpt-4.1', status: 'in_progress' } };
-const inProgress = { type: 'response.in_progress', response: { id: 'resp_1', created_at: 1, model: 'gpt-4.1', status: 'in_progress' } };
-const messageAdded = { type: 'response.output_item.added', output_index: 0, item: { type: 'message', id: 'msg_1', status: 'in_progress', role: 'assistant', content: [] } };
-const delta = (text: string) => ({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: text, logprobs: [] });
+const created = {
+  type: 'response.created',
+  response: { id: 'resp_1', created_at: 1, model: 'gpt-4.1', status: 'in_progress' },
+};
+const inProgress = {
+  type: 'response.in_progress',
+  response: { id: 'resp_1', created_at: 1, model: 'gpt-4.1', status: 'in_progress' },
+};
+const messageAdded = {
+  type: 'response.output_item.added',
+  output_index: 0,
+  item: { type: 'message', id: 'msg_1', status: 'in_progress', role: 'assistant', content: [] },
+};
+const delta = (text: string) => ({
+  type: 'response.output_text.delta',
+  item_id: 'msg_1',
+  output_index: 0,
+  content_index: 0,
+  delta: text,
+  logprobs: [],
+});
 const messageDone = (text: string) => ({
   type: 'response.output_item.done',
   output_index: 0,
-  item: { type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] },
+  item: {
+    type: 'message',
+    id: 'msg_1',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  },
 });
-const usage = { input_tokens: 12, input_tokens_details: { cached_tokens: 2 }, output_tokens: 7, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 19 };
+const usage = {
+  input_tokens: 12,
+  input_tokens_details: { cached_tokens: 2 },
+  output_tokens: 7,
+  output_tokens_details: { reasoning_tokens: 0 },
+  total_tokens: 19,
+};
 const completed = (extra: Record<string, unknown> = {}) => ({
   type: 'response.completed',
-  response: { id: 'resp_1', created_at: 1, model: 'gpt-4.1', status: 'completed', incomplete_details: null, usage, ...extra },
+  response: {
+    id: 'resp_1',
+    created_at: 1,
+    model: 'gpt-4.1',
+    status: 'completed',
+    incomplete_details: null,
+    usage,
+    ...extra,
+  },
 });
 const functionCall = (name: string, args: string, index = 1) => [
-  { type: 'response.output_item.added', output_index: index, item: { type: 'function_call', id: `fc_${index}`, call_id: `call_${index}`, name, arguments: '', status: 'in_progress' } },
+  {
+    type: 'response.output_item.added',
+    output_index: index,
+    item: {
+      type: 'function_call',
+      id: `fc_${index}`,
+      call_id: `call_${index}`,
+      name,
+      arguments: '',
+      status: 'in_progress',
+    },
+  },
   { type: 'response.function_call_arguments.delta', item_id: `fc_${index}`, output_index: index, delta: args },
-  { type: 'response.output_item.done', output_index: index, item: { type: 'function_call', id: `fc_${index}`, call_id: `call_${index}`, name, arguments: args, status: 'completed' } },
+  {
+    type: 'response.output_item.done',
+    output_index: index,
+    item: {
+      type: 'function_call',
+      id: `fc_${index}`,
+      call_id: `call_${index}`,
+      name,
+      arguments: args,
+      status: 'completed',
+    },
+  },
 ];
 
 /** Streams both paths must read alike. */
 const cases: Array<{ name: string; body: string; request?: Partial<GenerateTextRequest> }> = [
-  { name: 'text deltas and usage', body: sse([created, inProgress, messageAdded, delta('Hello'), delta(' there.'), messageDone('Hello there.'), completed()]) },
+  {
+    name: 'text deltas and usage',
+    body: sse([
+      created,
+      inProgress,
+      messageAdded,
+      delta('Hello'),
+      delta(' there.'),
+      messageDone('Hello there.'),
+      completed(),
+    ]),
+  },
   { name: 'CRLF line ends', body: sse([created, messageAdded, delta('Hi'), messageDone('Hi'), completed()], '\r\n') },
-  { name: 'an empty delta, comments and unknown events', body: `: keep-alive\n\n${sse([created, { type: 'response.future_event', x: 1 }, messageAdded, delta(''), delta('ok'), completed()])}` },
+  {
+    name: 'an empty delta, comments and unknown events',
+    body: `: keep-alive\n\n${sse([created, { type: 'response.future_event', x: 1 }, messageAdded, delta(''), delta('ok'), completed()])}`,
+  },
   {
     name: 'a refusal (content filter)',
-    body: sse([created, messageAdded, { type: 'response.refusal.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'I cannot.' }, { type: 'response.refusal.done', item_id: 'msg_1', output_index: 0, content_index: 0, refusal: 'I cannot.' }, completed()]),
+    body: sse([
+      created,
+      messageAdded,
+      { type: 'response.refusal.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'I cannot.' },
+      { type: 'response.refusal.done', item_id: 'msg_1', output_index: 0, content_index: 0, refusal: 'I cannot.' },
+      completed(),
+    ]),
   },
   {
     name: 'a function call after text',
-    body: sse([created, messageAdded, delta('Checking.'), messageDone('Checking.'), ...functionCall('get_weather', '{"city":"Oslo"}'), completed()]),
+    body: sse([
+      created,
+      messageAdded,
+      delta('Checking.'),
+      messageDone('Checking.'),
+      ...functionCall('get_weather', '{"city":"Oslo"}'),
+      completed(),
+    ]),
     request: { tools: [WEATHER_TOOL] },
   },
-  { name: 'a function call with empty arguments', body: sse([created, ...functionCall('get_weather', ''), completed()]), request: { tools: [WEATHER_TOOL] } },
+  {
+    name: 'a function call with empty arguments',
+    body: sse([created, ...functionCall('get_weather', ''), completed()]),
+    request: { tools: [WEATHER_TOOL] },
+  },
   {
     name: 'an undeclared parallel call, expanded into the declared functions',
     body: sse([
       created,
-      ...functionCall('parallel', JSON.stringify({ tool_uses: [{ recipient_name: 'functions.get_weather', parameters: { city: 'Oslo' } }, { recipient_name: 'functions.get_weather', parameters: { city: 'Rome' } }] })),
+      ...functionCall(
+        'parallel',
+        JSON.stringify({
+          tool_uses: [
+            { recipient_name: 'functions.get_weather', parameters: { city: 'Oslo' } },
+            { recipient_name: 'functions.get_weather', parameters: { city: 'Rome' } },
+          ],
+        }),
+      ),
       completed(),
     ]),
     request: { tools: [WEATHER_TOOL] },
   },
   {
     name: 'a parallel call naming an unknown function, left as it came',
-    body: sse([created, ...functionCall('parallel', JSON.stringify({ tool_uses: [{ recipient_name: 'functions.nope', parameters: {} }] })), completed()]),
+    body: sse([
+      created,
+      ...functionCall(
+        'parallel',
+        JSON.stringify({ tool_uses: [{ recipient_name: 'functions.nope', parameters: {} }] }),
+      ),
+      completed(),
+    ]),
     request: { tools: [WEATHER_TOOL] },
   },
-  { name: 'incomplete at max_output_tokens', body: sse([created, messageAdded, delta('Cut'), { type: 'response.incomplete', response: { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage } }]) },
-  { name: 'incomplete for a content filter', body: sse([created, messageAdded, delta('Cut'), { type: 'response.incomplete', response: { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'content_filter' }, usage } }]) },
-  { name: 'an error event before any output', body: sse([created, { type: 'error', code: 'server_error', message: 'The server had an error.', param: null }]) },
-  { name: 'a rate-limit error event before any output', body: sse([created, { type: 'error', code: 'rate_limit_exceeded', message: 'Slow down.', param: null }]) },
-  { name: 'an error event after output', body: sse([created, messageAdded, delta('Half'), { type: 'error', code: 'server_error', message: 'Broke mid-way.', param: null }]) },
-  { name: 'an error event with an HTTP status code', body: sse([created, messageAdded, delta('Half'), { type: 'error', error: { type: 'invalid_request_error', code: '400', message: 'Bad thing.' } }]) },
-  { name: 'response.failed with an error, before output', body: sse([created, { type: 'response.failed', response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'Model crashed.' }, usage: null } }]) },
-  { name: 'response.failed with an error, after output', body: sse([created, messageAdded, delta('Half'), { type: 'response.failed', response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'Model crashed.' }, usage } }]) },
-  { name: 'response.failed without an error', body: sse([created, messageAdded, delta('Half'), { type: 'response.failed', response: { id: 'resp_1', status: 'failed', error: null, usage } }]) },
+  {
+    name: 'incomplete at max_output_tokens',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Cut'),
+      {
+        type: 'response.incomplete',
+        response: { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, usage },
+      },
+    ]),
+  },
+  {
+    name: 'incomplete for a content filter',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Cut'),
+      {
+        type: 'response.incomplete',
+        response: { id: 'resp_1', status: 'incomplete', incomplete_details: { reason: 'content_filter' }, usage },
+      },
+    ]),
+  },
+  {
+    name: 'an error event before any output',
+    body: sse([created, { type: 'error', code: 'server_error', message: 'The server had an error.', param: null }]),
+  },
+  {
+    name: 'a rate-limit error event before any output',
+    body: sse([created, { type: 'error', code: 'rate_limit_exceeded', message: 'Slow down.', param: null }]),
+  },
+  {
+    name: 'an error event after output',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Half'),
+      { type: 'error', code: 'server_error', message: 'Broke mid-way.', param: null },
+    ]),
+  },
+  {
+    name: 'an error event with an HTTP status code',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Half'),
+      { type: 'error', error: { type: 'invalid_request_error', code: '400', message: 'Bad thing.' } },
+    ]),
+  },
+  {
+    name: 'response.failed with an error, before output',
+    body: sse([
+      created,
+      {
+        type: 'response.failed',
+        response: {
+          id: 'resp_1',
+          status: 'failed',
+          error: { code: 'server_error', message: 'Model crashed.' },
+          usage: null,
+        },
+      },
+    ]),
+  },
+  {
+    name: 'response.failed with an error, after output',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Half'),
+      {
+        type: 'response.failed',
+        response: { id: 'resp_1', status: 'failed', error: { code: 'server_error', message: 'Model crashed.' }, usage },
+      },
+    ]),
+  },
+  {
+    name: 'response.failed without an error',
+    body: sse([
+      created,
+      messageAdded,
+      delta('Half'),
+      { type: 'response.failed', response: { id: 'resp_1', status: 'failed', error: null, usage } },
+    ]),
+  },
   { name: 'data that is not JSON', body: `${sse([created])}data: {not json\n\n` },
 ];
 
 async function outcome(sdkPath: boolean, body: string, extra?: Partial<GenerateTextRequest>) {
   queue.push({ body });
-  const { parts, error } = await collect(createOpenAIProvider(options(sdkPath)).languageModel!.streamText(request(extra)));
-  return { parts, error: error === undefined ? undefined : ProviderError.isInstance(error) ? { kind: error.kind, status: error.status, message: error.message } : String(error) };
+  const { parts, error } = await collect(
+    createOpenAIProvider(options(sdkPath)).languageModel!.streamText(request(extra)),
+  );
+  return {
+    parts,
+    error:
+      error === undefined
+        ? undefined
+        : ProviderError.isInstance(error)
+          ? { kind: error.kind, status: error.status, message: error.message }
+          : String(error),
+  };
 }
 
 describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK does', () => {
@@ -149,7 +353,13 @@ describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK d
   });
 
   it('sends the request the SDK sends: same body (with stream: true) and headers', async () => {
-    const extra: Partial<GenerateTextRequest> = { tools: [WEATHER_TOOL], toolChoice: 'auto', temperature: 0.3, maxOutputTokens: 50, responseFormat: { type: 'json', schema: { type: 'object' }, name: 'reply' } };
+    const extra: Partial<GenerateTextRequest> = {
+      tools: [WEATHER_TOOL],
+      toolChoice: 'auto',
+      temperature: 0.3,
+      maxOutputTokens: 50,
+      responseFormat: { type: 'json', schema: { type: 'object' }, name: 'reply' },
+    };
     const body = sse([created, messageAdded, delta('{}'), completed()]);
     await outcome(true, body, extra);
     await outcome(false, body, extra);
@@ -162,13 +372,22 @@ describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK d
 
   it('classifies HTTP errors as the SDK path does, quoting the vendor message', async () => {
     for (const status of [400, 401, 429, 500]) {
-      const reply = { status, contentType: 'application/json', body: JSON.stringify({ error: { message: `Refused with ${status}.`, type: 'x', code: null } }) };
+      const reply = {
+        status,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { message: `Refused with ${status}.`, type: 'x', code: null } }),
+      };
       queue.push(reply);
       const sdk = await collect(createOpenAIProvider(options(true)).languageModel!.streamText(request()));
       queue.push(reply);
       const narrow = await collect(createOpenAIProvider(options(false)).languageModel!.streamText(request()));
       expect(ProviderError.isInstance(narrow.error)).toBe(true);
-      const pick = (error: unknown) => ({ kind: (error as ProviderError).kind, status: (error as ProviderError).status, message: (error as ProviderError).message, requestId: (error as ProviderError).vendorRequestId });
+      const pick = (error: unknown) => ({
+        kind: (error as ProviderError).kind,
+        status: (error as ProviderError).status,
+        message: (error as ProviderError).message,
+        requestId: (error as ProviderError).vendorRequestId,
+      });
       expect(pick(narrow.error)).toEqual(pick(sdk.error));
     }
   });
@@ -179,7 +398,11 @@ describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK d
     expect(narrow.parts).toEqual([{ type: 'text-delta', text: 'Half' }]);
     expect(narrow.error).toMatchObject({ kind: 'malformed' });
     const sdk = await outcome(true, body);
-    expect(sdk.parts.at(-1)).toMatchObject({ type: 'finish', finishReason: 'other', usage: { inputTokens: 0, outputTokens: 0 } });
+    expect(sdk.parts.at(-1)).toMatchObject({
+      type: 'finish',
+      finishReason: 'other',
+      usage: { inputTokens: 0, outputTokens: 0 },
+    });
   });
 });
 
@@ -198,12 +421,16 @@ describe('sseData: the event-stream framing', () => {
     const whole = await read([text]);
     expect(whole).toEqual(['one', 'two', 'three', 'four']);
     // Every split point, including between the CR and LF of a CRLF.
-    for (let cut = 1; cut < text.length; cut += 1) expect(await read([text.slice(0, cut), text.slice(cut)])).toEqual(whole);
+    for (let cut = 1; cut < text.length; cut += 1)
+      expect(await read([text.slice(0, cut), text.slice(cut)])).toEqual(whole);
     // One character at a time.
     expect(await read([...text])).toEqual(whole);
   });
 
   it('joins multi-line data with LF, skips comments and other fields, drops an event without its blank line', async () => {
-    expect(await read([': comment\nid: 7\nretry: 10\ndata: a\ndata: b\n\n', 'data\n\n', 'data: last'])).toEqual(['a\nb', '']);
+    expect(await read([': comment\nid: 7\nretry: 10\ndata: a\ndata: b\n\n', 'data\n\n', 'data: last'])).toEqual([
+      'a\nb',
+      '',
+    ]);
   });
 });

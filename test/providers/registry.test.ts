@@ -22,19 +22,25 @@ describe('provider registry', () => {
 
   it('hands a configured vendor its key and base URL from the settings named in the catalog', async () => {
     const registry = registryWith({ OPENAI_API_KEY: 'sk-registry-test', OPENAI_BASE_URL: fake.baseURL });
-    const result = await registry.languageModel('openai').generateText({ model: 'gpt-4.1-mini', items: [{ type: 'message', role: 'user', text: 'hi' }] });
+    const result = await registry
+      .languageModel('openai')
+      .generateText({ model: 'gpt-4.1-mini', items: [{ type: 'message', role: 'user', text: 'hi' }] });
     expect(result.text).toBe('Hello from the fake vendor.');
     expect(fake.requests).toHaveLength(1);
     expect(fake.requests[0].headers.authorization).toBe('Bearer sk-registry-test');
     expect(fake.requests[0].body.model).toBe('gpt-4.1-mini');
-    const embedding = await registry.embeddingModel('openai').embed({ model: 'text-embedding-3-small', input: 'hello' });
+    const embedding = await registry
+      .embeddingModel('openai')
+      .embed({ model: 'text-embedding-3-small', input: 'hello' });
     expect(embedding.embedding.length).toBeGreaterThan(0);
     expect(fake.requests[1].path).toBe('/v1/embeddings');
   });
 
   it('reaches a keyless local vendor (ollama) by its base URL alone, without an Authorization header', async () => {
     const registry = registryWith({ OLLAMA_BASE_URL: fake.baseURL });
-    const result = await registry.languageModel('ollama').generateText({ model: 'llama3.1:8b', items: [{ type: 'message', role: 'user', text: 'hi' }] });
+    const result = await registry
+      .languageModel('ollama')
+      .generateText({ model: 'llama3.1:8b', items: [{ type: 'message', role: 'user', text: 'hi' }] });
     expect(result.text).toBe('Hello from the fake vendor.');
     expect(fake.requests[0].path).toBe('/v1/chat/completions');
     expect(fake.requests[0].body.model).toBe('llama3.1:8b');
@@ -59,10 +65,30 @@ describe('provider registry', () => {
       }
       throw new Error('accepted');
     };
-    expect(refusal(() => registry.languageModel('openai'))).toEqual({ status: 400, code: 'model.not_available', message: expect.stringContaining('set OPENAI_API_KEY') });
-    expect(refusal(() => registry.languageModel('mistral'))).toEqual({ status: 400, code: 'model.not_available', message: expect.stringContaining('set MISTRAL_API_KEY') });
-    expect(refusal(() => registry.embeddingModel('ollama'))).toEqual({ status: 400, code: 'model.not_available', message: expect.stringContaining('set OLLAMA_BASE_URL') });
-    expect(refusal(() => registry.embeddingModel('anthropic'))).toEqual({ status: 400, code: 'model.not_available', message: expect.stringContaining('offers no embedding models') });
-    expect(refusal(() => registry.languageModel('nobody'))).toEqual({ status: 400, code: 'model.not_available', message: expect.stringContaining('Unknown vendor "nobody"') });
+    expect(refusal(() => registry.languageModel('openai'))).toEqual({
+      status: 400,
+      code: 'model.not_available',
+      message: expect.stringContaining('set OPENAI_API_KEY'),
+    });
+    expect(refusal(() => registry.languageModel('mistral'))).toEqual({
+      status: 400,
+      code: 'model.not_available',
+      message: expect.stringContaining('set MISTRAL_API_KEY'),
+    });
+    expect(refusal(() => registry.embeddingModel('ollama'))).toEqual({
+      status: 400,
+      code: 'model.not_available',
+      message: expect.stringContaining('set OLLAMA_BASE_URL'),
+    });
+    expect(refusal(() => registry.embeddingModel('anthropic'))).toEqual({
+      status: 400,
+      code: 'model.not_available',
+      message: expect.stringContaining('offers no embedding models'),
+    });
+    expect(refusal(() => registry.languageModel('nobody'))).toEqual({
+      status: 400,
+      code: 'model.not_available',
+      message: expect.stringContaining('Unknown vendor "nobody"'),
+    });
   });
 });

@@ -34,7 +34,11 @@ describe('vendor fetch', () => {
     };
     const response = await vendorFetch(`${base}/v1/things`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer k', 'Content-Type': 'application/json', 'x-unset': undefined } as unknown as Record<string, string>,
+      headers: {
+        Authorization: 'Bearer k',
+        'Content-Type': 'application/json',
+        'x-unset': undefined,
+      } as unknown as Record<string, string>,
       body: JSON.stringify({ a: 1 }),
     });
     expect(seen).toEqual({ method: 'POST', auth: 'Bearer k', type: 'application/json', body: '{"a":1}' });
@@ -59,7 +63,8 @@ describe('vendor fetch', () => {
     expect(new TextDecoder().decode(first.value)).toBe('data: one\n\n');
     finish();
     let rest = '';
-    for (let part = await reader.read(); !part.done; part = await reader.read()) rest += new TextDecoder().decode(part.value);
+    for (let part = await reader.read(); !part.done; part = await reader.read())
+      rest += new TextDecoder().decode(part.value);
     expect(rest).toBe('data: two\n\n');
   });
 
@@ -118,7 +123,9 @@ describe('vendor fetch', () => {
       called = true;
       res.end();
     };
-    await expect(vendorFetch(`${base}/x`, { signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+    await expect(vendorFetch(`${base}/x`, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      name: 'AbortError',
+    });
     expect(called).toBe(false);
   });
 });

@@ -3,7 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { priceCall } from '../../src/billing/pricing';
 import { expectCarried } from '../support/carry';
 import { useTestApp } from '../support/harness';
-import { balanceOf, createResponse, debitsOf, openCreateStream, openResumeStream, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
+import {
+  balanceOf,
+  createResponse,
+  debitsOf,
+  openCreateStream,
+  openResumeStream,
+  readUntilFirstDelta,
+  waitForFinal,
+  ZERO_USAGE,
+} from './helpers';
 
 /** Spec: Response usage.cost, Transaction, Webhook; DECISIONS 10-12, 22. */
 describe('responses: billing', () => {
@@ -14,10 +23,17 @@ describe('responses: billing', () => {
   });
 
   const debitsFor = async (responseId: string) =>
-    (await debitsOf(suite.app, suite.accountId)).filter((debit) => (debit.metadata as Record<string, unknown>).response_id === responseId);
+    (await debitsOf(suite.app, suite.accountId)).filter(
+      (debit) => (debit.metadata as Record<string, unknown>).response_id === responseId,
+    );
 
   it('usage.cost is the catalog price of the reported tokens; one debit of ceil(cost) moves the balance', async () => {
-    expect(price).toEqual({ unit: 'tokens', count: expect.any(Number), input: expect.any(Number), output: expect.any(Number) });
+    expect(price).toEqual({
+      unit: 'tokens',
+      count: expect.any(Number),
+      input: expect.any(Number),
+      output: expect.any(Number),
+    });
     const balanceBefore = await balanceOf(suite.app, suite.key);
     const reply = await createResponse(suite.app, suite.key, { input: '/words 37', background: false });
     expect(reply.body.status).toBe('completed');
@@ -34,7 +50,14 @@ describe('responses: billing', () => {
     expect(debits).toHaveLength(1);
     expect(debits[0]).toMatchObject({
       type: 'debit',
-      metadata: { source: 'api', vendor: 'dev', model: 'dev-echo', service: 'responses', response_id: reply.body.id, cost: usage.cost },
+      metadata: {
+        source: 'api',
+        vendor: 'dev',
+        model: 'dev-echo',
+        service: 'responses',
+        response_id: reply.body.id,
+        cost: usage.cost,
+      },
       usage: { prompt_tokens: 2, completion_tokens: 37, total_tokens: 39 },
     });
     // Whole kopecks: the cost less what the suite's account had paid ahead, rounded up.
@@ -44,21 +67,29 @@ describe('responses: billing', () => {
     // The transaction is what the organization API shows.
     const listed = await suite.app.request('GET', '/v2/organization/transactions?limit=200', { key: suite.key });
     const transaction = listed.body.transactions.find((entry: any) => entry.id === debits[0].id);
-    expect(transaction).toMatchObject({ type: 'debit', amount: debits[0].amount, metadata: { service: 'responses', response_id: reply.body.id, cost: usage.cost } });
+    expect(transaction).toMatchObject({
+      type: 'debit',
+      amount: debits[0].amount,
+      metadata: { service: 'responses', response_id: reply.body.id, cost: usage.cost },
+    });
   });
 
   it('bills every Response exactly once, whatever the mode', async () => {
     const balanceBefore = await balanceOf(suite.app, suite.key);
     const background = await createResponse(suite.app, suite.key, { input: 'one two three' });
     const sync = await createResponse(suite.app, suite.key, { input: 'four five', background: false });
-    const streamed = (await (await openCreateStream(suite.app, suite.key, { input: '/words 5' })).readAll()).at(-1)!.data.response;
+    const streamed = (await (await openCreateStream(suite.app, suite.key, { input: '/words 5' })).readAll()).at(-1)!
+      .data.response;
     const finals = [await waitForFinal(suite.app, suite.key, background.body.id), sync.body, streamed];
     let charged = 0;
     for (const response of finals) {
       expect(response.status).toBe('completed');
       const debits = await debitsFor(response.id);
       expect(debits).toHaveLength(1);
-      expectCarried(debits[0], priceCall(price, { input: response.usage.input_tokens, output: response.usage.output_tokens }).cost);
+      expectCarried(
+        debits[0],
+        priceCall(price, { input: response.usage.input_tokens, output: response.usage.output_tokens }).cost,
+      );
       charged += debits[0].amount;
     }
     expect(await balanceOf(suite.app, suite.key)).toBe(balanceBefore - charged);
@@ -69,13 +100,23 @@ describe('responses: billing', () => {
     const failed = await createResponse(suite.app, suite.key, { input: '/error', background: false });
     expect(failed.status).toBe(200);
     expect(failed.body).toMatchObject({ status: 'failed', output: [] });
-    expect(failed.body.error).toEqual({ code: expect.stringMatching(/^[a-z]+\.[a-z_]+$/), message: expect.any(String) });
+    expect(failed.body.error).toEqual({
+      code: expect.stringMatching(/^[a-z]+\.[a-z_]+$/),
+      message: expect.any(String),
+    });
     expect(failed.body.error.code).toBe('response.execution_failed');
     expect(failed.body.usage).toEqual(ZERO_USAGE);
 
     const streamed = await (await openCreateStream(suite.app, suite.key, { input: '/error' })).readAll();
-    expect(streamed.map((event) => event.event)).toEqual(['response.created', 'response.in_progress', 'response.failed']);
-    expect(streamed.at(-1)!.data.response).toMatchObject({ status: 'failed', error: { code: 'response.execution_failed' } });
+    expect(streamed.map((event) => event.event)).toEqual([
+      'response.created',
+      'response.in_progress',
+      'response.failed',
+    ]);
+    expect(streamed.at(-1)!.data.response).toMatchObject({
+      status: 'failed',
+      error: { code: 'response.execution_failed' },
+    });
 
     expect(await debitsFor(failed.body.id)).toEqual([]);
     expect(await debitsFor(streamed[0].data.response.id)).toEqual([]);
@@ -98,7 +139,12 @@ async function startReceiver() {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const hook = { path: req.url ?? '', method: req.method ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+      const hook = {
+        path: req.url ?? '',
+        method: req.method ?? '',
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+      };
       received.push(hook);
       res.writeHead(204).end();
       waiting.get(hook.path)?.(hook);
@@ -142,13 +188,22 @@ describe('responses: webhook', () => {
     const conversation = (await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: {} })).body.id;
     const path = '/hooks/linked?token=s3cret';
     const startedAt = Math.floor(Date.now() / 1000);
-    const created = await createResponse(suite.app, suite.key, { input: 'notify me', conversation, metadata: { webhook_url: receiver.url + path } });
+    const created = await createResponse(suite.app, suite.key, {
+      input: 'notify me',
+      conversation,
+      metadata: { webhook_url: receiver.url + path },
+    });
     expect(created.body.metadata).toEqual({ webhook_url: receiver.url + path });
 
     const hook = await receiver.next(path);
     expect(hook.method).toBe('POST');
     expect(hook.headers['content-type']).toMatch(/^application\/json/);
-    expect(hook.body).toEqual({ response_id: created.body.id, conversation_id: conversation, status: 'completed', status_at: expect.any(Number) });
+    expect(hook.body).toEqual({
+      response_id: created.body.id,
+      conversation_id: conversation,
+      status: 'completed',
+      status_at: expect.any(Number),
+    });
     expect(hook.body.status_at).toBeGreaterThanOrEqual(startedAt);
     expect(hook.body.status_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     // The body does not carry the answer; GET does.
@@ -167,16 +222,34 @@ describe('responses: webhook', () => {
 
   it('omits conversation_id when unlinked and reports failed and cancelled outcomes too', async () => {
     const failedPath = '/hooks/failed';
-    const failed = await createResponse(suite.app, suite.key, { input: '/error', background: false, metadata: { webhook_url: receiver.url + failedPath } });
-    expect((await receiver.next(failedPath)).body).toEqual({ response_id: failed.body.id, status: 'failed', status_at: expect.any(Number) });
+    const failed = await createResponse(suite.app, suite.key, {
+      input: '/error',
+      background: false,
+      metadata: { webhook_url: receiver.url + failedPath },
+    });
+    expect((await receiver.next(failedPath)).body).toEqual({
+      response_id: failed.body.id,
+      status: 'failed',
+      status_at: expect.any(Number),
+    });
 
     const cancelledPath = '/hooks/cancelled';
-    const running = await createResponse(suite.app, suite.key, { input: '/delay 100 /words 300', metadata: { webhook_url: receiver.url + cancelledPath } });
+    const running = await createResponse(suite.app, suite.key, {
+      input: '/delay 100 /words 300',
+      metadata: { webhook_url: receiver.url + cancelledPath },
+    });
     await readUntilFirstDelta(await openResumeStream(suite.app, suite.key, running.body.id));
     await suite.app.request('POST', `/v2/responses/${running.body.id}/cancel`, { key: suite.key });
-    expect((await receiver.next(cancelledPath)).body).toEqual({ response_id: running.body.id, status: 'cancelled', status_at: expect.any(Number) });
+    expect((await receiver.next(cancelledPath)).body).toEqual({
+      response_id: running.body.id,
+      status: 'cancelled',
+      status_at: expect.any(Number),
+    });
 
-    for (const [path, id] of [[failedPath, failed.body.id], [cancelledPath, running.body.id]]) {
+    for (const [path, id] of [
+      [failedPath, failed.body.id],
+      [cancelledPath, running.body.id],
+    ]) {
       expect(await settled(id)).toHaveLength(1);
       expect(hooksTo(path)).toHaveLength(1);
     }

@@ -1,5 +1,13 @@
 import { useTestApp } from '../support/harness';
-import { createResponse, debitsOf, openCreateStream, openResumeStream, readUntilFirstDelta, waitForFinal, ZERO_USAGE } from './helpers';
+import {
+  createResponse,
+  debitsOf,
+  openCreateStream,
+  openResumeStream,
+  readUntilFirstDelta,
+  waitForFinal,
+  ZERO_USAGE,
+} from './helpers';
 
 /** Spec: States and transitions (cancel), Deleted Response; DECISIONS 12, 15. */
 describe('responses: cancel and delete', () => {
@@ -14,7 +22,14 @@ describe('responses: cancel and delete', () => {
 
     const cancelled = await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key });
     expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({ id, object: 'response', status: 'cancelled', output: [], usage: ZERO_USAGE, error: null });
+    expect(cancelled.body).toMatchObject({
+      id,
+      object: 'response',
+      status: 'cancelled',
+      output: [],
+      usage: ZERO_USAGE,
+      error: null,
+    });
 
     const rest = await stream.readAll();
     const last = rest.at(-1)!;
@@ -39,7 +54,9 @@ describe('responses: cancel and delete', () => {
     const reply = await suite.app.request('POST', `/v2/responses/${done.body.id}/cancel`, { key: suite.key });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'response.not_cancellable', message: expect.any(String) } });
-    expect((await suite.app.request('GET', `/v2/responses/${done.body.id}`, { key: suite.key })).body).toEqual(done.body);
+    expect((await suite.app.request('GET', `/v2/responses/${done.body.id}`, { key: suite.key })).body).toEqual(
+      done.body,
+    );
   });
 
   it('refuses to cancel a failed Response too', async () => {
@@ -64,7 +81,11 @@ describe('responses: cancel and delete', () => {
     expect((await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key })).status).toBe(404);
     expect((await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key })).status).toBe(404);
     expect((await suite.app.request('DELETE', `/v2/responses/${id}`, { key: suite.key })).status).toBe(404);
-    const row = await suite.app.db.selectFrom('responses').select(['status', 'deleted_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await suite.app.db
+      .selectFrom('responses')
+      .select(['status', 'deleted_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
     expect(row.deleted_at).not.toBeNull();
   });
@@ -95,17 +116,27 @@ describe('responses: cancel while queued (one engine slot)', () => {
 
     const second = await createResponse(suite.app, suite.key, { input: 'waiting my turn' });
     expect(second.body.status).toBe('queued');
-    expect((await suite.app.request('GET', `/v2/responses/${second.body.id}`, { key: suite.key })).body.status).toBe('queued');
+    expect((await suite.app.request('GET', `/v2/responses/${second.body.id}`, { key: suite.key })).body.status).toBe(
+      'queued',
+    );
     const secondStream = await openResumeStream(suite.app, suite.key, second.body.id);
 
     const cancelled = await suite.app.request('POST', `/v2/responses/${second.body.id}/cancel`, { key: suite.key });
     expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({ id: second.body.id, status: 'cancelled', output: [], usage: ZERO_USAGE, error: null });
+    expect(cancelled.body).toMatchObject({
+      id: second.body.id,
+      status: 'cancelled',
+      output: [],
+      usage: ZERO_USAGE,
+      error: null,
+    });
     const secondEvents = await secondStream.readAll();
     expect(secondEvents.map((event) => event.event)).toEqual(['response.created', 'response.cancelled']);
     expect(secondEvents.map((event) => event.data.sequence_number)).toEqual([0, 1]);
     // The first one is still generating: the cancel did not wait for the slot.
-    expect((await suite.app.request('GET', `/v2/responses/${first.body.id}`, { key: suite.key })).body.status).toBe('in_progress');
+    expect((await suite.app.request('GET', `/v2/responses/${first.body.id}`, { key: suite.key })).body.status).toBe(
+      'in_progress',
+    );
 
     const firstCancelled = await suite.app.request('POST', `/v2/responses/${first.body.id}/cancel`, { key: suite.key });
     expect(firstCancelled.body).toMatchObject({ status: 'cancelled', output: [], usage: ZERO_USAGE });

@@ -5,7 +5,11 @@ describe('responses: after deletion', () => {
   const suite = useTestApp();
 
   const create = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
-    suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model: 'dev-echo', background: false, ...body }, headers });
+    suite.app.request('POST', '/v2/responses', {
+      key: suite.key,
+      body: { model: 'dev-echo', background: false, ...body },
+      headers,
+    });
 
   it('answers a replayed Idempotency-Key of a deleted Response with 404 and runs nothing', async () => {
     const first = await create({ input: 'once only' }, { 'idempotency-key': 'delete-me' });
@@ -14,7 +18,11 @@ describe('responses: after deletion', () => {
     const replay = await create({ input: 'once only' }, { 'idempotency-key': 'delete-me' });
     expect(replay.status).toBe(404);
     expect(replay.body.error.code).toBe('response.not_found');
-    const rows = await suite.app.db.selectFrom('responses').select('id').where('account_id', '=', suite.accountId).execute();
+    const rows = await suite.app.db
+      .selectFrom('responses')
+      .select('id')
+      .where('account_id', '=', suite.accountId)
+      .execute();
     expect(rows.map((row) => row.id)).toEqual([first.body.id]);
   });
 

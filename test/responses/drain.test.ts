@@ -29,14 +29,21 @@ describe('SIGTERM: drain, then hand over', () => {
     return (await newServerAccount(server, { name: 'drain', balance: 100_000 })).auth;
   }
 
-  const exited = (server: ServerProcess) => new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
+  const exited = (server: ServerProcess) =>
+    new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
 
   it('finishes what runs within the grace, answering readiness 503 meanwhile', async () => {
     const server = await start({ SHUTDOWN_GRACE_MS: '30000' });
     const auth = await account(server);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 20' }, auth)).body.id);
-    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, { key: auth['x-auth-token'] });
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 20' }, auth))
+          .body.id,
+      );
+    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, {
+      key: auth['x-auth-token'],
+    });
     await stream.readUntil((event) => event.data.type === 'response.output_text.delta');
     const exit = exited(server);
     server.child.kill('SIGTERM');
@@ -54,7 +61,10 @@ describe('SIGTERM: drain, then hand over', () => {
     const next = await start({});
     for (const id of ids) {
       const reply = await callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
-      expect(reply.body).toMatchObject({ status: 'completed', output: [{ content: [{ text: Array.from({ length: 20 }, (_, i) => `w${i + 1}`).join(' ') }] }] });
+      expect(reply.body).toMatchObject({
+        status: 'completed',
+        output: [{ content: [{ text: Array.from({ length: 20 }, (_, i) => `w${i + 1}`).join(' ') }] }],
+      });
     }
   }, 60_000);
 
@@ -63,8 +73,14 @@ describe('SIGTERM: drain, then hand over', () => {
     const auth = await account(server);
     const words = Array.from({ length: 40 }, (_, i) => `w${i + 1}`).join(' ');
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 40' }, auth)).body.id);
-    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, { key: auth['x-auth-token'] });
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        (await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 150 /words 40' }, auth))
+          .body.id,
+      );
+    const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${ids[0]}?stream=true`, {
+      key: auth['x-auth-token'],
+    });
     const seen = await stream.readUntil((event) => event.data.type === 'response.output_text.delta');
     const exit = exited(server);
     server.child.kill('SIGTERM');
@@ -75,24 +91,37 @@ describe('SIGTERM: drain, then hand over', () => {
     const last = seen.at(-1)!.data.sequence_number as number;
 
     const next = await start({});
-    const resumed = await SseStream.open(`${next.baseUrl}/v2/responses/${ids[0]}?stream=true&starting_after=${last}`, { key: auth['x-auth-token'] });
+    const resumed = await SseStream.open(`${next.baseUrl}/v2/responses/${ids[0]}?stream=true&starting_after=${last}`, {
+      key: auth['x-auth-token'],
+    });
     const after = (await resumed.readAll()).map((event) => event.data);
     const all = [...seen.map((event) => event.data), ...after];
     expect(all.map((event) => event.sequence_number)).toEqual(all.map((_, index) => index));
-    expect(all.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe(words);
+    expect(
+      all
+        .filter((event) => event.type === 'response.output_text.delta')
+        .map((event) => event.delta)
+        .join(''),
+    ).toBe(words);
     expect(after.at(-1).type).toBe('response.completed');
     for (const id of ids) {
       for (;;) {
         const reply = await callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
         if (reply.body.status !== 'in_progress' && reply.body.status !== 'queued') {
-          expect(reply.body).toMatchObject({ status: 'completed', output: [{ status: 'completed', content: [{ text: words }] }] });
+          expect(reply.body).toMatchObject({
+            status: 'completed',
+            output: [{ status: 'completed', content: [{ text: words }] }],
+          });
           break;
         }
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    const transactions = (await callServer(next, 'GET', '/v2/organization/transactions?limit=100', undefined, auth)).body.transactions as any[];
-    const billed = transactions.filter((transaction) => transaction.type === 'debit').map((transaction) => transaction.metadata.response_id);
+    const transactions = (await callServer(next, 'GET', '/v2/organization/transactions?limit=100', undefined, auth))
+      .body.transactions as any[];
+    const billed = transactions
+      .filter((transaction) => transaction.type === 'debit')
+      .map((transaction) => transaction.metadata.response_id);
     expect(billed.sort()).toEqual([...ids].sort());
   }, 90_000);
 });

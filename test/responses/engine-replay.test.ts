@@ -56,8 +56,22 @@ describe('responses: embedded engine re-run after a crash', () => {
     await suite.app.db
       .insertInto('stream_events')
       .values([
-        { stream_id: id, first_seq: 0, last_seq: 0, events: JSON.stringify([{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]) },
-        { stream_id: id, first_seq: 1, last_seq: 1, events: JSON.stringify([{ type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } }]) },
+        {
+          stream_id: id,
+          first_seq: 0,
+          last_seq: 0,
+          events: JSON.stringify([
+            { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } },
+          ]),
+        },
+        {
+          stream_id: id,
+          first_seq: 1,
+          last_seq: 1,
+          events: JSON.stringify([
+            { type: 'response.in_progress', sequence_number: 1, response: { id, status: 'in_progress' } },
+          ]),
+        },
       ])
       .execute();
     await suite.app.db
@@ -73,7 +87,14 @@ describe('responses: embedded engine re-run after a crash', () => {
         cancel_requested_at: new Date(),
       })
       .execute();
-    const recordedOutcome = { kind: 'generated', status: 'completed', output: [], inputTokens: 2, outputTokens: 2, nextSequence: 2 };
+    const recordedOutcome = {
+      kind: 'generated',
+      status: 'completed',
+      output: [],
+      inputTokens: 2,
+      outputTokens: 2,
+      nextSequence: 2,
+    };
     await suite.app.db
       .insertInto('job_steps')
       .values({ job_id: id, step: 1, activity: 'callProvider', result: JSON.stringify(recordedOutcome) })
@@ -81,16 +102,25 @@ describe('responses: embedded engine re-run after a crash', () => {
 
     await suite.app.runtime.deps.engine.launch({ id, kind: 'response' });
     const job = await pollUntil(
-      () => suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
+      () =>
+        suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow(),
       (row) => row.status === 'completed' || row.status === 'failed',
     );
     expect(job).toEqual({ status: 'completed', attempts: 2 });
 
-    const row = await suite.app.db.selectFrom('responses').select(['status', 'usage']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await suite.app.db
+      .selectFrom('responses')
+      .select(['status', 'usage'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(row.status).toBe('cancelled');
     // The job's step claims the webhook; the process's webhook dispatcher sends it.
     await suite.app.runtime.deps.webhooks.idle();
-    const deliveries = await suite.app.db.selectFrom('webhook_deliveries').select(['status']).where('resource_id', '=', id).execute();
+    const deliveries = await suite.app.db
+      .selectFrom('webhook_deliveries')
+      .select(['status'])
+      .where('resource_id', '=', id)
+      .execute();
     expect(deliveries).toEqual([{ status: 'delivered' }]);
     expect(hooks).toEqual([{ response_id: id, status: 'cancelled', status_at: expect.any(Number) }]);
   });

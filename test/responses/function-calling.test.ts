@@ -64,16 +64,26 @@ describe('responses: function calling', () => {
     });
     expect(outputText(answer.body)).toBe('Tool get_weather returned: sunny');
 
-    const items = (await suite.app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key: suite.key })).body.data;
+    const items = (
+      await suite.app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key: suite.key })
+    ).body.data;
     expect(items.map((entry: any) => [entry.type, entry.role ?? null, entry.response_id])).toEqual([
       ['message', 'user', call.body.id],
       ['function_call', null, call.body.id],
       ['function_call_output', null, answer.body.id],
       ['message', 'assistant', answer.body.id],
     ]);
-    expect(items[1]).toMatchObject({ id: item.id, call_id: item.call_id, name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' });
+    expect(items[1]).toMatchObject({
+      id: item.id,
+      call_id: item.call_id,
+      name: 'get_weather',
+      arguments: '{"city":"Paris"}',
+      status: 'completed',
+    });
     expect(items[2]).toMatchObject({ call_id: item.call_id, output: 'sunny' });
-    expect(items[3].content).toEqual([{ type: 'output_text', text: 'Tool get_weather returned: sunny', annotations: [], logprobs: [] }]);
+    expect(items[3].content).toEqual([
+      { type: 'output_text', text: 'Tool get_weather returned: sunny', annotations: [], logprobs: [] },
+    ]);
   });
 
   it('streams a function call as output_item.added and output_item.done', async () => {
@@ -92,7 +102,14 @@ describe('responses: function calling', () => {
       type: 'response.output_item.added',
       sequence_number: 2,
       output_index: 0,
-      item: { id: expect.stringMatching(/^fc_/), type: 'function_call', call_id: expect.any(String), name: 'get_weather', arguments: '', status: 'in_progress' },
+      item: {
+        id: expect.stringMatching(/^fc_/),
+        type: 'function_call',
+        call_id: expect.any(String),
+        name: 'get_weather',
+        arguments: '',
+        status: 'in_progress',
+      },
     });
     expect(done.data).toMatchObject({ type: 'response.output_item.done', output_index: 0 });
     expectFunctionCall(done.data.item);
@@ -104,13 +121,39 @@ describe('responses: function calling', () => {
   it("uses an Assistant's model, instructions and function tools when the body gives none", async () => {
     const assistant = await suite.app.request('POST', '/v2/assistants', {
       key: suite.key,
-      body: { model: 'dev-echo', name: 'weather desk', instructions: 'use the weather tool', tools: [{ type: 'function', function: { name: 'get_weather', description: tools[0].description, parameters: tools[0].parameters } }] },
+      body: {
+        model: 'dev-echo',
+        name: 'weather desk',
+        instructions: 'use the weather tool',
+        tools: [
+          {
+            type: 'function',
+            function: { name: 'get_weather', description: tools[0].description, parameters: tools[0].parameters },
+          },
+        ],
+      },
     });
     expect(assistant.status).toBe(200);
-    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { assistant_id: assistant.body.id, input: CALL, background: false } });
+    const reply = await suite.app.request('POST', '/v2/responses', {
+      key: suite.key,
+      body: { assistant_id: assistant.body.id, input: CALL, background: false },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ status: 'completed', model: 'dev-echo', assistant_id: assistant.body.id, instructions: 'use the weather tool' });
-    expect(reply.body.tools).toEqual([{ type: 'function', name: 'get_weather', description: tools[0].description, parameters: tools[0].parameters, strict: null }]);
+    expect(reply.body).toMatchObject({
+      status: 'completed',
+      model: 'dev-echo',
+      assistant_id: assistant.body.id,
+      instructions: 'use the weather tool',
+    });
+    expect(reply.body.tools).toEqual([
+      {
+        type: 'function',
+        name: 'get_weather',
+        description: tools[0].description,
+        parameters: tools[0].parameters,
+        strict: null,
+      },
+    ]);
     expectFunctionCall(reply.body.output[0]);
     // Instructions are sent to the model: 4 words, plus the 3 of the input.
     expect(reply.body.usage.input_tokens).toBe(4 + 3);
@@ -118,9 +161,15 @@ describe('responses: function calling', () => {
 
   it('refuses a function_call_output whose call_id answers no function call, naming it; nothing is created', async () => {
     const before = (await suite.app.request('GET', '/v2/organization/balance', { key: suite.key })).body;
-    const reply = await createResponse(suite.app, suite.key, { input: [{ type: 'function_call_output', call_id: 'call_nobody_made', output: 'sunny' }], tools, background: false });
+    const reply = await createResponse(suite.app, suite.key, {
+      input: [{ type: 'function_call_output', call_id: 'call_nobody_made', output: 'sunny' }],
+      tools,
+      background: false,
+    });
     expect(reply.status).toBe(400);
-    expect(reply.body).toEqual({ error: { code: 'response.invalid_request', message: expect.stringContaining('"call_nobody_made"') } });
+    expect(reply.body).toEqual({
+      error: { code: 'response.invalid_request', message: expect.stringContaining('"call_nobody_made"') },
+    });
     expect(reply.body.error.message).toMatch(/^input\[0\]: no function call with call_id "call_nobody_made"/);
     // With a previous Response whose call has another id, the same.
     const call = await createResponse(suite.app, suite.key, { input: CALL, tools, background: false });
@@ -141,11 +190,15 @@ describe('responses: function calling', () => {
       background: false,
     });
     expect(together.status).toBe(200);
-    expect((await suite.app.request('GET', '/v2/organization/balance', { key: suite.key })).body.balance).toBeLessThan(before.balance);
+    expect((await suite.app.request('GET', '/v2/organization/balance', { key: suite.key })).body.balance).toBeLessThan(
+      before.balance,
+    );
   });
 
   it('refuses a function_call_output input item without call_id', async () => {
-    const reply = await createResponse(suite.app, suite.key, { input: [{ type: 'function_call_output', output: 'sunny' }] });
+    const reply = await createResponse(suite.app, suite.key, {
+      input: [{ type: 'function_call_output', output: 'sunny' }],
+    });
     expect([reply.status, reply.body.error.code]).toEqual([400, 'response.invalid_request']);
   });
 });

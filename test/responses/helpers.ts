@@ -26,13 +26,27 @@ export function storedRequest(text: string, overrides: Partial<ResponseRequest> 
   };
 }
 
-export function createResponse(app: TestApp, key: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<ApiReply> {
+export function createResponse(
+  app: TestApp,
+  key: string,
+  body: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<ApiReply> {
   return app.request('POST', '/v2/responses', { key, body: { model: MODEL, ...body }, headers });
 }
 
 /** POST /v2/responses with stream: true, background: false. */
-export function openCreateStream(app: TestApp, key: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<SseStream> {
-  return SseStream.open(`${app.baseUrl}/v2/responses`, { key, body: { model: MODEL, background: false, stream: true, ...body }, headers });
+export function openCreateStream(
+  app: TestApp,
+  key: string,
+  body: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Promise<SseStream> {
+  return SseStream.open(`${app.baseUrl}/v2/responses`, {
+    key,
+    body: { model: MODEL, background: false, stream: true, ...body },
+    headers,
+  });
 }
 
 /** GET /v2/responses/{id}?stream=true[&starting_after=N]. */
@@ -44,7 +58,8 @@ export function openResumeStream(app: TestApp, key: string, id: string, starting
 /** Follows the Response's event stream to its terminal event; returns the stored Response after it. */
 export async function waitForFinal(app: TestApp, key: string, id: string): Promise<any> {
   const stream = await openResumeStream(app, key, id);
-  if (stream.status !== 200) throw new Error(`resume stream answered ${stream.status}: ${JSON.stringify(stream.errorBody)}`);
+  if (stream.status !== 200)
+    throw new Error(`resume stream answered ${stream.status}: ${JSON.stringify(stream.errorBody)}`);
   const events = await stream.readAll();
   const last = events.at(-1);
   if (!last || !isTerminal(last)) throw new Error(`the stream of ${id} ended without a terminal event`);
@@ -72,12 +87,17 @@ export const wordList = (count: number) => Array.from({ length: count }, (_, ind
  * Polls `read` until `accept` holds, for conditions that have no event to wait on (e.g. a job row's
  * final state). Bounded: fails after `timeoutMs`.
  */
-export async function pollUntil<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+export async function pollUntil<T>(
+  read: () => Promise<T>,
+  accept: (value: T) => boolean,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
     if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not reached within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }

@@ -9,12 +9,17 @@ describe('responses: history from conversations and previous responses', () => {
   const suite = useTestApp();
 
   const newConversation = async (items?: unknown[]) => {
-    const reply = await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: items ? { items } : {} });
+    const reply = await suite.app.request('POST', '/v2/conversations', {
+      key: suite.key,
+      body: items ? { items } : {},
+    });
     expect(reply.status).toBe(200);
     return reply.body.id as string;
   };
   const itemsOf = async (conversationId: string) => {
-    const reply = await suite.app.request('GET', `/v2/conversations/${conversationId}/items?order=asc&limit=100`, { key: suite.key });
+    const reply = await suite.app.request('GET', `/v2/conversations/${conversationId}/items?order=asc&limit=100`, {
+      key: suite.key,
+    });
     expect(reply.status).toBe(200);
     return reply.body.data as any[];
   };
@@ -31,8 +36,22 @@ describe('responses: history from conversations and previous responses', () => {
 
     const items = await itemsOf(conversation);
     expect(items).toEqual([
-      expect.objectContaining({ object: 'conversation.item', type: 'message', role: 'user', status: 'completed', content: [{ type: 'input_text', text: 'alpha beta gamma' }], response_id: response.id }),
-      expect.objectContaining({ object: 'conversation.item', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }], response_id: response.id }),
+      expect.objectContaining({
+        object: 'conversation.item',
+        type: 'message',
+        role: 'user',
+        status: 'completed',
+        content: [{ type: 'input_text', text: 'alpha beta gamma' }],
+        response_id: response.id,
+      }),
+      expect.objectContaining({
+        object: 'conversation.item',
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }],
+        response_id: response.id,
+      }),
     ]);
     // The output item in the conversation is the Response's own output item.
     expect(items[1].id).toBe(response.output[0].id);
@@ -59,7 +78,9 @@ describe('responses: history from conversations and previous responses', () => {
 
     const items = await itemsOf(conversation);
     expect(items).toHaveLength(10);
-    expect(items.map((item) => item.response_id)).toEqual([first, second, limited, none, all].flatMap((response) => [response.id, response.id]));
+    expect(items.map((item) => item.response_id)).toEqual(
+      [first, second, limited, none, all].flatMap((response) => [response.id, response.id]),
+    );
   });
 
   it('previous_response_id chains the earlier inputs and outputs', async () => {
@@ -82,7 +103,9 @@ describe('responses: history from conversations and previous responses', () => {
     const before = await suite.app.request('GET', `/v2/responses/${response.id}`, { key: suite.key });
 
     const [userItem] = await itemsOf(conversation);
-    const deleted = await suite.app.request('DELETE', `/v2/conversations/${conversation}/items/${userItem.id}`, { key: suite.key });
+    const deleted = await suite.app.request('DELETE', `/v2/conversations/${conversation}/items/${userItem.id}`, {
+      key: suite.key,
+    });
     expect(deleted.body).toEqual({ id: userItem.id, object: 'conversation.item.deleted', deleted: true });
 
     const after = await suite.app.request('GET', `/v2/responses/${response.id}`, { key: suite.key });
@@ -109,9 +132,15 @@ describe('responses: history from conversations and previous responses', () => {
     it('truncation disabled (the default): 400 response.context_length_exceeded, nothing written', async () => {
       const before = await suite.app.db.selectFrom('responses').select('id').execute();
       for (const truncation of [undefined, 'disabled']) {
-        const reply = await createResponse(suite.app, suite.key, { conversation, input: 'hi', ...(truncation ? { truncation } : {}) });
+        const reply = await createResponse(suite.app, suite.key, {
+          conversation,
+          input: 'hi',
+          ...(truncation ? { truncation } : {}),
+        });
         expect(reply.status).toBe(400);
-        expect(reply.body).toEqual({ error: { code: 'response.context_length_exceeded', message: expect.stringContaining('16384') } });
+        expect(reply.body).toEqual({
+          error: { code: 'response.context_length_exceeded', message: expect.stringContaining('16384') },
+        });
       }
       expect(await suite.app.db.selectFrom('responses').select('id').execute()).toEqual(before);
       expect(await itemsOf(conversation)).toHaveLength(5);

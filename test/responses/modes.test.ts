@@ -1,9 +1,20 @@
 import { useTestApp } from '../support/harness';
 import { isTerminal, type SseEvent } from '../support/sse';
-import { createResponse, openCreateStream, openResumeStream, outputText, readUntilFirstDelta, waitForFinal, wordList } from './helpers';
+import {
+  createResponse,
+  openCreateStream,
+  openResumeStream,
+  outputText,
+  readUntilFirstDelta,
+  waitForFinal,
+  wordList,
+} from './helpers';
 
 /** The token details OpenAI's reference requires in a Response's usage (none are counted separately here). */
-const OPENAI_TOKEN_DETAILS = { input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } };
+const OPENAI_TOKEN_DETAILS = {
+  input_tokens_details: { cached_tokens: 0, cache_write_tokens: 0 },
+  output_tokens_details: { reasoning_tokens: 0 },
+};
 
 /** Spec: Responses (background, synchronous, stream), Events (SSE), stream resume; DECISIONS 14. */
 describe('responses: background, synchronous and streamed modes', () => {
@@ -32,11 +43,29 @@ describe('responses: background, synchronous and streamed modes', () => {
     expect(created.body.created_at).toEqual(expect.any(Number));
 
     const final = await waitForFinal(suite.app, suite.key, created.body.id);
-    expect(final).toMatchObject({ id: created.body.id, object: 'response', status: 'completed', background: true, error: null });
+    expect(final).toMatchObject({
+      id: created.body.id,
+      object: 'response',
+      status: 'completed',
+      background: true,
+      error: null,
+    });
     expect(final.output).toEqual([
-      { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }] },
+      {
+        id: expect.stringMatching(/^msg_/),
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'alpha beta gamma', annotations: [], logprobs: [] }],
+      },
     ]);
-    expect(final.usage).toEqual({ input_tokens: 3, output_tokens: 3, total_tokens: 6, cost: expect.any(Number), ...OPENAI_TOKEN_DETAILS });
+    expect(final.usage).toEqual({
+      input_tokens: 3,
+      output_tokens: 3,
+      total_tokens: 6,
+      cost: expect.any(Number),
+      ...OPENAI_TOKEN_DETAILS,
+    });
     expect(final.usage.cost).toBeGreaterThan(0);
     expect(final.completed_at).toBeGreaterThanOrEqual(final.created_at);
   });
@@ -70,7 +99,9 @@ describe('responses: background, synchronous and streamed modes', () => {
       'response.output_item.done',
       'response.completed',
     ]);
-    const deltas = events.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta);
+    const deltas = events
+      .filter((event) => event.event === 'response.output_text.delta')
+      .map((event) => event.data.delta);
     expect(deltas.length).toBeGreaterThan(0);
     expect(deltas.join('')).toBe(wordList(9));
     expect(events.at(-1)!.data.response).toEqual(reply.body);
@@ -78,16 +109,22 @@ describe('responses: background, synchronous and streamed modes', () => {
     const call = await createResponse(suite.app, suite.key, {
       input: '/call lookup {"city":"Oslo"}',
       background: false,
-      tools: [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+      tools: [
+        { type: 'function', name: 'lookup', parameters: { type: 'object', properties: { city: { type: 'string' } } } },
+      ],
     });
-    expect(call.body.output).toEqual([expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"city":"Oslo"}' })]);
+    expect(call.body.output).toEqual([
+      expect.objectContaining({ type: 'function_call', name: 'lookup', arguments: '{"city":"Oslo"}' }),
+    ]);
     const callEvents = await (await openResumeStream(suite.app, suite.key, call.body.id)).readAll();
     expectGapFree(callEvents);
-    expect(callEvents.filter((event) => event.event === 'response.output_item.done').map((event) => event.data.item)).toEqual(call.body.output);
+    expect(
+      callEvents.filter((event) => event.event === 'response.output_item.done').map((event) => event.data.item),
+    ).toEqual(call.body.output);
     expect(callEvents.at(-1)!.data.response).toEqual(call.body);
   });
 
-  it('streams the spec events (and OpenAI\'s content_part events around the text), gap-free, with deltas that add up to the final text', async () => {
+  it("streams the spec events (and OpenAI's content_part events around the text), gap-free, with deltas that add up to the final text", async () => {
     const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 10 /words 30' });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -114,11 +151,31 @@ describe('responses: background, synchronous and streamed modes', () => {
     const [created, inProgress, added, partAdded] = events;
     const id = created.data.response.id;
     // The spec's {id, status}, within the whole Response object as it was then (what the OpenAI SDK's stream helper reads).
-    const lifecycle = { id, object: 'response', status: expect.any(String), model: 'dev-echo', output: [], usage: null, error: null, completed_at: null, tools: [], metadata: {} };
-    expect(created.data).toEqual({ type: 'response.created', sequence_number: 0, response: expect.objectContaining({ ...lifecycle, status: 'queued' }) });
-    expect(inProgress.data).toEqual({ type: 'response.in_progress', sequence_number: 1, response: expect.objectContaining({ ...lifecycle, status: 'in_progress' }) });
+    const lifecycle = {
+      id,
+      object: 'response',
+      status: expect.any(String),
+      model: 'dev-echo',
+      output: [],
+      usage: null,
+      error: null,
+      completed_at: null,
+      tools: [],
+      metadata: {},
+    };
+    expect(created.data).toEqual({
+      type: 'response.created',
+      sequence_number: 0,
+      response: expect.objectContaining({ ...lifecycle, status: 'queued' }),
+    });
+    expect(inProgress.data).toEqual({
+      type: 'response.in_progress',
+      sequence_number: 1,
+      response: expect.objectContaining({ ...lifecycle, status: 'in_progress' }),
+    });
     const final = events.at(-1)!.data.response;
-    for (const field of ['id', 'created_at', 'model', 'instructions', 'temperature', 'tool_choice', 'truncation']) expect(created.data.response[field]).toEqual(final[field]);
+    for (const field of ['id', 'created_at', 'model', 'instructions', 'temperature', 'tool_choice', 'truncation'])
+      expect(created.data.response[field]).toEqual(final[field]);
     const itemId = added.data.item.id;
     expect(added.data).toEqual({
       type: 'response.output_item.added',
@@ -126,9 +183,21 @@ describe('responses: background, synchronous and streamed modes', () => {
       output_index: 0,
       item: { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] },
     });
-    expect(partAdded.data).toEqual({ type: 'response.content_part.added', sequence_number: 3, output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+    expect(partAdded.data).toEqual({
+      type: 'response.content_part.added',
+      sequence_number: 3,
+      output_index: 0,
+      content_index: 0,
+      item_id: itemId,
+      part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+    });
     const partDone = events.find((event) => event.event === 'response.content_part.done')!;
-    expect(partDone.data).toMatchObject({ output_index: 0, content_index: 0, item_id: itemId, part: { type: 'output_text', text: events.at(-1)!.data.response.output[0].content[0].text, annotations: [] } });
+    expect(partDone.data).toMatchObject({
+      output_index: 0,
+      content_index: 0,
+      item_id: itemId,
+      part: { type: 'output_text', text: events.at(-1)!.data.response.output[0].content[0].text, annotations: [] },
+    });
     for (const delta of deltas) {
       expect(delta.data).toEqual({
         type: 'response.output_text.delta',
@@ -157,29 +226,61 @@ describe('responses: background, synchronous and streamed modes', () => {
       type: 'response.output_item.done',
       sequence_number: itemDone.data.sequence_number,
       output_index: 0,
-      item: { id: itemId, type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] },
+      item: {
+        id: itemId,
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+      },
     });
 
     // The final event carries the full Response, the same one GET returns afterwards.
     const response = completed.data.response;
     expect(response).toMatchObject({ id, object: 'response', status: 'completed', background: false, error: null });
     expect(response.output).toEqual([itemDone.data.item]);
-    expect(response.usage).toEqual({ input_tokens: 4, output_tokens: 30, total_tokens: 34, cost: expect.any(Number), ...OPENAI_TOKEN_DETAILS });
+    expect(response.usage).toEqual({
+      input_tokens: 4,
+      output_tokens: 30,
+      total_tokens: 34,
+      cost: expect.any(Number),
+      ...OPENAI_TOKEN_DETAILS,
+    });
     const stored = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
     expect(stored.body).toEqual(response);
     expect(outputText(stored.body)).toBe(text);
   });
 
   it('max_output_tokens reached: incomplete, with incomplete_details and the truncated text (DECISIONS 16)', async () => {
-    const sync = await createResponse(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4, background: false });
-    expect(sync.body).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, error: null, max_output_tokens: 4 });
-    expect(sync.body.output).toEqual([expect.objectContaining({ type: 'message', status: 'incomplete', content: [{ type: 'output_text', text: wordList(4), annotations: [], logprobs: [] }] })]);
+    const sync = await createResponse(suite.app, suite.key, {
+      input: '/words 10',
+      max_output_tokens: 4,
+      background: false,
+    });
+    expect(sync.body).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+      error: null,
+      max_output_tokens: 4,
+    });
+    expect(sync.body.output).toEqual([
+      expect.objectContaining({
+        type: 'message',
+        status: 'incomplete',
+        content: [{ type: 'output_text', text: wordList(4), annotations: [], logprobs: [] }],
+      }),
+    ]);
     expect(sync.body.usage).toMatchObject({ input_tokens: 2, output_tokens: 4 });
 
-    const events = await (await openCreateStream(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4 })).readAll();
+    const events = await (
+      await openCreateStream(suite.app, suite.key, { input: '/words 10', max_output_tokens: 4 })
+    ).readAll();
     const last = events.at(-1)!;
     expect(last.event).toBe('response.incomplete');
-    expect(last.data.response).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } });
+    expect(last.data.response).toMatchObject({
+      status: 'incomplete',
+      incomplete_details: { reason: 'max_output_tokens' },
+    });
     expectGapFree(events);
   });
 

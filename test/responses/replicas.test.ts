@@ -15,7 +15,11 @@ if (!postgresUrl) console.info('replicas.test.ts skipped: set TEST_DATABASE_URL 
 async function otherReplica(apps: TestApp[], id: string): Promise<TestApp> {
   if (apps[0].engine === 'temporal') return apps[1];
   for (;;) {
-    const job = await apps[0].db.selectFrom('jobs').select('lease_owner').where('id', '=', id).executeTakeFirstOrThrow();
+    const job = await apps[0].db
+      .selectFrom('jobs')
+      .select('lease_owner')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     if (job.lease_owner) return apps.find((app) => app.runtime.deps.engine.workerId !== job.lease_owner)!;
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -41,11 +45,17 @@ onPostgres('replicas on one Postgres', () => {
   });
 
   it('streams live from another replica, deltas in order and without gaps', async () => {
-    const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 30 one two three four five six seven eight' } });
+    const created = await a.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: '/delay 30 one two three four five six seven eight' },
+    });
     const events = await readUntilFinal(await otherReplica([a, b], created.body.id), key, created.body.id);
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
     expect(events.at(-1).type).toBe('response.completed');
-    const text = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('');
+    const text = events
+      .filter((event) => event.type === 'response.output_text.delta')
+      .map((event) => event.delta)
+      .join('');
     expect(text).toBe('one two three four five six seven eight');
   });
 
@@ -54,9 +64,14 @@ onPostgres('replicas on one Postgres', () => {
     const caching = await TestApp.start({ schema: a.schema, env: { AUTH_CACHE_MS: '60000' } });
     try {
       const account = await a.createAccount();
-      const second = await a.request('POST', '/v2/organization/keys', { key: account.key, body: { name: 'to disable' } });
+      const second = await a.request('POST', '/v2/organization/keys', {
+        key: account.key,
+        body: { name: 'to disable' },
+      });
       expect((await caching.request('GET', '/v2/organization/balance', { key: second.body.key })).status).toBe(200);
-      expect((await a.request('POST', `/v2/organization/keys/${second.body.id}/disable`, { key: account.key })).status).toBe(200);
+      expect(
+        (await a.request('POST', `/v2/organization/keys/${second.body.id}/disable`, { key: account.key })).status,
+      ).toBe(200);
       // The notification crosses processes asynchronously: wait for it (bounded well below the cache's minute).
       const deadline = Date.now() + 5_000;
       let status = 200;
@@ -71,7 +86,8 @@ onPostgres('replicas on one Postgres', () => {
       let codes: number[] = [];
       while (Date.now() < limitedBy) {
         codes = [];
-        for (let index = 0; index < 3; index++) codes.push((await caching.request('GET', '/v2/organization/balance', { key: account.key })).status);
+        for (let index = 0; index < 3; index++)
+          codes.push((await caching.request('GET', '/v2/organization/balance', { key: account.key })).status);
         if (codes.includes(429)) break;
       }
       expect(codes).toContain(429);
@@ -81,7 +97,10 @@ onPostgres('replicas on one Postgres', () => {
   });
 
   it('cancels from another replica', async () => {
-    const created = await a.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(200)}` } });
+    const created = await a.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: `/delay 200 ${'word '.repeat(200)}` },
+    });
     // Wait until it streams, then cancel through the replica that does not run it.
     const started = await SseStream.open(`${a.baseUrl}/v2/responses/${created.body.id}?stream=true`, { key });
     await started.readUntil((event) => event.event === 'response.output_text.delta');

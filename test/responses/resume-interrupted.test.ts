@@ -18,7 +18,9 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
     fake = await startFakeOpenAI();
   });
   afterAll(() => fake.close());
-  const suite = useEngineUnderTest({ env: () => ({ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' }) });
+  const suite = useEngineUnderTest({
+    env: () => ({ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' }),
+  });
 
   /** A queued Response, started, with the first events of a message `text` stored as if streamed by a dead attempt. */
   async function interruptedResponse(model: string, input: string, text: string[]) {
@@ -26,19 +28,53 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
     expect(created.status).toBe(200);
     const id = created.body.id as string;
     const { db, events, logger, webhooks, catalog, providers, ledger, metrics, mcpSessions } = suite.app.runtime.deps;
-    const activities = createActivities({ db, events, logger, webhooks, catalog, providers, ledger, metrics, mcpSessions });
+    const activities = createActivities({
+      db,
+      events,
+      logger,
+      webhooks,
+      catalog,
+      providers,
+      ledger,
+      metrics,
+      mcpSessions,
+    });
     await activities.startResponse({ responseId: id });
-    const item = { id: 'msg_dead0000000000000000', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+    const item = {
+      id: 'msg_dead0000000000000000',
+      type: 'message',
+      role: 'assistant',
+      status: 'in_progress',
+      content: [],
+    };
     const stored = [
       { type: 'response.output_item.added', output_index: 0, item },
-      { type: 'response.content_part.added', output_index: 0, content_index: 0, item_id: item.id, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } },
-      ...text.map((delta) => ({ type: 'response.output_text.delta', output_index: 0, content_index: 0, item_id: item.id, delta })),
+      {
+        type: 'response.content_part.added',
+        output_index: 0,
+        content_index: 0,
+        item_id: item.id,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+      },
+      ...text.map((delta) => ({
+        type: 'response.output_text.delta',
+        output_index: 0,
+        content_index: 0,
+        item_id: item.id,
+        delta,
+      })),
     ];
     const first = (await events.read(id, -1)).length; // created, in_progress
-    await events.append(responseStream(id), stored.map((event, index) => ({ ...event, sequence_number: first + index })));
+    await events.append(
+      responseStream(id),
+      stored.map((event, index) => ({ ...event, sequence_number: first + index })),
+    );
     // The engines pass their context as a second argument (the port's type leaves it out): this is attempt 2.
     const second: ActivityContext = { signal: new AbortController().signal, heartbeat: () => undefined, attempt: 2 };
-    const callProvider = activities.callProvider as (input: { responseId: string }, context: ActivityContext) => ReturnType<typeof activities.callProvider>;
+    const callProvider = activities.callProvider as (
+      input: { responseId: string },
+      context: ActivityContext,
+    ) => ReturnType<typeof activities.callProvider>;
     return { id, activities, outcome: await callProvider({ responseId: id }, second), read: () => events.read(id, -1) };
   }
 
@@ -47,14 +83,26 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
     expect(outcome).toMatchObject({
       kind: 'generated',
       status: 'completed',
-      output: [{ type: 'message', id: 'msg_dead0000000000000000', status: 'completed', content: [{ text: 'one two three four five six' }] }],
+      output: [
+        {
+          type: 'message',
+          id: 'msg_dead0000000000000000',
+          status: 'completed',
+          content: [{ text: 'one two three four five six' }],
+        },
+      ],
       // Billed for what the continuation cost: the prefix went in as input (6 + 2 words), four words came out.
       inputTokens: 8,
       outputTokens: 4,
     });
     const events = [...(await read()), ...((outcome as { unwrittenEvents?: any[] }).unwrittenEvents ?? [])];
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
-    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('')).toBe('one two three four five six');
+    expect(
+      events
+        .filter((event) => event.type === 'response.output_text.delta')
+        .map((event) => event.delta)
+        .join(''),
+    ).toBe('one two three four five six');
     expect(events.filter((event) => event.type === 'response.output_item.added')).toHaveLength(1);
   });
 
@@ -65,7 +113,12 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
       kind: 'generated',
       status: 'completed',
       output: [
-        { type: 'message', id: 'msg_dead0000000000000000', status: 'incomplete', content: [{ text: 'Half an answer' }] },
+        {
+          type: 'message',
+          id: 'msg_dead0000000000000000',
+          status: 'incomplete',
+          content: [{ text: 'Half an answer' }],
+        },
         { type: 'message', status: 'completed', content: [{ text: 'A fresh whole answer.' }] },
       ],
     });
@@ -76,8 +129,12 @@ describe('responses: a turn resumed after its attempt died mid-stream', () => {
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
     // The interrupted item is closed before the new one opens: no delta a client saw is contradicted.
     const types = events.map((event) => `${event.type}:${event.output_index ?? ''}`);
-    expect(types.indexOf('response.output_item.done:0')).toBeGreaterThan(types.lastIndexOf('response.output_text.delta:0'));
+    expect(types.indexOf('response.output_item.done:0')).toBeGreaterThan(
+      types.lastIndexOf('response.output_text.delta:0'),
+    );
     expect(types.indexOf('response.output_item.added:1')).toBeGreaterThan(types.indexOf('response.output_item.done:0'));
-    expect(events.find((event) => event.type === 'response.output_item.done' && event.output_index === 0)).toMatchObject({ item: { status: 'incomplete', content: [{ text: 'Half an answer' }] } });
+    expect(
+      events.find((event) => event.type === 'response.output_item.done' && event.output_index === 0),
+    ).toMatchObject({ item: { status: 'incomplete', content: [{ text: 'Half an answer' }] } });
   });
 });

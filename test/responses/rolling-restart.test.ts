@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { callServer, newServerAccount, stopServer, useServerProcesses, type ServerProcess } from '../support/crash-server';
+import {
+  callServer,
+  newServerAccount,
+  stopServer,
+  useServerProcesses,
+  type ServerProcess,
+} from '../support/crash-server';
 import { ADMIN_TOKEN, postgresUrl } from '../support/harness';
 import { SseStream, TERMINAL_EVENTS } from '../support/sse';
 import { pollUntil, wordList } from './helpers';
@@ -14,7 +20,8 @@ import { pollUntil, wordList } from './helpers';
  * The same at chaos scale: chaos/rolling-restart.ts. PGlite is one process by definition: Postgres only.
  */
 const onPostgres = postgresUrl ? describe : describe.skip;
-if (!postgresUrl) console.info('rolling-restart.test.ts skipped: set TEST_DATABASE_URL (npm run test:postgres) to run it');
+if (!postgresUrl)
+  console.info('rolling-restart.test.ts skipped: set TEST_DATABASE_URL (npm run test:postgres) to run it');
 
 const WORDS = 50;
 /** 50 words 40 ms apart: 2 s each, twice the grace. */
@@ -23,8 +30,13 @@ const env = { SHUTDOWN_GRACE_MS: '1000' };
 
 /** Generations this replica resumed after a hand-over or a crash, from its /metrics. */
 async function resumedBy(server: ServerProcess): Promise<number> {
-  const text = await (await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-  return [...text.matchAll(/^switchyard_generations_resumed_total\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+  const text = await (
+    await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  ).text();
+  return [...text.matchAll(/^switchyard_generations_resumed_total\{[^}]*\} (\d+)/gm)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
 }
 
 onPostgres('a rolling restart of two replicas under load', () => {
@@ -43,21 +55,40 @@ onPostgres('a rolling restart of two replicas under load', () => {
      * A streamed Response read as a client does: resumed on a live replica after the last event read until its final
      * event. `onText` is called at its first delta.
      */
-    async function streamed(replica = next(), onText = () => {}, words = WORDS): Promise<{ id: string; words: number; text: string; resumes: number }> {
-      let stream = await SseStream.open(`${replica.baseUrl}/v2/responses`, { key, body: { model: 'dev-echo', input: input(words), stream: true, background: false } });
+    async function streamed(
+      replica = next(),
+      onText = () => {},
+      words = WORDS,
+    ): Promise<{ id: string; words: number; text: string; resumes: number }> {
+      let stream = await SseStream.open(`${replica.baseUrl}/v2/responses`, {
+        key,
+        body: { model: 'dev-echo', input: input(words), stream: true, background: false },
+      });
       expect(stream.status).toBe(200);
-      const events = (await stream.readUntil((event) => event.event === 'response.output_text.delta')).map((event) => event.data);
+      const events = (await stream.readUntil((event) => event.event === 'response.output_text.delta')).map(
+        (event) => event.data,
+      );
       onText();
       for (let resumes = 0; ; resumes++) {
         events.push(...(await stream.readAll()).map((event) => event.data));
         if (TERMINAL_EVENTS.includes(events.at(-1)?.type)) {
-          expect([events[0].response.id, events.at(-1).type, events.at(-1).response.error]).toEqual([events[0].response.id, 'response.completed', null]);
+          expect([events[0].response.id, events.at(-1).type, events.at(-1).response.error]).toEqual([
+            events[0].response.id,
+            'response.completed',
+            null,
+          ]);
           expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
-          const text = events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.delta).join('');
+          const text = events
+            .filter((event) => event.type === 'response.output_text.delta')
+            .map((event) => event.delta)
+            .join('');
           return { id: events[0].response.id, words, text, resumes };
         }
         expect(resumes).toBeLessThan(5);
-        stream = await SseStream.open(`${next().baseUrl}/v2/responses/${events[0].response.id}?stream=true&starting_after=${events.at(-1).sequence_number}`, { key });
+        stream = await SseStream.open(
+          `${next().baseUrl}/v2/responses/${events[0].response.id}?stream=true&starting_after=${events.at(-1).sequence_number}`,
+          { key },
+        );
       }
     }
 
@@ -75,7 +106,10 @@ onPostgres('a rolling restart of two replicas under load', () => {
     /** Until `count` more Responses were created: the load runs on its own clock, the test waits on it. */
     const loaded = (count: number) => {
       const target = created.length + count;
-      return pollUntil(async () => created.length, (length) => length >= target);
+      return pollUntil(
+        async () => created.length,
+        (length) => length >= target,
+      );
     };
 
     let resumed = 0;
@@ -96,16 +130,25 @@ onPostgres('a rolling restart of two replicas under load', () => {
     await load;
 
     const replies = await Promise.all(created);
-    expect(replies.filter((reply) => reply.status !== 200).map((reply) => [reply.status, reply.body.error])).toEqual([]);
+    expect(replies.filter((reply) => reply.status !== 200).map((reply) => [reply.status, reply.body.error])).toEqual(
+      [],
+    );
     const clients = await Promise.all(streams);
     expect(clients.filter((client) => client.text !== wordList(client.words))).toEqual([]);
-    const words = new Map([...replies.map((reply) => [reply.body.id as string, WORDS] as const), ...clients.map((client) => [client.id, client.words] as const)]);
+    const words = new Map([
+      ...replies.map((reply) => [reply.body.id as string, WORDS] as const),
+      ...clients.map((client) => [client.id, client.words] as const),
+    ]);
     const ids = [...words.keys()];
     const live = rotation[0];
     for (const [id, count] of words) {
       const stream = await SseStream.open(`${live.baseUrl}/v2/responses/${id}?stream=true`, { key });
       const final = (await stream.readAll()).at(-1)?.data;
-      expect([id, final?.type, final?.response.output.map((item: any) => item.content?.[0]?.text)]).toEqual([id, 'response.completed', [wordList(count)]]);
+      expect([id, final?.type, final?.response.output.map((item: any) => item.content?.[0]?.text)]).toEqual([
+        id,
+        'response.completed',
+        [wordList(count)],
+      ]);
     }
     for (const server of rotation) resumed += await resumedBy(server);
     // Generations were running at each hand-over: the restart was not too gentle to test anything.
@@ -128,6 +171,8 @@ onPostgres('a rolling restart of two replicas under load', () => {
     } finally {
       await client.end();
     }
-    console.info(`rolling restart: ${replies.length} background, ${clients.length} streamed (${clients.reduce((sum, c) => sum + c.resumes, 0)} resumed by their clients), ${resumed} generations resumed after a hand-over`);
+    console.info(
+      `rolling restart: ${replies.length} background, ${clients.length} streamed (${clients.reduce((sum, c) => sum + c.resumes, 0)} resumed by their clients), ${resumed} generations resumed after a hand-over`,
+    );
   }, 90_000);
 });

@@ -24,7 +24,8 @@ describe('SSE: backpressure waits', () => {
       if (ctx.path === '/endless') {
         await sendEventStream(ctx, async function* (): AsyncIterable<StreamEvent> {
           try {
-            for (let index = 0; ; index++) yield { type: 'response.output_text.delta', sequence_number: index, delta: 'y'.repeat(64 * 1024) };
+            for (let index = 0; ; index++)
+              yield { type: 'response.output_text.delta', sequence_number: index, delta: 'y'.repeat(64 * 1024) };
           } finally {
             sourceClosed();
           }

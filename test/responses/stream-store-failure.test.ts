@@ -24,21 +24,31 @@ describe('responses: a stream batch that cannot be stored', () => {
         end if;
         return new;
       end $$`.execute(suite.app.db);
-    await sql`create trigger fail_first_marked_batch before insert on stream_events for each row execute function fail_first_marked_batch()`.execute(suite.app.db);
+    await sql`create trigger fail_first_marked_batch before insert on stream_events for each row execute function fail_first_marked_batch()`.execute(
+      suite.app.db,
+    );
   });
 
   it('ends failed (response.interrupted) with the events its live reader saw, stored gap-free, and runs once', async () => {
-    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 20 one two FAILWRITE four five six seven' });
+    const stream = await openCreateStream(suite.app, suite.key, {
+      input: '/delay 20 one two FAILWRITE four five six seven',
+    });
     expect(stream.status).toBe(200);
     const live = await stream.readAll();
     const terminal = live.at(-1)!;
     expect(isTerminal(terminal)).toBe(true);
     expect(terminal.event).toBe('response.failed');
-    expect(terminal.data.response.error).toEqual({ code: 'response.interrupted', message: expect.stringContaining('could not be stored') });
+    expect(terminal.data.response.error).toEqual({
+      code: 'response.interrupted',
+      message: expect.stringContaining('could not be stored'),
+    });
     expect(terminal.data.response.output).toEqual([]);
     live.forEach((event, index) => expect(event.data.sequence_number).toBe(index));
     // The reader saw the text up to the batch that failed (delivered before its write), and nothing after it.
-    const text = live.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta).join('');
+    const text = live
+      .filter((event) => event.event === 'response.output_text.delta')
+      .map((event) => event.data.delta)
+      .join('');
     expect(text).toContain('FAILWRITE');
     expect(text).not.toContain('seven');
 
@@ -50,7 +60,11 @@ describe('responses: a stream batch that cannot be stored', () => {
     // Final, and its job is not run again (no second generation under the same numbers).
     await suite.app.untilJobEnded({ kind: 'response', id });
     if (suite.app.engine === 'embedded') {
-      const job = await suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', id).executeTakeFirstOrThrow();
+      const job = await suite.app.db
+        .selectFrom('jobs')
+        .select(['status', 'attempts'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(job).toEqual({ status: 'completed', attempts: 1 });
     }
     const stored = await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key });
@@ -68,7 +82,10 @@ describe('responses: a stream batch whose write committed but was reported faile
     let failed = false;
     events.append = async (stream, batch) => {
       await append(stream, batch);
-      if (!failed && batch.some((event) => event.type === 'response.output_text.delta' && String(event.delta).includes('LOSTREPLY'))) {
+      if (
+        !failed &&
+        batch.some((event) => event.type === 'response.output_text.delta' && String(event.delta).includes('LOSTREPLY'))
+      ) {
         failed = true;
         await new Promise((resolve) => setTimeout(resolve, 150)); // later batches are delivered meanwhile
         throw new Error('connection reset after commit');
@@ -77,18 +94,28 @@ describe('responses: a stream batch whose write committed but was reported faile
   });
 
   it('stores every event the live reader saw, once and gap-free, after the batch that is already stored', async () => {
-    const stream = await openCreateStream(suite.app, suite.key, { input: '/delay 20 one two LOSTREPLY four five six seven eight nine ten' });
+    const stream = await openCreateStream(suite.app, suite.key, {
+      input: '/delay 20 one two LOSTREPLY four five six seven eight nine ten',
+    });
     const live = await stream.readAll();
     const terminal = live.at(-1)!;
     expect(terminal.event).toBe('response.failed');
     live.forEach((event, index) => expect(event.data.sequence_number).toBe(index));
-    const text = live.filter((event) => event.event === 'response.output_text.delta').map((event) => event.data.delta).join('');
+    const text = live
+      .filter((event) => event.event === 'response.output_text.delta')
+      .map((event) => event.data.delta)
+      .join('');
     expect(text).toMatch(/LOSTREPLY four/); // batches after the failed one were delivered live
 
     const id = terminal.data.response.id as string;
     const replay = await (await openResumeStream(suite.app, suite.key, id)).readAll();
     expect(replay.map((event) => event.data)).toEqual(live.map((event) => event.data));
-    const rows = await suite.app.db.selectFrom('stream_events').select(['first_seq', 'last_seq']).where('stream_id', '=', id).orderBy('first_seq').execute();
+    const rows = await suite.app.db
+      .selectFrom('stream_events')
+      .select(['first_seq', 'last_seq'])
+      .where('stream_id', '=', id)
+      .orderBy('first_seq')
+      .execute();
     rows.forEach((row, index) => expect(row.first_seq).toBe(index === 0 ? 0 : rows[index - 1].last_seq + 1));
   });
 });

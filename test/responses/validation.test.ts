@@ -6,7 +6,10 @@ describe('responses: request validation and access', () => {
   const suite = useTestApp();
 
   const count = async (table: 'responses' | 'jobs' | 'idempotency_keys') => {
-    const row = await suite.app.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await suite.app.db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   };
   const rowCounts = async () => ({
@@ -16,8 +19,17 @@ describe('responses: request validation and access', () => {
   });
 
   const longText = (length: number) => 'x'.repeat(length);
-  const weatherTool = { type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } };
-  const mcpTool = { type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com/sse', require_approval: 'never' };
+  const weatherTool = {
+    type: 'function',
+    name: 'get_weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+  };
+  const mcpTool = {
+    type: 'mcp',
+    server_label: 'docs',
+    server_url: 'https://mcp.example.com/sse',
+    require_approval: 'never',
+  };
 
   it.each<[string, Record<string, unknown>]>([
     ['input missing', { model: MODEL }],
@@ -28,7 +40,10 @@ describe('responses: request validation and access', () => {
     ['neither model nor assistant_id', { input: 'hi' }],
     ['stream with background true', { model: MODEL, input: 'hi', stream: true, background: true }],
     ['stream with background omitted', { model: MODEL, input: 'hi', stream: true }],
-    ['previous_response_id with conversation', { model: MODEL, input: 'hi', previous_response_id: 'resp_x', conversation: 'conv_x' }],
+    [
+      'previous_response_id with conversation',
+      { model: MODEL, input: 'hi', previous_response_id: 'resp_x', conversation: 'conv_x' },
+    ],
     ['temperature 3', { model: MODEL, input: 'hi', temperature: 3 }],
     ['temperature -0.1', { model: MODEL, input: 'hi', temperature: -0.1 }],
     ['top_p 2', { model: MODEL, input: 'hi', top_p: 2 }],
@@ -37,19 +52,38 @@ describe('responses: request validation and access', () => {
     ['message_limit negative', { model: MODEL, input: 'hi', message_limit: -1 }],
     ['max_output_tokens 0', { model: MODEL, input: 'hi', max_output_tokens: 0 }],
     ['an unknown body field', { model: MODEL, input: 'hi', frequency: 1 }],
-    ['metadata with 17 pairs', { model: MODEL, input: 'hi', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }],
+    [
+      'metadata with 17 pairs',
+      { model: MODEL, input: 'hi', metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) },
+    ],
     ['a metadata value of 513 characters', { model: MODEL, input: 'hi', metadata: { note: longText(513) } }],
     ['a metadata key of 65 characters', { model: MODEL, input: 'hi', metadata: { [longText(65)]: 'v' } }],
     ['a non-string metadata value', { model: MODEL, input: 'hi', metadata: { n: 1 } }],
     ['tools not an array', { model: MODEL, input: 'hi', tools: weatherTool }],
     ['a tool of an unknown type', { model: MODEL, input: 'hi', tools: [{ type: 'web_search' }] }],
     ['a function tool without a name', { model: MODEL, input: 'hi', tools: [{ type: 'function', parameters: {} }] }],
-    ['a function tool name with spaces', { model: MODEL, input: 'hi', tools: [{ ...weatherTool, name: 'get weather' }] }],
-    ['function parameters not an object', { model: MODEL, input: 'hi', tools: [{ ...weatherTool, parameters: 'city' }] }],
+    [
+      'a function tool name with spaces',
+      { model: MODEL, input: 'hi', tools: [{ ...weatherTool, name: 'get weather' }] },
+    ],
+    [
+      'function parameters not an object',
+      { model: MODEL, input: 'hi', tools: [{ ...weatherTool, parameters: 'city' }] },
+    ],
     ['a function tool with an unknown field', { model: MODEL, input: 'hi', tools: [{ ...weatherTool, function: {} }] }],
     ['duplicate function names', { model: MODEL, input: 'hi', tools: [weatherTool, weatherTool] }],
-    ['an mcp tool without require_approval', { model: MODEL, input: 'hi', tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com' }] }],
-    ['an mcp tool without server_url', { model: MODEL, input: 'hi', tools: [{ type: 'mcp', server_label: 'docs', require_approval: 'never' }] }],
+    [
+      'an mcp tool without require_approval',
+      {
+        model: MODEL,
+        input: 'hi',
+        tools: [{ type: 'mcp', server_label: 'docs', server_url: 'https://mcp.example.com' }],
+      },
+    ],
+    [
+      'an mcp tool without server_url',
+      { model: MODEL, input: 'hi', tools: [{ type: 'mcp', server_label: 'docs', require_approval: 'never' }] },
+    ],
   ])('400 response.invalid_request: %s', async (_case, body) => {
     const before = await rowCounts();
     const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body });
@@ -71,21 +105,37 @@ describe('responses: request validation and access', () => {
   });
 
   it('400 for max_output_tokens above the model limit (dev-echo: 4096)', async () => {
-    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model: MODEL, input: 'hi', max_output_tokens: 4097 } });
+    const reply = await suite.app.request('POST', '/v2/responses', {
+      key: suite.key,
+      body: { model: MODEL, input: 'hi', max_output_tokens: 4097 },
+    });
     expect(reply.status).toBe(400);
-    expect(reply.body).toEqual({ error: { code: 'response.invalid_request', message: expect.stringContaining('4096') } });
+    expect(reply.body).toEqual({
+      error: { code: 'response.invalid_request', message: expect.stringContaining('4096') },
+    });
   });
 
   it('400 for a bad stream query on GET', async () => {
     const created = await createResponse(suite.app, suite.key, { input: 'query me', background: false });
-    for (const query of ['stream=maybe', 'stream=true&starting_after=abc', 'stream=true&starting_after=1.5', 'stream=true&starting_after=2147483648', 'stream=true&starting_after=-99999999999', 'stream=true&starting_after=1e24']) {
+    for (const query of [
+      'stream=maybe',
+      'stream=true&starting_after=abc',
+      'stream=true&starting_after=1.5',
+      'stream=true&starting_after=2147483648',
+      'stream=true&starting_after=-99999999999',
+      'stream=true&starting_after=1e24',
+    ]) {
       const reply = await suite.app.request('GET', `/v2/responses/${created.body.id}?${query}`, { key: suite.key });
       expect([query, reply.status, reply.body.error?.code]).toEqual([query, 400, 'response.invalid_request']);
     }
   });
 
   it('400 for a body that is not JSON', async () => {
-    const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, rawBody: '{"model": "dev-echo", "input": ', headers: { 'content-type': 'application/json' } });
+    const reply = await suite.app.request('POST', '/v2/responses', {
+      key: suite.key,
+      rawBody: '{"model": "dev-echo", "input": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(reply.status).toBe(400);
     expect(reply.body).toEqual({ error: { code: 'request.invalid_json', message: expect.any(String) } });
   });
@@ -94,9 +144,16 @@ describe('responses: request validation and access', () => {
     const before = await rowCounts();
     const tooLong = await createResponse(suite.app, suite.key, { input: 'hi' }, { 'idempotency-key': longText(256) });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.body).toEqual({ error: { code: 'request.invalid_request', message: expect.stringContaining('255') } });
+    expect(tooLong.body).toEqual({
+      error: { code: 'request.invalid_request', message: expect.stringContaining('255') },
+    });
     expect(await rowCounts()).toEqual(before);
-    const longest = await createResponse(suite.app, suite.key, { input: 'hi', background: false }, { 'idempotency-key': longText(255) });
+    const longest = await createResponse(
+      suite.app,
+      suite.key,
+      { input: 'hi', background: false },
+      { 'idempotency-key': longText(255) },
+    );
     expect(longest.status).toBe(200);
     expect(longest.body.status).toBe('completed');
   });
@@ -111,7 +168,10 @@ describe('responses: request validation and access', () => {
       otherConversation = (await suite.app.request('POST', '/v2/conversations', { key: other.key, body: {} })).body.id;
       const response = await createResponse(suite.app, other.key, { input: '/delay 30 a b c d e f g h i j' });
       otherResponse = response.body.id;
-      const assistant = await suite.app.request('POST', '/v2/assistants', { key: other.key, body: { model: MODEL, name: 'theirs' } });
+      const assistant = await suite.app.request('POST', '/v2/assistants', {
+        key: other.key,
+        body: { model: MODEL, name: 'theirs' },
+      });
       expect(assistant.status).toBe(200);
       otherAssistant = assistant.body.id;
     });
@@ -133,7 +193,10 @@ describe('responses: request validation and access', () => {
       for (const [fields, code] of cases) {
         const body = { input: 'hi', ...fields };
         if ('assistant_id' in fields) delete (body as Record<string, unknown>).model;
-        const reply = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: 'assistant_id' in fields ? body : { model: MODEL, ...body } });
+        const reply = await suite.app.request('POST', '/v2/responses', {
+          key: suite.key,
+          body: 'assistant_id' in fields ? body : { model: MODEL, ...body },
+        });
         expect([reply.status, reply.body.error?.code]).toEqual([404, code]);
       }
       expect(await rowCounts()).toEqual(before);
@@ -157,13 +220,21 @@ describe('responses: request validation and access', () => {
   it('402 when the balance is 0, and nothing is written', async () => {
     const broke = await suite.app.createAccount({ name: 'broke', balance: 0 });
     const before = await rowCounts();
-    for (const body of [{ input: 'hi' }, { input: 'hi', background: false }, { input: 'hi', background: false, stream: true }]) {
+    for (const body of [
+      { input: 'hi' },
+      { input: 'hi', background: false },
+      { input: 'hi', background: false, stream: true },
+    ]) {
       const reply = await createResponse(suite.app, broke.key, body, { 'idempotency-key': 'broke-1' });
       expect(reply.status).toBe(402);
       expect(reply.body).toEqual({ error: { code: 'organization.payment_required', message: expect.any(String) } });
     }
     expect(await rowCounts()).toEqual(before);
-    const rows = await suite.app.db.selectFrom('responses').select('id').where('account_id', '=', broke.accountId).execute();
+    const rows = await suite.app.db
+      .selectFrom('responses')
+      .select('id')
+      .where('account_id', '=', broke.accountId)
+      .execute();
     expect(rows).toEqual([]);
   });
 
@@ -177,17 +248,36 @@ describe('responses: request validation and access', () => {
     ];
     for (const [body, message] of cases) {
       const reply = await createResponse(suite.app, suite.key, { input: 'hi', ...body });
-      expect({ body, status: reply.status, code: reply.body.error?.code }).toEqual({ body, status: 400, code: 'response.invalid_request' });
+      expect({ body, status: reply.status, code: reply.body.error?.code }).toEqual({
+        body,
+        status: 400,
+        code: 'response.invalid_request',
+      });
       expect(reply.body.error.message).toMatch(message);
     }
     expect(await rowCounts()).toEqual(before);
     // Satisfiable choices are accepted, the Assistant's tools included.
-    const named = await createResponse(suite.app, suite.key, { input: '/call lookup {}', background: false, tools: [tool], tool_choice: { type: 'function', name: 'lookup' } });
+    const named = await createResponse(suite.app, suite.key, {
+      input: '/call lookup {}',
+      background: false,
+      tools: [tool],
+      tool_choice: { type: 'function', name: 'lookup' },
+    });
     expect(named.status).toBe(200);
     expect(named.body.output[0]).toMatchObject({ type: 'function_call', name: 'lookup' });
-    const assistant = await suite.app.request('POST', '/v2/assistants', { key: suite.key, body: { model: 'dev-echo', name: 'tools', tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }] } });
+    const assistant = await suite.app.request('POST', '/v2/assistants', {
+      key: suite.key,
+      body: {
+        model: 'dev-echo',
+        name: 'tools',
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+      },
+    });
     expect(assistant.status).toBe(200);
-    const viaAssistant = await suite.app.request('POST', '/v2/responses', { key: suite.key, body: { assistant_id: assistant.body.id, input: 'hi', background: false, tool_choice: 'required' } });
+    const viaAssistant = await suite.app.request('POST', '/v2/responses', {
+      key: suite.key,
+      body: { assistant_id: assistant.body.id, input: 'hi', background: false, tool_choice: 'required' },
+    });
     expect(viaAssistant.status).toBe(200);
   });
 
@@ -196,21 +286,38 @@ describe('responses: request validation and access', () => {
     const withoutMcp = await createResponse(suite.app, suite.key, { input: 'hi', tools: [mcpTool] });
     expect(withoutMcp.status).toBe(403);
     expect(withoutMcp.body).toEqual({ error: { code: 'mcp.forbidden', message: expect.any(String) } });
-    const choice = await createResponse(suite.app, suite.key, { input: 'hi', tool_choice: { type: 'mcp', server_label: 'docs' } });
+    const choice = await createResponse(suite.app, suite.key, {
+      input: 'hi',
+      tool_choice: { type: 'mcp', server_label: 'docs' },
+    });
     expect([choice.status, choice.body.error.code]).toEqual([403, 'mcp.forbidden']);
     expect(await rowCounts()).toEqual(before);
   });
 
   it('a webhook_url to a private address is accepted only when the configuration allows it', async () => {
     // This app allows private networks (tests receive webhooks on loopback).
-    const allowed = await createResponse(suite.app, suite.key, { input: 'hi', background: false, metadata: { webhook_url: 'http://127.0.0.1:9/hook' } });
+    const allowed = await createResponse(suite.app, suite.key, {
+      input: 'hi',
+      background: false,
+      metadata: { webhook_url: 'http://127.0.0.1:9/hook' },
+    });
     expect(allowed.status).toBe(200);
 
     const strict = await TestApp.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false' } });
     try {
       const account = await strict.createAccount();
-      for (const url of ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://10.0.0.5/hook', 'http://[::1]/hook', 'ftp://example.com/hook', 'not a url']) {
-        const reply = await strict.request('POST', '/v2/responses', { key: account.key, body: { model: MODEL, input: 'hi', metadata: { webhook_url: url } } });
+      for (const url of [
+        'http://127.0.0.1:8080/hook',
+        'http://localhost/hook',
+        'http://10.0.0.5/hook',
+        'http://[::1]/hook',
+        'ftp://example.com/hook',
+        'not a url',
+      ]) {
+        const reply = await strict.request('POST', '/v2/responses', {
+          key: account.key,
+          body: { model: MODEL, input: 'hi', metadata: { webhook_url: url } },
+        });
         expect([url, reply.status, reply.body.error?.code]).toEqual([url, 400, 'response.invalid_request']);
       }
       const rows = await strict.db.selectFrom('responses').select('id').execute();

@@ -26,29 +26,44 @@ describe('the byte budget of vendor replies', () => {
 
   const huge = 'x'.repeat(2 * BUDGET);
 
-  it.each(LANGUAGE_VENDORS)('$vendor: a streamed reply past the budget fails the Response, once, unbilled', async ({ model, fake: fakeOf }) => {
-    const fake = () => fakeOf(fakes);
-    fake().reset();
-    fake().setDefault({ textChunks: [huge], endless: true });
-    try {
-      const created = await createResponse(app, key, { model, input: 'hi', max_output_tokens: 16_000, background: true });
-      expect(created.body).toMatchObject({ status: 'queued' });
-      const final = await waitForFinal(app, key, created.body.id);
-      expect(final.status).toBe('failed');
-      expect(final.error.message).toMatch(/could not be read/);
-      // Not retried: another attempt would be as large.
-      expect(fake().requests).toHaveLength(1);
-      const transactions = (await app.request('GET', '/v2/organization/transactions?limit=50', { key })).body.transactions.filter((row: any) => row.metadata.response_id === final.id);
-      expect(transactions).toEqual([]);
-    } finally {
-      fake().setDefault({});
-    }
-  });
+  it.each(LANGUAGE_VENDORS)(
+    '$vendor: a streamed reply past the budget fails the Response, once, unbilled',
+    async ({ model, fake: fakeOf }) => {
+      const fake = () => fakeOf(fakes);
+      fake().reset();
+      fake().setDefault({ textChunks: [huge], endless: true });
+      try {
+        const created = await createResponse(app, key, {
+          model,
+          input: 'hi',
+          max_output_tokens: 16_000,
+          background: true,
+        });
+        expect(created.body).toMatchObject({ status: 'queued' });
+        const final = await waitForFinal(app, key, created.body.id);
+        expect(final.status).toBe('failed');
+        expect(final.error.message).toMatch(/could not be read/);
+        // Not retried: another attempt would be as large.
+        expect(fake().requests).toHaveLength(1);
+        const transactions = (
+          await app.request('GET', '/v2/organization/transactions?limit=50', { key })
+        ).body.transactions.filter((row: any) => row.metadata.response_id === final.id);
+        expect(transactions).toEqual([]);
+      } finally {
+        fake().setDefault({});
+      }
+    },
+  );
 
   it('a synchronous (not streamed) reply declared past the budget is refused without reading it', async () => {
     fakes.openai.reset();
     fakes.openai.script({ text: huge });
-    const reply = await createResponse(app, key, { model: 'gpt-4.1-mini', input: 'hi', max_output_tokens: 16_000, background: false });
+    const reply = await createResponse(app, key, {
+      model: 'gpt-4.1-mini',
+      input: 'hi',
+      max_output_tokens: 16_000,
+      background: false,
+    });
     expect(reply.body.status).toBe('failed');
     expect(reply.body.error.message).toMatch(/could not be read/);
   });
@@ -57,7 +72,12 @@ describe('the byte budget of vendor replies', () => {
     fakes.openai.reset();
     // A stream repeats its text in its closing events: a sixteenth of the budget, five times over, fits.
     fakes.openai.script({ text: 'x'.repeat(BUDGET / 16) });
-    const created = await createResponse(app, key, { model: 'gpt-4.1-mini', input: 'hi', max_output_tokens: 16_000, background: true });
+    const created = await createResponse(app, key, {
+      model: 'gpt-4.1-mini',
+      input: 'hi',
+      max_output_tokens: 16_000,
+      background: true,
+    });
     const final = await waitForFinal(app, key, created.body.id);
     expect(final.status).toBe('completed');
     expect(final.output[0].content[0].text).toHaveLength(BUDGET / 16);

@@ -7,7 +7,15 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -20,7 +28,8 @@ export interface PageWatch {
 export function watchPage(page: Page): PageWatch {
   const watch: PageWatch = { problems: [], requests: [] };
   page.on('console', (message) => {
-    if (message.type() === 'error' || message.type() === 'warning') watch.problems.push(`${message.type()}: ${message.text()}`);
+    if (message.type() === 'error' || message.type() === 'warning')
+      watch.problems.push(`${message.type()}: ${message.text()}`);
   });
   page.on('pageerror', (error) => watch.problems.push(`pageerror: ${error.message}`));
   page.on('request', (request) => watch.requests.push(request.url()));
@@ -28,4 +37,5 @@ export function watchPage(page: Page): PageWatch {
 }
 
 /** The requests that left `origin` (data: URLs stay in the page). */
-export const requestsElsewhere = (watch: PageWatch, origin: string) => watch.requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'));
+export const requestsElsewhere = (watch: PageWatch, origin: string) =>
+  watch.requests.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'));

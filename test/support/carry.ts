@@ -3,7 +3,10 @@
  * (the carry before it), rounded up, and its metadata records the cost and the carry after it. For tests of
  * one slice that bill on an account shared with other tests, whose carry before is not known in advance.
  */
-export function expectCarried(debit: { amount: number | string; metadata: Record<string, unknown> }, cost: number): void {
+export function expectCarried(
+  debit: { amount: number | string; metadata: Record<string, unknown> },
+  cost: number,
+): void {
   const amount = Number(debit.amount);
   expect(debit.metadata.cost).toBeCloseTo(cost, 9);
   const after = Number(debit.metadata.carry);

@@ -22,7 +22,10 @@ export interface ServerStorage {
 
 /** A new data folder, and on Postgres a new schema (drop it with dropSchema afterwards). */
 export async function newServerStorage(prefix: string): Promise<ServerStorage> {
-  const storage = { dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)), schema: postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined };
+  const storage = {
+    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)),
+    schema: postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined,
+  };
   if (storage.schema) {
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
@@ -63,7 +66,13 @@ export function startServerProcess(storage: ServerStorage, env: Record<string, s
 }
 
 /** A JSON request to a server process; the reply's status and parsed body. */
-export async function callServer(server: ServerProcess, method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) {
+export async function callServer(
+  server: ServerProcess,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+) {
   const reply = await fetch(server.baseUrl + urlPath, {
     method,
     headers: { 'content-type': 'application/json', ...headers },
@@ -73,8 +82,12 @@ export async function callServer(server: ServerProcess, method: string, urlPath:
 }
 
 /** Sends `signal` (SIGKILL: a crash; SIGTERM: a deploy) and resolves with the exit code once the process is gone. */
-export async function stopServer(server: ServerProcess | undefined, signal: 'SIGKILL' | 'SIGTERM'): Promise<number | null> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return server?.child.exitCode ?? null;
+export async function stopServer(
+  server: ServerProcess | undefined,
+  signal: 'SIGKILL' | 'SIGTERM',
+): Promise<number | null> {
+  if (!server || server.child.exitCode !== null || server.child.signalCode !== null)
+    return server?.child.exitCode ?? null;
   const exited = new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
   server.child.kill(signal);
   return exited;
@@ -86,10 +99,14 @@ export async function killServer(server: ServerProcess | undefined): Promise<voi
 }
 
 /** A new account (`fields` as POST /admin/accounts takes them) and a key of it on `server`. */
-export async function newServerAccount(server: ServerProcess, fields: Record<string, unknown>): Promise<{ accountId: string; key: string; auth: { 'x-auth-token': string } }> {
+export async function newServerAccount(
+  server: ServerProcess,
+  fields: Record<string, unknown>,
+): Promise<{ accountId: string; key: string; auth: { 'x-auth-token': string } }> {
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const account = await callServer(server, 'POST', '/admin/accounts', fields, admin);
-  const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
+  const key = (await callServer(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body
+    .key as string;
   return { accountId: account.body.id, key, auth: { 'x-auth-token': key } };
 }
 

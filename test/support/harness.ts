@@ -91,7 +91,10 @@ export class TestApp {
         : {}),
       ...options.env,
     });
-    const runtime = await createRuntime(config, { database: { inMemory: !options.dataDir, schema }, logger: options.logger });
+    const runtime = await createRuntime(config, {
+      database: { inMemory: !options.dataDir, schema },
+      logger: options.logger,
+    });
     let temporalWorker: RunningWorker | undefined;
     try {
       if (config.engine.temporal && options.worker !== false) {
@@ -106,7 +109,14 @@ export class TestApp {
     const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
     await new Promise<void>((resolve) => server.once('listening', resolve));
     const { port } = server.address() as AddressInfo;
-    return new TestApp(runtime, server, `http://127.0.0.1:${port}`, schema, ownsSchema && !options.schema, temporalWorker);
+    return new TestApp(
+      runtime,
+      server,
+      `http://127.0.0.1:${port}`,
+      schema,
+      ownsSchema && !options.schema,
+      temporalWorker,
+    );
   }
 
   /** The engine the app runs on. */
@@ -123,11 +133,17 @@ export class TestApp {
   async untilJobEnded(job: JobRef, timeoutMs = 10_000): Promise<void> {
     if (this.engine === 'temporal') {
       const { address, namespace } = this.runtime.deps.config.engine.temporal!;
-      this.temporalClient ??= Connection.connect({ address }).then((connection) => ({ connection, client: new Client({ connection, namespace }) }));
+      this.temporalClient ??= Connection.connect({ address }).then((connection) => ({
+        connection,
+        client: new Client({ connection, namespace }),
+      }));
       const { client } = await this.temporalClient;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`workflow ${workflowIdOf(job)} did not end within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`workflow ${workflowIdOf(job)} did not end within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       try {
         await Promise.race([client.workflow.getHandle(workflowIdOf(job)).result(), timeout]);
@@ -140,7 +156,8 @@ export class TestApp {
     for (;;) {
       const row = await this.db.selectFrom('jobs').select('status').where('id', '=', job.id).executeTakeFirst();
       if (row && (row.status === 'completed' || row.status === 'failed')) return;
-      if (Date.now() > deadline) throw new Error(`job ${workflowIdOf(job)} did not end within ${timeoutMs} ms (status ${row?.status})`);
+      if (Date.now() > deadline)
+        throw new Error(`job ${workflowIdOf(job)} did not end within ${timeoutMs} ms (status ${row?.status})`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
@@ -234,7 +251,8 @@ export function useTestApp(options: { balance?: number; app?: TestAppOptions } =
   });
   afterAll(() => app?.close());
   const started = () => {
-    if (!app || !account) throw new Error('useTestApp: the suite has not started; read its fields inside a test or a hook');
+    if (!app || !account)
+      throw new Error('useTestApp: the suite has not started; read its fields inside a test or a hook');
     return { app, ...account };
   };
   return {

@@ -41,7 +41,12 @@ export class SseStream {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const reply = await fetch(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, signal: controller.signal });
+    const reply = await fetch(url, {
+      method: options.method ?? (body === undefined ? 'GET' : 'POST'),
+      headers,
+      body,
+      signal: controller.signal,
+    });
     const isStream = (reply.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (!isStream || !reply.body) {
       const text = await reply.text();

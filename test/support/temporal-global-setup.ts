@@ -10,9 +10,14 @@ import { bundleWorkflowCode } from '@temporalio/worker';
  */
 export default async function globalSetup(): Promise<void> {
   if (!process.env.TEST_TEMPORAL_ADDRESS) {
-    throw new Error('npm run test:temporal needs TEST_TEMPORAL_ADDRESS=host:port of a running server (start one with `npm run temporal`).');
+    throw new Error(
+      'npm run test:temporal needs TEST_TEMPORAL_ADDRESS=host:port of a running server (start one with `npm run temporal`).',
+    );
   }
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} },
+  });
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-workflows-')), 'bundle.js');
   fs.writeFileSync(file, code);
   process.env.TEST_TEMPORAL_WORKFLOW_BUNDLE = file;

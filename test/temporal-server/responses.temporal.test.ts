@@ -18,7 +18,6 @@ import { startMcpTestServer } from '../mcp/mcp-test-server';
  */
 const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
 
-
 interface SseEvent {
   type: string;
   data: any;
@@ -86,10 +85,15 @@ describeOnTemporal('Responses on a real Temporal server', () => {
 
   /** Event type names (the proto objects carry enum numbers; the JSON form has the names). */
   const eventTypes = async (id: string): Promise<string[]> =>
-    JSON.parse(historyToJSON(await handle(id).fetchHistory())).events.map((event: { eventType: string }) => event.eventType);
+    JSON.parse(historyToJSON(await handle(id).fetchHistory())).events.map(
+      (event: { eventType: string }) => event.eventType,
+    );
 
   it('background: the workflow (id = Response id) completes the Response', async () => {
-    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'hello from temporal' } });
+    const created = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: 'hello from temporal' },
+    });
     expect(created.status).toBe(200);
     expect(created.body.status).toBe('queued');
     const id = created.body.id;
@@ -102,19 +106,35 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.kind)).toBe('response');
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.background)).toBe(true);
     expect(description.typedSearchAttributes.get(SEARCH_ATTRIBUTES.accountId)).toMatch(/^acct_/);
-    expect(description.memo).toMatchObject({ kind: 'response', resourceId: id, model: 'dev-echo', vendor: 'dev', background: true });
+    expect(description.memo).toMatchObject({
+      kind: 'response',
+      resourceId: id,
+      model: 'dev-echo',
+      vendor: 'dev',
+      background: true,
+    });
     expect(await recordHistory(id, 'background-completed')).toBe('completed');
     // The workflow kept SwitchyardStatus current; at the end it is the Response's final status.
     expect((await handle(id).describe()).typedSearchAttributes.get(SEARCH_ATTRIBUTES.status)).toBe('completed');
     const got = await app.request('GET', `/v2/responses/${id}`, { key });
-    expect(got.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ type: 'output_text', text: 'hello from temporal' }] }] });
+    expect(got.body).toMatchObject({
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text: 'hello from temporal' }] }],
+    });
     expect(await handle(id).query('status')).toBe('completed');
   });
 
   it('sync (background: false): the reply is the final Response', async () => {
-    const reply = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'sync please', background: false } });
+    const reply = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: 'sync please', background: false },
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ status: 'completed', output: [{ content: [{ text: 'sync please' }] }], usage: { output_tokens: 2 } });
+    expect(reply.body).toMatchObject({
+      status: 'completed',
+      output: [{ content: [{ text: 'sync please' }] }],
+      usage: { output_tokens: 2 },
+    });
     await recordHistory(reply.body.id, 'sync-completed');
   });
 
@@ -128,14 +148,22 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     const types = events.map((event) => event.type);
     expect(types[0]).toBe('response.created');
     expect(types).toContain('response.in_progress');
-    expect(events.filter((event) => event.type === 'response.output_text.delta').map((event) => event.data.delta).join('')).toBe('one two three');
+    expect(
+      events
+        .filter((event) => event.type === 'response.output_text.delta')
+        .map((event) => event.data.delta)
+        .join(''),
+    ).toBe('one two three');
     expect(types.at(-1)).toBe('response.completed');
     await recordHistory(events[0].data.response.id, 'stream-completed');
   });
 
   it('cancel while the provider runs: signal → activity cancelled → finalised as cancelled', async () => {
     // 200 words at 300 ms each: a minute of generation unless the cancel reaches the vendor call.
-    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 300 /words 200' } });
+    const created = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'dev-echo', input: '/delay 300 /words 200' },
+    });
     const id = created.body.id;
     const stream = await fetch(`${app.baseUrl}/v2/responses/${id}?stream=true`, { headers: { 'x-auth-token': key } });
     await readSse(stream, (event) => event.type === 'response.output_text.delta');
@@ -172,17 +200,30 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     // Closed: REJECT_DUPLICATE refuses a new run, which the engine treats as "already done".
     await app.runtime.deps.engine.launch({ id, kind: 'response' });
     expect((await handle(id).describe()).runId).toBe(runId);
-    const debits = await app.db.selectFrom('ledger_transactions').select('id').where('operation_key', '=', `response:${id}`).execute();
+    const debits = await app.db
+      .selectFrom('ledger_transactions')
+      .select('id')
+      .where('operation_key', '=', `response:${id}`)
+      .execute();
     expect(debits).toHaveLength(1);
   });
 
   it('function call round trip: function_call output, then the tool result continues the Response', async () => {
-    const tools = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+    const tools = [
+      {
+        type: 'function',
+        name: 'get_weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ];
     const call = await app.request('POST', '/v2/responses', {
       key,
       body: { model: 'dev-echo', input: '/call get_weather {"city":"Paris"}', tools, background: false },
     });
-    expect(call.body).toMatchObject({ status: 'completed', output: [{ type: 'function_call', name: 'get_weather', arguments: '{"city":"Paris"}' }] });
+    expect(call.body).toMatchObject({
+      status: 'completed',
+      output: [{ type: 'function_call', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+    });
     await recordHistory(call.body.id, 'function-call');
     const followUp = await app.request('POST', '/v2/responses', {
       key,
@@ -194,7 +235,10 @@ describeOnTemporal('Responses on a real Temporal server', () => {
         background: false,
       },
     });
-    expect(followUp.body).toMatchObject({ status: 'completed', output: [{ type: 'message', content: [{ text: 'Tool get_weather returned: sunny' }] }] });
+    expect(followUp.body).toMatchObject({
+      status: 'completed',
+      output: [{ type: 'message', content: [{ text: 'Tool get_weather returned: sunny' }] }],
+    });
     await recordHistory(followUp.body.id, 'function-call-output');
   });
 
@@ -211,7 +255,12 @@ describeOnTemporal('Responses on a real Temporal server', () => {
           background: false,
         },
       });
-      expect(reply.body.output.map((item: { type: string }) => item.type)).toEqual(['mcp_list_tools', 'mcp_call', 'mcp_call', 'message']);
+      expect(reply.body.output.map((item: { type: string }) => item.type)).toEqual([
+        'mcp_list_tools',
+        'mcp_call',
+        'mcp_call',
+        'message',
+      ]);
       expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout']);
       expect(await recordHistory(reply.body.id, 'mcp-two-rounds')).toBe('completed');
     } finally {
@@ -224,12 +273,38 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     const id = newId('resp');
     const request = {
       input: [{ type: 'message', role: 'user', content: 'swept up' }],
-      instructions: null, temperature: null, top_p: null, reasoning_effort: null, verbosity: null, parallel_tool_calls: true,
-      message_limit: null, truncation: 'disabled', tools: [], tool_choice: null, max_output_tokens: null, stream: false,
+      instructions: null,
+      temperature: null,
+      top_p: null,
+      reasoning_effort: null,
+      verbosity: null,
+      parallel_tool_calls: true,
+      message_limit: null,
+      truncation: 'disabled',
+      tools: [],
+      tool_choice: null,
+      max_output_tokens: null,
+      stream: false,
     };
-    await app.db.insertInto('responses').values({ id, account_id: accountId, status: 'queued', background: true, model: 'dev-echo', vendor: 'dev', request: JSON.stringify(request) }).execute();
-    await app.runtime.deps.events.write(id, [{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]);
-    await app.db.insertInto('jobs').values({ id, kind: 'response', created_at: new Date(Date.now() - 60_000) }).execute();
+    await app.db
+      .insertInto('responses')
+      .values({
+        id,
+        account_id: accountId,
+        status: 'queued',
+        background: true,
+        model: 'dev-echo',
+        vendor: 'dev',
+        request: JSON.stringify(request),
+      })
+      .execute();
+    await app.runtime.deps.events.write(id, [
+      { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } },
+    ]);
+    await app.db
+      .insertInto('jobs')
+      .values({ id, kind: 'response', created_at: new Date(Date.now() - 60_000) })
+      .execute();
     const final = await app.runtime.deps.responses.waitForFinal(accountId, id);
     expect(final).toMatchObject({ id, status: 'completed' });
     expect(await recordHistory(id, 'swept-completed')).toBe('completed');

@@ -17,7 +17,6 @@ import { connectClient, describeOnTemporal } from './temporal-client';
 const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
 const REQUIRES_ACTION_TIMEOUT_MS = 5000;
 
-
 const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
 describeOnTemporal('Runs on a real Temporal server', () => {
@@ -36,9 +35,20 @@ describeOnTemporal('Runs on a real Temporal server', () => {
     });
     expect(app.runtime.deps.engine.name).toBe('temporal');
     ({ key } = await app.createAccount());
-    assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })).body.id;
-    const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
-    toolAssistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Weather', tools: [weatherTool] })).body.id;
+    assistantId = (
+      await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })
+    ).body.id;
+    const weatherTool = {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    };
+    toolAssistantId = (
+      await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Weather', tools: [weatherTool] })
+    ).body.id;
     fs.mkdirSync(HISTORIES, { recursive: true });
   });
 
@@ -59,14 +69,29 @@ describeOnTemporal('Runs on a real Temporal server', () => {
     return { threadId: thread.body.id, runId: run.body.id };
   }
 
-  const getRun = async (threadId: string, runId: string) => (await call('GET', `/v2/threads/${threadId}/runs/${runId}`)).body;
+  const getRun = async (threadId: string, runId: string) =>
+    (await call('GET', `/v2/threads/${threadId}/runs/${runId}`)).body;
   const untilStatus = async (threadId: string, runId: string, status: string) => {
-    const run = await pollUntil(() => getRun(threadId, runId), (current) => current.status === status || FINAL.includes(current.status), 30_000);
-    if (run.status !== status) throw new Error(`run ${runId} is ${run.status} (${JSON.stringify(run.last_error)}), not ${status}`);
+    const run = await pollUntil(
+      () => getRun(threadId, runId),
+      (current) => current.status === status || FINAL.includes(current.status),
+      30_000,
+    );
+    if (run.status !== status)
+      throw new Error(`run ${runId} is ${run.status} (${JSON.stringify(run.last_error)}), not ${status}`);
     return run;
   };
-  const messagesOf = async (threadId: string) => (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as Array<{ role: string; content: Array<{ text: string }> }>;
-  const debitsOf = (runId: string, round: number) => app.db.selectFrom('ledger_transactions').select('id').where('operation_key', '=', `run:${runId}:${round}`).execute();
+  const messagesOf = async (threadId: string) =>
+    (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as Array<{
+      role: string;
+      content: Array<{ text: string }>;
+    }>;
+  const debitsOf = (runId: string, round: number) =>
+    app.db
+      .selectFrom('ledger_transactions')
+      .select('id')
+      .where('operation_key', '=', `run:${runId}:${round}`)
+      .execute();
 
   /** Waits for the workflow, checks it ended as the Run did, and stores its history as a replay fixture. */
   async function recordHistory(runId: string, scenario: string): Promise<string> {
@@ -79,10 +104,13 @@ describeOnTemporal('Runs on a real Temporal server', () => {
   }
 
   /** The history's events in the JSON form (event type names, signal names, activity types). */
-  const eventsOf = async (runId: string): Promise<Array<Record<string, any>>> => JSON.parse(historyToJSON(await handle(runId).fetchHistory())).events;
+  const eventsOf = async (runId: string): Promise<Array<Record<string, any>>> =>
+    JSON.parse(historyToJSON(await handle(runId).fetchHistory())).events;
   const typesOf = async (runId: string) => (await eventsOf(runId)).map((event) => event.eventType as string);
   const activitiesOf = async (runId: string) =>
-    (await eventsOf(runId)).filter((event) => event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED').map((event) => event.activityTaskScheduledEventAttributes.activityType.name);
+    (await eventsOf(runId))
+      .filter((event) => event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')
+      .map((event) => event.activityTaskScheduledEventAttributes.activityType.name);
 
   it('completed: the workflow (id run/<Run id>) appends the answer and bills once', async () => {
     const { threadId, runId } = await createRun('hello from temporal');
@@ -105,17 +133,30 @@ describeOnTemporal('Runs on a real Temporal server', () => {
     expect(await handle(runId).query('status')).toBe('requires_action');
     const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
     expect(toolCall.function).toEqual({ name: 'get_weather', arguments: '{"city":"Paris"}' });
-    const submitted = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: toolCall.id, output: 'sunny' }] });
+    const submitted = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, {
+      tool_outputs: [{ tool_call_id: toolCall.id, output: 'sunny' }],
+    });
     expect(submitted.status).toBe(200);
     expect(await recordHistory(runId, 'submit-tool-outputs')).toBe('completed');
     const events = await eventsOf(runId);
     const types = events.map((event) => event.eventType);
-    const signalled = events.findIndex((event) => event.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED' && event.workflowExecutionSignaledEventAttributes.signalName === 'submit_tool_outputs');
+    const signalled = events.findIndex(
+      (event) =>
+        event.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED' &&
+        event.workflowExecutionSignaledEventAttributes.signalName === 'submit_tool_outputs',
+    );
     expect(types.indexOf('EVENT_TYPE_TIMER_STARTED')).toBeGreaterThan(0);
     expect(signalled).toBeGreaterThan(types.indexOf('EVENT_TYPE_TIMER_STARTED'));
     expect(types.indexOf('EVENT_TYPE_TIMER_CANCELED')).toBeGreaterThan(signalled);
     expect(types).not.toContain('EVENT_TYPE_TIMER_FIRED');
-    expect(await activitiesOf(runId)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'callModel', 'finalizeRun']);
+    expect(await activitiesOf(runId)).toEqual([
+      'startRun',
+      'callModel',
+      'requireAction',
+      'collectToolOutputs',
+      'callModel',
+      'finalizeRun',
+    ]);
     expect((await messagesOf(threadId)).at(-1)!.content[0].text).toBe('Tool get_weather returned: sunny');
     expect(await debitsOf(runId, 0)).toHaveLength(1);
     expect(await debitsOf(runId, 1)).toHaveLength(1);
@@ -128,7 +169,9 @@ describeOnTemporal('Runs on a real Temporal server', () => {
     // Until a worker runs callModel (ActivityTaskStarted is written to history only when an attempt ends).
     const callModelRunning = async () =>
       ((await handle(runId).describe()).raw.pendingActivities ?? []).some(
-        (activity) => activity.activityType?.name === 'callModel' && activity.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+        (activity) =>
+          activity.activityType?.name === 'callModel' &&
+          activity.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
       );
     await pollUntil(callModelRunning, (started) => started, 30_000);
     const cancelStarted = performance.now();
@@ -156,7 +199,12 @@ describeOnTemporal('Runs on a real Temporal server', () => {
     const types = await typesOf(runId);
     expect(types).toContain('EVENT_TYPE_TIMER_FIRED');
     expect(types).not.toContain('EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED');
-    expect((await activitiesOf(runId)).slice(0, 4)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs']);
+    expect((await activitiesOf(runId)).slice(0, 4)).toEqual([
+      'startRun',
+      'callModel',
+      'requireAction',
+      'collectToolOutputs',
+    ]);
     expect((await activitiesOf(runId)).at(-1)).toBe('finalizeRun');
     const run = await getRun(threadId, runId);
     expect(run).toMatchObject({ status: 'expired', required_action: null, last_error: { code: 'run.expired' } });

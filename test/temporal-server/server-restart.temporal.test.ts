@@ -50,8 +50,14 @@ describeOnTemporal('a Temporal server restart in the middle of work', () => {
     // Serving once the default namespace answers a real call.
     await pollUntil(
       async () => {
-        const connection = await Connection.connect({ address: `127.0.0.1:${ports.port}`, connectTimeout: '1 second' }).catch(() => undefined);
-        const ok = await connection?.workflowService.describeNamespace({ namespace: 'default' }).then(() => true, () => false);
+        const connection = await Connection.connect({
+          address: `127.0.0.1:${ports.port}`,
+          connectTimeout: '1 second',
+        }).catch(() => undefined);
+        const ok = await connection?.workflowService.describeNamespace({ namespace: 'default' }).then(
+          () => true,
+          () => false,
+        );
         await connection?.close();
         return ok ?? false;
       },
@@ -71,13 +77,36 @@ describeOnTemporal('a Temporal server restart in the middle of work', () => {
   it('kill -9 of the server while Responses, a Run and a transcription run: all complete once it is back, billed once', async () => {
     const { key, accountId } = await app.createAccount({ balance: 1_000_000 });
     const responses: string[] = [];
-    for (let i = 0; i < 3; i++) responses.push((await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: '/delay 300 /words 15' } })).body.id);
+    for (let i = 0; i < 3; i++)
+      responses.push(
+        (
+          await app.request('POST', '/v2/responses', {
+            key,
+            body: { model: 'dev-echo', input: '/delay 300 /words 15' },
+          })
+        ).body.id,
+      );
     const assistant = await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'Echo' } });
-    const run = await app.request('POST', '/v2/threads/runs', { key, body: { assistant_id: assistant.body.id, thread: { messages: [{ role: 'user', content: '/delay 300 /words 12' }] } } });
-    const transcription = await postTranscription(app.baseUrl, key, { bytes: toneWav(1, [[0.2, 0.8]]), name: 'tone.wav' }, { model: 'dev-stt-async', prompt: '/delay 3000' });
+    const run = await app.request('POST', '/v2/threads/runs', {
+      key,
+      body: {
+        assistant_id: assistant.body.id,
+        thread: { messages: [{ role: 'user', content: '/delay 300 /words 12' }] },
+      },
+    });
+    const transcription = await postTranscription(
+      app.baseUrl,
+      key,
+      { bytes: toneWav(1, [[0.2, 0.8]]), name: 'tone.wav' },
+      { model: 'dev-stt-async', prompt: '/delay 3000' },
+    );
     // Everything is running (output is streaming) when the server dies.
     for (const id of responses) {
-      await pollUntil(() => app.request('GET', `/v2/responses/${id}`, { key }).then((reply) => reply.body.status), (status) => status === 'in_progress', 20_000);
+      await pollUntil(
+        () => app.request('GET', `/v2/responses/${id}`, { key }).then((reply) => reply.body.status),
+        (status) => status === 'in_progress',
+        20_000,
+      );
     }
     await stopServer('SIGKILL');
     // Down for a few seconds: the activities go on in the worker; their heartbeats and completions wait for it.
@@ -87,20 +116,41 @@ describeOnTemporal('a Temporal server restart in the middle of work', () => {
     const connection = await Connection.connect({ address: `127.0.0.1:${ports.port}` });
     try {
       const client = new Client({ connection });
-      const jobs: Array<[JobKind, string]> = [...responses.map((id) => ['response', id] as [JobKind, string]), ['run', run.body.id], ['transcription', transcription.body.request_id]];
-      for (const [kind, id] of jobs) expect([kind, id, await client.workflow.getHandle(workflowIdOf({ kind, id })).result()]).toEqual([kind, id, 'completed']);
+      const jobs: Array<[JobKind, string]> = [
+        ...responses.map((id) => ['response', id] as [JobKind, string]),
+        ['run', run.body.id],
+        ['transcription', transcription.body.request_id],
+      ];
+      for (const [kind, id] of jobs)
+        expect([kind, id, await client.workflow.getHandle(workflowIdOf({ kind, id })).result()]).toEqual([
+          kind,
+          id,
+          'completed',
+        ]);
     } finally {
       await connection.close();
     }
     for (const id of responses) {
       const reply = await app.request('GET', `/v2/responses/${id}`, { key });
-      expect(reply.body).toMatchObject({ status: 'completed', output: [{ content: [{ text: Array.from({ length: 15 }, (_, i) => `w${i + 1}`).join(' ') }] }] });
+      expect(reply.body).toMatchObject({
+        status: 'completed',
+        output: [{ content: [{ text: Array.from({ length: 15 }, (_, i) => `w${i + 1}`).join(' ') }] }],
+      });
     }
-    const debits = await app.db.selectFrom('ledger_transactions').select('operation_key').where('account_id', '=', accountId).where('type', '=', 'debit').execute();
+    const debits = await app.db
+      .selectFrom('ledger_transactions')
+      .select('operation_key')
+      .where('account_id', '=', accountId)
+      .where('type', '=', 'debit')
+      .execute();
     const keys = debits.map((debit) => debit.operation_key);
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys).toHaveLength(5);
-    const account = await app.db.selectFrom('accounts').select('held').where('id', '=', accountId).executeTakeFirstOrThrow();
+    const account = await app.db
+      .selectFrom('accounts')
+      .select('held')
+      .where('id', '=', accountId)
+      .executeTakeFirstOrThrow();
     expect(account.held).toBe(0);
   });
 });

@@ -9,7 +9,9 @@ import { temporalAddress } from '../support/harness';
 export const describeOnTemporal: jest.Describe = temporalAddress ? describe : describe.skip;
 
 if (!temporalAddress) {
-  process.stdout.write('\nTemporal server tests skipped: run `npm run test:temporal` (a server from `npm run temporal`).\n\n');
+  process.stdout.write(
+    '\nTemporal server tests skipped: run `npm run test:temporal` (a server from `npm run temporal`).\n\n',
+  );
 }
 
 export async function connectClient(): Promise<Client & { close(): Promise<void> }> {

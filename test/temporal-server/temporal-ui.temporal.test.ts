@@ -14,7 +14,9 @@ import { connectClient, describeOnTemporal } from './temporal-client';
  * start-dev` and scripts/temporal.js place it, unless TEST_TEMPORAL_UI_URL says otherwise.
  */
 const SCREENSHOTS = path.join(__dirname, '..', '..', 'docs', 'screenshots');
-const uiUrl = process.env.TEST_TEMPORAL_UI_URL ?? (temporalAddress ? `http://${temporalAddress.replace(/:(\d+)$/, (_, port) => `:${Number(port) + 1000}`)}` : '');
+const uiUrl =
+  process.env.TEST_TEMPORAL_UI_URL ??
+  (temporalAddress ? `http://${temporalAddress.replace(/:(\d+)$/, (_, port) => `:${Number(port) + 1000}`)}` : '');
 
 jest.setTimeout(90_000);
 
@@ -29,13 +31,15 @@ describeOnTemporal('the Temporal UI, as an operator uses it', () => {
     app = await TestApp.start();
     client = await connectClient();
     account = await app.createAccount({ name: 'ui operator' });
-    const create = (input: string) => app.request('POST', '/v2/responses', { key: account.key, body: { model: 'dev-echo', input } });
+    const create = (input: string) =>
+      app.request('POST', '/v2/responses', { key: account.key, body: { model: 'dev-echo', input } });
     responses.completed = (await create('hello from the Temporal UI')).body.id;
     // The dev model fails on request (`/error`) and runs slowly enough to be cancelled (`/delay`).
     responses.failed = (await create('/error')).body.id;
     responses.cancelled = (await create('/delay 300 /words 100')).body.id;
     await app.request('POST', `/v2/responses/${responses.cancelled}/cancel`, { key: account.key });
-    for (const id of Object.values(responses)) await client.workflow.getHandle(workflowIdOf({ kind: 'response', id })).result();
+    for (const id of Object.values(responses))
+      await client.workflow.getHandle(workflowIdOf({ kind: 'response', id })).result();
     browser = await launchChromium();
   });
 
@@ -58,23 +62,37 @@ describeOnTemporal('the Temporal UI, as an operator uses it', () => {
 
     // A customer's jobs: all three of this account's Responses, no one else's.
     await page.goto(listUrl(`SwitchyardAccountId = "${account.accountId}"`));
-    for (const id of Object.values(responses)) await page.getByRole('link', { name: `response/${id}` }).first().waitFor();
+    for (const id of Object.values(responses))
+      await page
+        .getByRole('link', { name: `response/${id}` })
+        .first()
+        .waitFor();
     await page.getByText('3 Workflows', { exact: true }).waitFor();
     await screenshot(page, 'by-account');
 
     // Narrowed to the failures: a Response that failed is a workflow that completed, so only SwitchyardStatus tells.
     await page.goto(listUrl(`SwitchyardAccountId = "${account.accountId}" AND SwitchyardStatus = "failed"`));
-    await page.getByRole('link', { name: `response/${responses.failed}` }).first().waitFor();
-    await page.getByText(/^1 Workflows?$/).first().waitFor();
+    await page
+      .getByRole('link', { name: `response/${responses.failed}` })
+      .first()
+      .waitFor();
+    await page
+      .getByText(/^1 Workflows?$/)
+      .first()
+      .waitFor();
     expect(await page.getByRole('link', { name: `response/${responses.completed}` }).count()).toBe(0);
     await screenshot(page, 'failed');
 
     // The Response's workflow: type, task queue, result, and its history of activities.
     await page.goto(listUrl(`SwitchyardAccountId = "${account.accountId}" AND SwitchyardStatus = "completed"`));
-    await page.getByRole('link', { name: `response/${responses.completed}` }).first().click();
+    await page
+      .getByRole('link', { name: `response/${responses.completed}` })
+      .first()
+      .click();
     await page.getByText('responseWorkflow').first().waitFor();
     await page.getByText('Workflow Execution Completed').first().waitFor();
-    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse']) await page.getByText(activity).first().waitFor();
+    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse'])
+      await page.getByText(activity).first().waitFor();
     await screenshot(page, 'history');
 
     // Its search attributes and memo: who and what the job is for.

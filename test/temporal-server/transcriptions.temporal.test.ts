@@ -16,7 +16,6 @@ import { startReceiver } from '../webhooks/receiver';
  */
 const HISTORIES = path.join(__dirname, '..', 'temporal', 'fixtures', 'histories');
 
-
 describeOnTemporal('asynchronous transcriptions on a real Temporal server', () => {
   let client: Awaited<ReturnType<typeof connectClient>>;
   let app: TestApp;
@@ -40,17 +39,40 @@ describeOnTemporal('asynchronous transcriptions on a real Temporal server', () =
   it('queued → completed through the workflow, with result, meta, one callback and one debit; its history recorded', async () => {
     const receiver = await startReceiver();
     try {
-      const submitted = await postTranscription(app.baseUrl, key, { bytes: toneWav(2, [[0.5, 1.5]]), name: 'tones.wav' }, { model: 'dev-stt-async', meta: '{"k":"v"}', callback_url: `${receiver.url}/cb` });
+      const submitted = await postTranscription(
+        app.baseUrl,
+        key,
+        { bytes: toneWav(2, [[0.5, 1.5]]), name: 'tones.wav' },
+        { model: 'dev-stt-async', meta: '{"k":"v"}', callback_url: `${receiver.url}/cb` },
+      );
       expect(submitted.body.status).toBe('queued');
       const id = submitted.body.request_id as string;
       expect(await handle(id).result()).toBe('completed');
-      const check = await pollUntil(() => app.request('GET', `/v2/audio/transcription/check/${id}`, { key }).then((reply) => reply.body), (body) => body.status === 'completed', 10_000);
+      const check = await pollUntil(
+        () => app.request('GET', `/v2/audio/transcription/check/${id}`, { key }).then((reply) => reply.body),
+        (body) => body.status === 'completed',
+        10_000,
+      );
       expect(check).toEqual({ request_id: id, status: 'completed' });
       const result = await app.request('GET', `/v2/audio/transcription/result/${id}`, { key });
-      expect(result.body).toMatchObject({ duration: 2, segments: [{ start: 0.5, end: 1.5 }], meta: { k: 'v' }, usage: { cost: 2 } });
+      expect(result.body).toMatchObject({
+        duration: 2,
+        segments: [{ start: 0.5, end: 1.5 }],
+        meta: { k: 'v' },
+        usage: { cost: 2 },
+      });
       expect(receiver.requests).toHaveLength(1);
-      expect(await app.db.selectFrom('ledger_transactions').select('id').where('operation_key', '=', `transcription:${id}`).execute()).toHaveLength(1);
-      fs.writeFileSync(path.join(HISTORIES, 'transcription-completed.json'), historyToJSON(await handle(id).fetchHistory()) + '\n');
+      expect(
+        await app.db
+          .selectFrom('ledger_transactions')
+          .select('id')
+          .where('operation_key', '=', `transcription:${id}`)
+          .execute(),
+      ).toHaveLength(1);
+      fs.writeFileSync(
+        path.join(HISTORIES, 'transcription-completed.json'),
+        historyToJSON(await handle(id).fetchHistory()) + '\n',
+      );
     } finally {
       await receiver.close();
     }

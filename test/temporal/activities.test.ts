@@ -29,7 +29,16 @@ describe('response activities under MockActivityEnvironment', () => {
     ({ accountId, key } = await app.createAccount({ balance: 1_000_000 }));
     const { db, logger, events, webhooks, catalog, providers, ledger } = app.runtime.deps;
     // A short heartbeat period so a 50 ms-per-word call heartbeats several times.
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, heartbeatIntervalMs: 20 });
+    activities = createActivities({
+      db,
+      logger,
+      events,
+      webhooks,
+      catalog,
+      providers,
+      ledger,
+      heartbeatIntervalMs: 20,
+    });
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -37,9 +46,13 @@ describe('response activities under MockActivityEnvironment', () => {
     await app.close();
   });
 
-  const environment = () => new MockActivityEnvironment({ activityType: 'callProvider', heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
+  const environment = () =>
+    new MockActivityEnvironment({ activityType: 'callProvider', heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
 
-  async function insertResponse(text: string, options: { tools?: FunctionToolSpec[]; metadata?: Record<string, string>; conversationId?: string } = {}) {
+  async function insertResponse(
+    text: string,
+    options: { tools?: FunctionToolSpec[]; metadata?: Record<string, string>; conversationId?: string } = {},
+  ) {
     const id = newId('resp');
     const request = storedRequest(text, { tools: options.tools ?? [] });
     await app.db
@@ -56,14 +69,19 @@ describe('response activities under MockActivityEnvironment', () => {
         metadata: JSON.stringify(options.metadata ?? {}),
       })
       .execute();
-    await app.runtime.deps.events.write(id, [{ type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } }]);
+    await app.runtime.deps.events.write(id, [
+      { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } },
+    ]);
     return id;
   }
 
   const row = (id: string) => app.db.selectFrom('responses').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const storedEvents = (id: string): Promise<StreamEvent[]> => app.runtime.deps.events.read(id, -1);
-  const ledgerRows = (id: string) => app.db.selectFrom('ledger_transactions').selectAll().where('operation_key', '=', `response:${id}`).execute();
-  const balance = async () => (await app.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow()).balance;
+  const ledgerRows = (id: string) =>
+    app.db.selectFrom('ledger_transactions').selectAll().where('operation_key', '=', `response:${id}`).execute();
+  const balance = async () =>
+    (await app.db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow())
+      .balance;
 
   /** startResponse + callProvider, each in its own environment, as a worker would run them. */
   async function generate(id: string): Promise<GenerationOutcome> {
@@ -86,7 +104,11 @@ describe('response activities under MockActivityEnvironment', () => {
 
     it('refuses a Response whose cancel was requested, leaving it queued', async () => {
       const id = await insertResponse('hello');
-      await app.db.updateTable('responses').set({ cancel_requested_at: sql`now()` }).where('id', '=', id).execute();
+      await app.db
+        .updateTable('responses')
+        .set({ cancel_requested_at: sql`now()` })
+        .where('id', '=', id)
+        .execute();
       expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: false });
       expect((await row(id)).status).toBe('queued');
       expect((await storedEvents(id)).map((event) => event.type)).toEqual(['response.created']);
@@ -105,7 +127,13 @@ describe('response activities under MockActivityEnvironment', () => {
       expect(outcome).toMatchObject({ kind: 'generated', status: 'completed', inputTokens: 6, outputTokens: 4 });
       const generated = outcome as Extract<GenerationOutcome, { kind: 'generated' }>;
       expect(generated.output).toEqual([
-        { id: expect.stringMatching(/^msg_/), type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'alpha beta gamma delta' }] },
+        {
+          id: expect.stringMatching(/^msg_/),
+          type: 'message',
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: 'alpha beta gamma delta' }],
+        },
       ]);
       // Three 50 ms gaps with a 20 ms heartbeat period; details carry the next event sequence number.
       expect(heartbeats.length).toBeGreaterThanOrEqual(2);
@@ -154,19 +182,38 @@ describe('response activities under MockActivityEnvironment', () => {
     });
 
     it('returns a function_call item for a tool call', async () => {
-      const tools: FunctionToolSpec[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+      const tools: FunctionToolSpec[] = [
+        {
+          type: 'function',
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      ];
       const id = await insertResponse('/call get_weather {"city":"Paris"}', { tools });
       const outcome = await generate(id);
       expect(outcome).toMatchObject({ kind: 'generated', status: 'completed', outputTokens: 2 });
       expect((outcome as Extract<GenerationOutcome, { kind: 'generated' }>).output).toEqual([
-        { id: expect.stringMatching(/^fc_/), type: 'function_call', call_id: expect.stringMatching(/^call_/), name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' },
+        {
+          id: expect.stringMatching(/^fc_/),
+          type: 'function_call',
+          call_id: expect.stringMatching(/^call_/),
+          name: 'get_weather',
+          arguments: '{"city":"Paris"}',
+          status: 'completed',
+        },
       ]);
     });
 
     it('returns a vendor failure as a failed outcome instead of throwing (no Temporal retry)', async () => {
       const id = await insertResponse('/error server');
       const outcome = await generate(id);
-      expect(outcome).toEqual({ kind: 'failed', code: 'response.execution_failed', message: expect.stringMatching(/^Vendor dev failed to process the request/), inputTokens: 0, outputTokens: 0 });
+      expect(outcome).toEqual({
+        kind: 'failed',
+        code: 'response.execution_failed',
+        message: expect.stringMatching(/^Vendor dev failed to process the request/),
+        inputTokens: 0,
+        outputTokens: 0,
+      });
     });
 
     it('does not call the vendor for a Response that is already final', async () => {
@@ -208,16 +255,26 @@ describe('response activities under MockActivityEnvironment', () => {
     it('finalises concurrent Responses together (one statement per batch) with exact debits and gap-free streams', async () => {
       const conversation = await app.request('POST', '/v2/conversations', { key, body: {} });
       const ids = await Promise.all(
-        Array.from({ length: 12 }, (_, index) => insertResponse(`word${index} two three`, index === 5 ? { conversationId: conversation.body.id } : {})),
+        Array.from({ length: 12 }, (_, index) =>
+          insertResponse(`word${index} two three`, index === 5 ? { conversationId: conversation.body.id } : {}),
+        ),
       );
       const outcomes = await Promise.all(ids.map((id) => generate(id)));
       const before = await balance();
       // The cancelled one (index 3) charges nothing; finalising index 7 twice at once writes it once.
       const finals = await Promise.all([
-        ...ids.map((id, index) => environment().run(activities.finalizeResponse, { responseId: id, outcome: index === 3 ? { kind: 'cancelled' as const } : outcomes[index] })),
+        ...ids.map((id, index) =>
+          environment().run(activities.finalizeResponse, {
+            responseId: id,
+            outcome: index === 3 ? { kind: 'cancelled' as const } : outcomes[index],
+          }),
+        ),
         environment().run(activities.finalizeResponse, { responseId: ids[7], outcome: outcomes[7] }),
       ]);
-      expect(finals.map((final) => (final as { status: string }).status)).toEqual([...ids.map((_, index) => (index === 3 ? 'cancelled' : 'completed')), 'completed']);
+      expect(finals.map((final) => (final as { status: string }).status)).toEqual([
+        ...ids.map((_, index) => (index === 3 ? 'cancelled' : 'completed')),
+        'completed',
+      ]);
 
       let charged = 0;
       for (const [index, id] of ids.entries()) {
@@ -227,7 +284,9 @@ describe('response activities under MockActivityEnvironment', () => {
         const stored = await storedEvents(id);
         expect(stored.map((event) => event.sequence_number)).toEqual(stored.map((_, sequence) => sequence));
         expect(stored.at(-1)!.type).toBe(index === 3 ? 'response.cancelled' : 'response.completed');
-        expect((await row(id)).usage).toMatchObject(index === 3 ? { total_tokens: 0, cost: 0 } : { input_tokens: 3, output_tokens: 3 });
+        expect((await row(id)).usage).toMatchObject(
+          index === 3 ? { total_tokens: 0, cost: 0 } : { input_tokens: 3, output_tokens: 3 },
+        );
       }
       expect(charged).toBeGreaterThan(0);
       expect(await balance()).toBe(before - charged);
@@ -263,19 +322,38 @@ describe('response activities under MockActivityEnvironment', () => {
     it('a cancelled outcome ends the Response cancelled, with zero usage and no debit', async () => {
       const id = await insertResponse('/delay 200 a b c');
       await environment().run(activities.startResponse, { responseId: id });
-      const result = await environment().run(activities.finalizeResponse, { responseId: id, outcome: { kind: 'cancelled' as const } });
+      const result = await environment().run(activities.finalizeResponse, {
+        responseId: id,
+        outcome: { kind: 'cancelled' as const },
+      });
       expect(result).toEqual({ status: 'cancelled', webhook: false });
       const final = await row(id);
-      expect(final).toMatchObject({ status: 'cancelled', output: [], usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost: 0 } });
+      expect(final).toMatchObject({
+        status: 'cancelled',
+        output: [],
+        usage: { input_tokens: 0, output_tokens: 0, total_tokens: 0, cost: 0 },
+      });
       expect(await ledgerRows(id)).toHaveLength(0);
-      expect((await storedEvents(id)).at(-1)).toMatchObject({ type: 'response.cancelled', response: { id, status: 'cancelled' } });
+      expect((await storedEvents(id)).at(-1)).toMatchObject({
+        type: 'response.cancelled',
+        response: { id, status: 'cancelled' },
+      });
     });
 
     it('records response.execution_failed (the flow outcome after exhausted retries) as failed', async () => {
       const id = await insertResponse('hello', { metadata: { webhook_url: `${receiver.url}/hook` } });
       await environment().run(activities.startResponse, { responseId: id });
-      const outcome: GenerationOutcome = { kind: 'failed', code: 'response.execution_failed', message: 'The generation could not be completed; retry the request.', inputTokens: 0, outputTokens: 0 };
-      expect(await environment().run(activities.finalizeResponse, { responseId: id, outcome })).toEqual({ status: 'failed', webhook: true });
+      const outcome: GenerationOutcome = {
+        kind: 'failed',
+        code: 'response.execution_failed',
+        message: 'The generation could not be completed; retry the request.',
+        inputTokens: 0,
+        outputTokens: 0,
+      };
+      expect(await environment().run(activities.finalizeResponse, { responseId: id, outcome })).toEqual({
+        status: 'failed',
+        webhook: true,
+      });
       expect((await row(id)).error).toEqual({ code: 'response.execution_failed', message: outcome.message });
     });
   });
@@ -288,7 +366,9 @@ describe('response activities under MockActivityEnvironment', () => {
       const received = receiver.requests.length;
       await environment().run(activities.sendWebhook, { responseId: id });
       expect(receiver.requests.length).toBe(received);
-      expect(await app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', id).execute()).toHaveLength(0);
+      expect(
+        await app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', id).execute(),
+      ).toHaveLength(0);
     });
 
     it('posts the final status once, even when the activity is retried', async () => {
@@ -299,7 +379,9 @@ describe('response activities under MockActivityEnvironment', () => {
       await environment().run(activities.sendWebhook, { responseId: id });
       // The activity claims the webhook; the process's webhook dispatcher sends it.
       await app.runtime.deps.webhooks.idle();
-      const posts = receiver.requests.filter((request) => request.path === '/hook' && JSON.parse(request.body).response_id === id);
+      const posts = receiver.requests.filter(
+        (request) => request.path === '/hook' && JSON.parse(request.body).response_id === id,
+      );
       expect(posts).toHaveLength(1);
       expect(JSON.parse(posts[0].body)).toMatchObject({ response_id: id, status: 'completed' });
     });

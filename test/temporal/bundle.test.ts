@@ -17,7 +17,8 @@ describe('temporal workflow bundle', () => {
     expect(bundle.code).toContain('responseWorkflow');
     expect(bundle.code).toMatch(/defineSignal\)?\(['"]cancel['"]\)/);
     expect(bundle.code).toMatch(/defineQuery\)?\(['"]status['"]\)/);
-    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']) expect(bundle.code).toContain(activity);
+    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook'])
+      expect(bundle.code).toContain(activity);
   });
 
   it('exports runWorkflow from the entry, with its wake signal and activity names', () => {
@@ -25,21 +26,53 @@ describe('temporal workflow bundle', () => {
     expect(bundle.code).toMatch(/runWorkflow: \(\) => \([^)]*\.runWorkflow\)/);
     expect(bundle.code).toMatch(/async function runWorkflow\(/);
     expect(bundle.code).toMatch(/submitToolOutputsSignal = [^;]*defineSignal\)?\(['"]submit_tool_outputs['"]\)/);
-    for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun']) expect(bundle.code).toContain(activity);
+    for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun'])
+      expect(bundle.code).toContain(activity);
   });
 
   it('exports transcriptionWorkflow from the entry, with its activity names', () => {
     expect(bundle.code).toMatch(/transcriptionWorkflow: \(\) => \([^)]*\.transcriptionWorkflow\)/);
     expect(bundle.code).toMatch(/async function transcriptionWorkflow\(/);
-    for (const activity of ['startTranscription', 'transcribeAudio', 'finalizeTranscription', 'sendTranscriptionCallback']) expect(bundle.code).toContain(activity);
+    for (const activity of [
+      'startTranscription',
+      'transcribeAudio',
+      'finalizeTranscription',
+      'sendTranscriptionCallback',
+    ])
+      expect(bundle.code).toContain(activity);
   });
 
   it('keeps activity and service code out of the sandbox (workflows import them as types only)', () => {
     const responses = ['OutputAssembler', 'createResponseActivities'];
     // Run activities and what they import: the ledger, pricing, the Runs' and threads' repositories, the prompt.
-    const runs = ['createRunActivities', 'createActivities', 'currentActivityContext', 'createLedger', 'priceCall', 'markRequiresAction', 'readWait', 'insertMessages', 'buildRunPrompt'];
-    const transcriptions = ['createTranscriptionActivities', 'readChunks', 'transcriptionCharge', 'markProcessing', 'busboy', 'mpg123'];
-    for (const marker of ['kysely', 'selectFrom', 'node:crypto', 'pg-protocol', ...responses, ...runs, ...transcriptions]) {
+    const runs = [
+      'createRunActivities',
+      'createActivities',
+      'currentActivityContext',
+      'createLedger',
+      'priceCall',
+      'markRequiresAction',
+      'readWait',
+      'insertMessages',
+      'buildRunPrompt',
+    ];
+    const transcriptions = [
+      'createTranscriptionActivities',
+      'readChunks',
+      'transcriptionCharge',
+      'markProcessing',
+      'busboy',
+      'mpg123',
+    ];
+    for (const marker of [
+      'kysely',
+      'selectFrom',
+      'node:crypto',
+      'pg-protocol',
+      ...responses,
+      ...runs,
+      ...transcriptions,
+    ]) {
       expect(bundle.code).not.toContain(marker);
     }
   });
@@ -47,9 +80,9 @@ describe('temporal workflow bundle', () => {
   it('fails for a workflow that imports activities at runtime (the lint can fail)', async () => {
     const logged: string[] = [];
     const logger = new DefaultLogger('WARN', (entry) => logged.push(entry.message));
-    await expect(bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/workflow-importing-activities'), logger })).rejects.toThrow(
-      /Webpack finished with errors/,
-    );
+    await expect(
+      bundleWorkflowCode({ workflowsPath: require.resolve('./fixtures/workflow-importing-activities'), logger }),
+    ).rejects.toThrow(/Webpack finished with errors/);
     // The report names the Node-only code that was pulled in (here: pg via activities → src/db).
     expect(logged.join('\n')).toMatch(/node_modules\/pg\//);
   });

@@ -44,7 +44,10 @@ export function jsonPayload(value: unknown) {
 /** Search attributes as the SDK encodes typed Keyword values: JSON, with the type in the payload's metadata. */
 function keywordAttributes(fields: Record<string, string>) {
   const indexedFields = Object.fromEntries(
-    Object.entries(fields).map(([name, value]) => [name, { metadata: { encoding: base64('json/plain'), type: base64('Keyword') }, data: base64(JSON.stringify(value)) }]),
+    Object.entries(fields).map(([name, value]) => [
+      name,
+      { metadata: { encoding: base64('json/plain'), type: base64('Keyword') }, data: base64(JSON.stringify(value)) },
+    ]),
   );
   return { indexedFields };
 }
@@ -75,7 +78,12 @@ export class HistoryBuilder {
 
   private add(eventType: string, attributesKey: string, attributes: Attributes): string {
     const eventId = String(this.events.length + 1);
-    this.events.push({ eventId, eventTime: new Date(this.clock).toISOString(), eventType, [attributesKey]: attributes });
+    this.events.push({
+      eventId,
+      eventTime: new Date(this.clock).toISOString(),
+      eventType,
+      [attributesKey]: attributes,
+    });
     this.clock += EVENT_SPACING_MS;
     return eventId;
   }
@@ -97,7 +105,12 @@ export class HistoryBuilder {
   }
 
   /** `searchAttributes`: Keyword attributes the workflow starts with (as the Temporal engine sets them). */
-  started(workflowType: string, args: unknown[], workflowId = 'resp_replay', options: { searchAttributes?: Record<string, string> } = {}): this {
+  started(
+    workflowType: string,
+    args: unknown[],
+    workflowId = 'resp_replay',
+    options: { searchAttributes?: Record<string, string> } = {},
+  ): this {
     this.add('EVENT_TYPE_WORKFLOW_EXECUTION_STARTED', 'workflowExecutionStartedEventAttributes', {
       ...(options.searchAttributes ? { searchAttributes: keywordAttributes(options.searchAttributes) } : {}),
       workflowType: { name: workflowType },
@@ -122,13 +135,25 @@ export class HistoryBuilder {
       startToCloseTimeout: '10s',
       attempt: 1,
     });
-    const started = this.add('EVENT_TYPE_WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', { scheduledEventId: scheduled, identity: 'history-builder' });
-    this.lastWorkflowTaskCompleted = this.add('EVENT_TYPE_WORKFLOW_TASK_COMPLETED', 'workflowTaskCompletedEventAttributes', {
+    const started = this.add('EVENT_TYPE_WORKFLOW_TASK_STARTED', 'workflowTaskStartedEventAttributes', {
       scheduledEventId: scheduled,
-      startedEventId: started,
       identity: 'history-builder',
-      sdkMetadata: { coreUsedFlags: [1, 2, 3], langUsedFlags: [1, 2], sdkName: 'temporal-typescript', sdkVersion: '1.24.0' },
     });
+    this.lastWorkflowTaskCompleted = this.add(
+      'EVENT_TYPE_WORKFLOW_TASK_COMPLETED',
+      'workflowTaskCompletedEventAttributes',
+      {
+        scheduledEventId: scheduled,
+        startedEventId: started,
+        identity: 'history-builder',
+        sdkMetadata: {
+          coreUsedFlags: [1, 2, 3],
+          langUsedFlags: [1, 2],
+          sdkName: 'temporal-typescript',
+          sdkVersion: '1.24.0',
+        },
+      },
+    );
     return this;
   }
 
@@ -159,7 +184,11 @@ export class HistoryBuilder {
     const entry: { scheduled: string; started?: string } = { scheduled };
     this.activities.set(id, entry);
     if (options.started !== false) {
-      entry.started = this.add('EVENT_TYPE_ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', { scheduledEventId: scheduled, attempt: 1, identity: 'history-builder' });
+      entry.started = this.add('EVENT_TYPE_ACTIVITY_TASK_STARTED', 'activityTaskStartedEventAttributes', {
+        scheduledEventId: scheduled,
+        attempt: 1,
+        identity: 'history-builder',
+      });
     }
     return id;
   }
@@ -209,11 +238,13 @@ export class HistoryBuilder {
   /** The activity acknowledged the cancellation (it threw after its signal was aborted). */
   activityCancelled(id: string): this {
     const entry = this.entry(id);
-    const requested = [...this.events].reverse().find(
-      (event) =>
-        event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED' &&
-        (event.activityTaskCancelRequestedEventAttributes as Attributes).scheduledEventId === entry.scheduled,
-    );
+    const requested = [...this.events]
+      .reverse()
+      .find(
+        (event) =>
+          event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED' &&
+          (event.activityTaskCancelRequestedEventAttributes as Attributes).scheduledEventId === entry.scheduled,
+      );
     if (!requested) throw new Error(`activity ${id} has no cancel request`);
     this.add('EVENT_TYPE_ACTIVITY_TASK_CANCELED', 'activityTaskCanceledEventAttributes', {
       scheduledEventId: entry.scheduled,
@@ -271,7 +302,10 @@ export class HistoryBuilder {
 
   /** `WorkflowHandle.cancel()` (Temporal UI, CLI, ops): cancels the workflow's root scope. */
   workflowCancelRequested(): this {
-    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED', 'workflowExecutionCancelRequestedEventAttributes', { cause: 'ops', identity: 'history-builder' });
+    this.add('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED', 'workflowExecutionCancelRequestedEventAttributes', {
+      cause: 'ops',
+      identity: 'history-builder',
+    });
     return this;
   }
 

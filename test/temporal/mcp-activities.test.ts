@@ -23,7 +23,16 @@ describe('MCP activities under MockActivityEnvironment', () => {
     app = await TestApp.start();
     ({ accountId } = await app.createAccount({ mcpEnabled: true }));
     const { db, logger, events, webhooks, catalog, providers, ledger } = app.runtime.deps;
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, mcpSessions: app.runtime.deps.mcpSessions });
+    activities = createActivities({
+      db,
+      logger,
+      events,
+      webhooks,
+      catalog,
+      providers,
+      ledger,
+      mcpSessions: app.runtime.deps.mcpSessions,
+    });
   });
   afterAll(async () => {
     await app.close();
@@ -31,14 +40,33 @@ describe('MCP activities under MockActivityEnvironment', () => {
   });
   beforeEach(() => mcp.reset());
 
-  const environment = (activityType: string) => new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
+  const environment = (activityType: string) =>
+    new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
 
   async function insertResponse(server: Partial<McpServerSpec> = {}) {
     const id = newId('resp');
-    const tools = [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never', ...server } as McpServerSpec];
+    const tools = [
+      {
+        type: 'mcp',
+        server_label: 'calc',
+        server_url: `${mcp.url}/mcp`,
+        require_approval: 'never',
+        ...server,
+      } as McpServerSpec,
+    ];
     await app.db
       .insertInto('responses')
-      .values({ id, account_id: accountId, status: 'in_progress', background: true, model: 'dev-echo', vendor: 'dev', conversation_id: null, request: JSON.stringify(storedRequest('hi', { tools })), metadata: '{}' })
+      .values({
+        id,
+        account_id: accountId,
+        status: 'in_progress',
+        background: true,
+        model: 'dev-echo',
+        vendor: 'dev',
+        conversation_id: null,
+        request: JSON.stringify(storedRequest('hi', { tools })),
+        metadata: '{}',
+      })
       .execute();
     return id;
   }
@@ -47,11 +75,18 @@ describe('MCP activities under MockActivityEnvironment', () => {
     const responseId = await insertResponse({ allowed_tools: ['add'] });
     const listing: McpListing = await environment('listMcpTools').run(activities.listMcpTools, { responseId });
     expect(listing.servers).toEqual([{ serverLabel: 'calc', tools: [expect.objectContaining({ name: 'add' })] }]);
-    expect(listing.items).toEqual([expect.objectContaining({ type: 'mcp_list_tools', server_label: 'calc', error: null })]);
+    expect(listing.items).toEqual([
+      expect.objectContaining({ type: 'mcp_list_tools', server_label: 'calc', error: null }),
+    ]);
 
     const unreachable = await insertResponse({ server_url: 'http://127.0.0.1:9/mcp' });
-    const failed: McpListing = await environment('listMcpTools').run(activities.listMcpTools, { responseId: unreachable });
-    expect(failed.items[0]).toMatchObject({ tools: [], error: expect.stringMatching(/Could not connect to the MCP server "calc"/) });
+    const failed: McpListing = await environment('listMcpTools').run(activities.listMcpTools, {
+      responseId: unreachable,
+    });
+    expect(failed.items[0]).toMatchObject({
+      tools: [],
+      error: expect.stringMatching(/Could not connect to the MCP server "calc"/),
+    });
   });
 
   it('callMcpTool runs a call once: a second run returns the stored result without calling the server', async () => {

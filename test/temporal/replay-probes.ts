@@ -32,11 +32,18 @@ export function createReplayProbes(): { sinks: InjectedSinks<ReplayProbeSinks>; 
   const sinks: InjectedSinks<ReplayProbeSinks> = {
     probe: {
       activity: {
-        fn: (_info, workflowId, type, args, options) => void probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> }),
+        fn: (_info, workflowId, type, args, options) =>
+          void probeFor(workflowId).activities.push({ type, args, options: options as Record<string, any> }),
         callDuringReplay: true,
       },
-      timer: { fn: (_info, workflowId, seq, durationMs) => void probeFor(workflowId).timers.push({ seq, durationMs }), callDuringReplay: true },
-      result: { fn: (_info, workflowId, value) => void probeFor(workflowId).results.push(value), callDuringReplay: true },
+      timer: {
+        fn: (_info, workflowId, seq, durationMs) => void probeFor(workflowId).timers.push({ seq, durationMs }),
+        callDuringReplay: true,
+      },
+      result: {
+        fn: (_info, workflowId, value) => void probeFor(workflowId).results.push(value),
+        callDuringReplay: true,
+      },
     },
   };
   return { sinks, probeFor };
@@ -49,7 +56,10 @@ export function createReplayProbes(): { sinks: InjectedSinks<ReplayProbeSinks>; 
  * id given) and returns what the workflow did. Call it at the top level of a test file.
  */
 export function useReplay(idPrefix: string, replayName: string) {
-  Runtime.install({ logger: quietLogger, telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+  Runtime.install({
+    logger: quietLogger,
+    telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+  });
   const { sinks, probeFor } = createReplayProbes();
   let bundle: WorkflowBundleWithSourceMap;
   let count = 0;
@@ -57,7 +67,10 @@ export function useReplay(idPrefix: string, replayName: string) {
     bundle = await bundleWorkflows({ probe: true });
   });
   return {
-    async replay(history: JsonHistory | ReturnType<typeof historyFromJSON>, workflowId = `${idPrefix}${++count}`): Promise<Probe> {
+    async replay(
+      history: JsonHistory | ReturnType<typeof historyFromJSON>,
+      workflowId = `${idPrefix}${++count}`,
+    ): Promise<Probe> {
       await Worker.runReplayHistory({ workflowBundle: bundle, replayName, sinks }, history, workflowId);
       return probeFor(workflowId);
     },

@@ -27,7 +27,13 @@ const generated = (output: unknown[], tokens = { input: 3, output: 2 }): Generat
   nextSequence: 7,
 });
 const messageOutput = generated([
-  { id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hello world' }] },
+  {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text: 'hello world' }],
+  },
 ]);
 const EXECUTION_FAILED: GenerationOutcome = {
   kind: 'failed',
@@ -53,7 +59,8 @@ function completedHistory(outcome: GenerationOutcome, final: { status: string; w
 }
 
 const types = (probe: Probe) => probe.activities.map((activity) => activity.type);
-const finalizeInput = (probe: Probe) => probe.activities.find((activity) => activity.type === 'finalizeResponse')?.args[0];
+const finalizeInput = (probe: Probe) =>
+  probe.activities.find((activity) => activity.type === 'finalizeResponse')?.args[0];
 
 describe('responseWorkflow replay: hand-built histories', () => {
   it('completed with a webhook: start → generate → finalise → webhook, returns the final status', async () => {
@@ -65,7 +72,11 @@ describe('responseWorkflow replay: hand-built histories', () => {
   });
 
   it('completed without a webhook: no sendWebhook', async () => {
-    const outcome: GenerationOutcome = { ...messageOutput, status: 'incomplete', incompleteReason: 'max_output_tokens' } as GenerationOutcome;
+    const outcome: GenerationOutcome = {
+      ...messageOutput,
+      status: 'incomplete',
+      incompleteReason: 'max_output_tokens',
+    } as GenerationOutcome;
     const probe = await replay(completedHistory(outcome, { status: 'incomplete', webhook: false }));
     expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse']);
     expect(finalizeInput(probe)).toEqual({ ...input, outcome });
@@ -76,7 +87,11 @@ describe('responseWorkflow replay: hand-built histories', () => {
     const probe = await replay(completedHistory(messageOutput, { status: 'completed', webhook: true }));
     const byType = Object.fromEntries(probe.activities.map((activity) => [activity.type, activity.options]));
     // Set explicitly: the SDK's effective default is TRY_CANCEL.
-    expect(byType.callProvider).toMatchObject({ cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED, heartbeatTimeout: '10 seconds', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] } });
+    expect(byType.callProvider).toMatchObject({
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      heartbeatTimeout: '10 seconds',
+      retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
+    });
     for (const bookkeeping of ['startResponse', 'finalizeResponse', 'sendWebhook']) {
       expect(byType[bookkeeping]).toMatchObject({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 20 } });
       expect(byType[bookkeeping].heartbeatTimeout).toBeUndefined();
@@ -84,7 +99,19 @@ describe('responseWorkflow replay: hand-built histories', () => {
   });
 
   it('function call: the output with a function_call item is finalised as generated', async () => {
-    const outcome = generated([{ id: 'fc_1', type: 'function_call', call_id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' }], { input: 4, output: 2 });
+    const outcome = generated(
+      [
+        {
+          id: 'fc_1',
+          type: 'function_call',
+          call_id: 'call_1',
+          name: 'get_weather',
+          arguments: '{"city":"Paris"}',
+          status: 'completed',
+        },
+      ],
+      { input: 4, output: 2 },
+    );
     const probe = await replay(completedHistory(outcome, { status: 'completed', webhook: false }));
     expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse']);
     expect(finalizeInput(probe)).toEqual({ ...input, outcome });
@@ -92,7 +119,13 @@ describe('responseWorkflow replay: hand-built histories', () => {
   });
 
   it('failed: a vendor failure returned by callProvider is finalised as is', async () => {
-    const outcome: GenerationOutcome = { kind: 'failed', code: 'provider.server_error', message: 'dev-echo: simulated server failure', inputTokens: 0, outputTokens: 0 };
+    const outcome: GenerationOutcome = {
+      kind: 'failed',
+      code: 'provider.server_error',
+      message: 'dev-echo: simulated server failure',
+      inputTokens: 0,
+      outputTokens: 0,
+    };
     const probe = await replay(completedHistory(outcome, { status: 'failed', webhook: false }));
     expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse']);
     expect(finalizeInput(probe)).toEqual({ ...input, outcome });
@@ -192,22 +225,25 @@ describe('responseWorkflow replay: hand-built histories', () => {
   it.each([
     ['refuses (the row was already cancelled)', { proceed: false }],
     ['proceeds (the row moved to in_progress first)', { proceed: true }],
-  ])('cancel while startResponse runs and it %s: startResponse is not interrupted, no provider call', async (_name, startResult) => {
-    const history = start();
-    const started = history.scheduleActivity('startResponse');
-    history
-      .signal('cancel')
-      .workflowTask() // no command: startResponse is non-cancellable, the generation scope has nothing running yet
-      .completeActivity(started, startResult)
-      .workflowTask()
-      .activity('finalizeResponse', { status: 'cancelled', webhook: false })
-      .workflowTask()
-      .completed('cancelled');
-    const probe = await replay(history.build());
-    expect(types(probe)).toEqual(['startResponse', 'finalizeResponse']);
-    expect(finalizeInput(probe)).toEqual({ ...input, outcome: { kind: 'cancelled' } });
-    expect(probe.results).toEqual(['cancelled']);
-  });
+  ])(
+    'cancel while startResponse runs and it %s: startResponse is not interrupted, no provider call',
+    async (_name, startResult) => {
+      const history = start();
+      const started = history.scheduleActivity('startResponse');
+      history
+        .signal('cancel')
+        .workflowTask() // no command: startResponse is non-cancellable, the generation scope has nothing running yet
+        .completeActivity(started, startResult)
+        .workflowTask()
+        .activity('finalizeResponse', { status: 'cancelled', webhook: false })
+        .workflowTask()
+        .completed('cancelled');
+      const probe = await replay(history.build());
+      expect(types(probe)).toEqual(['startResponse', 'finalizeResponse']);
+      expect(finalizeInput(probe)).toEqual({ ...input, outcome: { kind: 'cancelled' } });
+      expect(probe.results).toEqual(['cancelled']);
+    },
+  );
 
   it('startResponse refuses without a cancel signal (finished elsewhere): finalisation reports the stored status', async () => {
     const history = start()
@@ -234,10 +270,16 @@ describe('responseWorkflow replay: hand-built histories', () => {
 describe('responseWorkflow replay: the SwitchyardStatus search attribute', () => {
   /** A workflow the Temporal engine started with SwitchyardStatus (src/engine/search-attributes.ts). */
   const indexed = (withUpserts: boolean) => {
-    const history = new HistoryBuilder().started('responseWorkflow', [input], 'resp_replay', { searchAttributes: { SwitchyardStatus: 'queued' } }).workflowTask();
+    const history = new HistoryBuilder()
+      .started('responseWorkflow', [input], 'resp_replay', { searchAttributes: { SwitchyardStatus: 'queued' } })
+      .workflowTask();
     history.activity('startResponse', { proceed: true }).workflowTask();
     if (withUpserts) history.upsertSearchAttributes({ SwitchyardStatus: 'in_progress' });
-    history.activity('callProvider', messageOutput).workflowTask().activity('finalizeResponse', { status: 'completed', webhook: true }).workflowTask();
+    history
+      .activity('callProvider', messageOutput)
+      .workflowTask()
+      .activity('finalizeResponse', { status: 'completed', webhook: true })
+      .workflowTask();
     if (withUpserts) history.upsertSearchAttributes({ SwitchyardStatus: 'completed' });
     return history.activity('sendWebhook', undefined).workflowTask().completed('completed').build();
   };
@@ -255,7 +297,10 @@ describe('responseWorkflow replay: the SwitchyardStatus search attribute', () =>
   });
 
   it('a history that started with it but lacks the upserts does not replay', async () => {
-    const error = await replay(indexed(false)).then(() => undefined, (failure: unknown) => failure);
+    const error = await replay(indexed(false)).then(
+      () => undefined,
+      (failure: unknown) => failure,
+    );
     expect(error).toBeInstanceOf(DeterminismViolationError);
     expect((error as Error).message).toMatch(/UpsertWorkflowSearchAttributes|upsert/i);
   });
@@ -282,12 +327,17 @@ describe('responseWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeResponse', { status: 'completed', webhook: false })
       .workflowTask()
       .completed('completed');
-    await expectNondeterminism(history.build(), /Activity type of scheduled event 'callProvider' does not match activity type of activity command 'startResponse'/);
+    await expectNondeterminism(
+      history.build(),
+      /Activity type of scheduled event 'callProvider' does not match activity type of activity command 'startResponse'/,
+    );
   });
 
   it('a renamed activity', async () => {
     const history = completedHistory(messageOutput, { status: 'completed', webhook: false });
-    const scheduled = history.events.find((event) => (event.activityTaskScheduledEventAttributes as any)?.activityType.name === 'callProvider')!;
+    const scheduled = history.events.find(
+      (event) => (event.activityTaskScheduledEventAttributes as any)?.activityType.name === 'callProvider',
+    )!;
     (scheduled.activityTaskScheduledEventAttributes as any).activityType.name = 'callModel';
     await expectNondeterminism(history, /'callModel' does not match activity type of activity command 'callProvider'/);
   });
@@ -301,7 +351,10 @@ describe('responseWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeResponse', { status: 'completed', webhook: true })
       .workflowTask()
       .completed('completed');
-    await expectNondeterminism(history.build(), /Activity machine does not handle this event: HistoryEvent\(id: \d+, WorkflowExecutionCompleted\)/);
+    await expectNondeterminism(
+      history.build(),
+      /Activity machine does not handle this event: HistoryEvent\(id: \d+, WorkflowExecutionCompleted\)/,
+    );
   });
 
   it('a TRY_CANCEL-shaped history: finalising before the provider call acknowledged the cancel', async () => {
@@ -315,7 +368,10 @@ describe('responseWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeResponse', { status: 'cancelled', webhook: false })
       .workflowTask()
       .completed('cancelled');
-    await expectNondeterminism(history.build(), /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskScheduled\)/);
+    await expectNondeterminism(
+      history.build(),
+      /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskScheduled\)/,
+    );
   });
 
   it('a cancel request for startResponse (it must be shielded)', async () => {
@@ -330,11 +386,19 @@ describe('responseWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeResponse', { status: 'cancelled', webhook: false })
       .workflowTask()
       .completed('cancelled');
-    await expectNondeterminism(history.build(), /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskCancelRequested\)/);
+    await expectNondeterminism(
+      history.build(),
+      /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskCancelRequested\)/,
+    );
   });
 });
 
-const fixtureFiles = fs.existsSync(FIXTURES) ? fs.readdirSync(FIXTURES).filter((file) => file.endsWith('.json')).sort() : [];
+const fixtureFiles = fs.existsSync(FIXTURES)
+  ? fs
+      .readdirSync(FIXTURES)
+      .filter((file) => file.endsWith('.json'))
+      .sort()
+  : [];
 
 /**
  * Histories recorded by the opt-in real-server suites (test/temporal-server/), replayed on every run: every
@@ -348,7 +412,9 @@ const fixtureFiles = fs.existsSync(FIXTURES) ? fs.readdirSync(FIXTURES).filter((
     const probe = await replay(history, workflowId);
     const completed = json.events.find((event: any) => event.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     if (completed) {
-      expect(probe.results).toEqual([decodePayload(completed.workflowExecutionCompletedEventAttributes.result.payloads[0])]);
+      expect(probe.results).toEqual([
+        decodePayload(completed.workflowExecutionCompletedEventAttributes.result.payloads[0]),
+      ]);
     }
     const scheduled = json.events
       .filter((event: any) => event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')

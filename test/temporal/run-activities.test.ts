@@ -15,7 +15,8 @@ type ToolCallsOutcome = Extract<ModelOutcome, { kind: 'tool_calls' }>;
  */
 describe('run activities under MockActivityEnvironment', () => {
   const suite = useTestApp();
-  const call = (method: string, path: string, body?: unknown) => suite.app.request(method, path, { key: suite.key, body });
+  const call = (method: string, path: string, body?: unknown) =>
+    suite.app.request(method, path, { key: suite.key, body });
   const WAIT_MS = 60_000;
 
   let activities: Activities;
@@ -32,33 +33,74 @@ describe('run activities under MockActivityEnvironment', () => {
     const deps = { db, logger, events, webhooks, catalog, providers, ledger, heartbeatIntervalMs: 20 };
     activities = createActivities({ ...deps, requiresActionTimeoutMs: WAIT_MS });
     shortWait = createActivities({ ...deps, requiresActionTimeoutMs: 1000 });
-    assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })).body.id;
-    const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } };
-    toolAssistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Weather', tools: [weatherTool] })).body.id;
+    assistantId = (
+      await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo', instructions: 'Answer briefly.' })
+    ).body.id;
+    const weatherTool = {
+      type: 'function',
+      function: {
+        name: 'get_weather',
+        description: 'Weather in a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    };
+    toolAssistantId = (
+      await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Weather', tools: [weatherTool] })
+    ).body.id;
   });
 
-  const environment = (activityType: string) => new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
+  const environment = (activityType: string) =>
+    new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
 
   /** A thread with one user message and a queued Run of it, through the API. */
-  async function createRun(text: string, assistant = assistantId): Promise<{ threadId: string; runId: string; input: RunJobInput }> {
+  async function createRun(
+    text: string,
+    assistant = assistantId,
+  ): Promise<{ threadId: string; runId: string; input: RunJobInput }> {
     const thread = await call('POST', '/v2/threads', { messages: [{ role: 'user', content: text }] });
     expect(thread.status).toBe(200);
     const run = await call('POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant });
     expect(run.status).toBe(200);
     expect(run.body.status).toBe('queued');
     // Its job row (the outbox) is written, and left alone by the stopped engine.
-    expect(await suite.app.db.selectFrom('jobs').select(['kind', 'status', 'attempts']).where('id', '=', run.body.id).executeTakeFirst()).toEqual({ kind: 'run', status: 'pending', attempts: 0 });
+    expect(
+      await suite.app.db
+        .selectFrom('jobs')
+        .select(['kind', 'status', 'attempts'])
+        .where('id', '=', run.body.id)
+        .executeTakeFirst(),
+    ).toEqual({ kind: 'run', status: 'pending', attempts: 0 });
     return { threadId: thread.body.id, runId: run.body.id, input: { runId: run.body.id } };
   }
 
-  const row = (id: string) => suite.app.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    suite.app.db.selectFrom('runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const debits = (id: string, round: number) =>
-    suite.app.db.selectFrom('ledger_transactions').selectAll().where('operation_key', '=', `run:${id}:${round}`).execute();
-  const balance = async () => Number((await suite.app.db.selectFrom('accounts').select('balance').where('id', '=', suite.accountId).executeTakeFirstOrThrow()).balance);
-  const messages = async (threadId: string) => (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as Array<{ role: string; run_id: string | null; content: Array<{ text: string }> }>;
+    suite.app.db
+      .selectFrom('ledger_transactions')
+      .selectAll()
+      .where('operation_key', '=', `run:${id}:${round}`)
+      .execute();
+  const balance = async () =>
+    Number(
+      (
+        await suite.app.db
+          .selectFrom('accounts')
+          .select('balance')
+          .where('id', '=', suite.accountId)
+          .executeTakeFirstOrThrow()
+      ).balance,
+    );
+  const messages = async (threadId: string) =>
+    (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as Array<{
+      role: string;
+      run_id: string | null;
+      content: Array<{ text: string }>;
+    }>;
 
   const startRun = (input: RunJobInput) => environment('startRun').run(activities.startRun, input);
-  const callModel = (input: RunJobInput, round: number) => environment('callModel').run(activities.callModel, { ...input, round });
+  const callModel = (input: RunJobInput, round: number) =>
+    environment('callModel').run(activities.callModel, { ...input, round });
 
   /** startRun, then round 0 asks for get_weather. */
   async function askForTool(city = 'Paris') {
@@ -98,7 +140,13 @@ describe('run activities under MockActivityEnvironment', () => {
       env.on('heartbeat', (details) => heartbeats.push(details));
       const outcome = await env.run(activities.callModel, { ...input, round: 0 });
       // Input: the Assistant's instructions (2 words) and the message (6 words, the directive included).
-      expect(outcome).toEqual({ kind: 'message', status: 'completed', text: 'alpha beta gamma delta', inputTokens: 8, outputTokens: 4 });
+      expect(outcome).toEqual({
+        kind: 'message',
+        status: 'completed',
+        text: 'alpha beta gamma delta',
+        inputTokens: 8,
+        outputTokens: 4,
+      });
       expect(heartbeats.length).toBeGreaterThanOrEqual(2);
       for (const details of heartbeats) expect(details).toEqual({ round: 0 });
       expect((await row(runId)).status).toBe('in_progress');
@@ -172,14 +220,30 @@ describe('run activities under MockActivityEnvironment', () => {
         transcript: [{ calls: outcome.calls }],
         required_action: {
           type: 'submit_tool_outputs',
-          submit_tool_outputs: { tool_calls: [{ id: outcome.calls[0].id, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+          submit_tool_outputs: {
+            tool_calls: [
+              {
+                id: outcome.calls[0].id,
+                type: 'function',
+                function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+              },
+            ],
+          },
         },
-        usage: { prompt_tokens: outcome.inputTokens, completion_tokens: outcome.outputTokens, total_tokens: outcome.inputTokens + outcome.outputTokens },
+        usage: {
+          prompt_tokens: outcome.inputTokens,
+          completion_tokens: outcome.outputTokens,
+          total_tokens: outcome.inputTokens + outcome.outputTokens,
+        },
       });
       expect(waiting.expires_at).toBeInstanceOf(Date);
       const billed = await debits(runId, 0);
       expect(billed).toHaveLength(1);
-      expect(billed[0]).toMatchObject({ type: 'debit', account_id: suite.accountId, metadata: { service: 'runs', run_id: runId, model: 'dev-echo' } });
+      expect(billed[0]).toMatchObject({
+        type: 'debit',
+        account_id: suite.accountId,
+        metadata: { service: 'runs', run_id: runId, model: 'dev-echo' },
+      });
       expect(Number(billed[0].amount)).toBeGreaterThan(0);
       expect(await balance()).toBe(before - Number(billed[0].amount));
 
@@ -191,7 +255,12 @@ describe('run activities under MockActivityEnvironment', () => {
       expect(await debits(runId, 0)).toHaveLength(1);
       expect(await balance()).toBe(before - Number(billed[0].amount));
       const again = await row(runId);
-      expect(again).toMatchObject({ status: 'requires_action', rounds: 1, transcript: [{ calls: outcome.calls }], usage: waiting.usage });
+      expect(again).toMatchObject({
+        status: 'requires_action',
+        rounds: 1,
+        transcript: [{ calls: outcome.calls }],
+        usage: waiting.usage,
+      });
       expect(again.expires_at).toEqual(waiting.expires_at);
     });
 
@@ -200,10 +269,21 @@ describe('run activities under MockActivityEnvironment', () => {
     it('bills a tool-call round whose Run was cancelled before requireAction (the calls the flow makes)', async () => {
       const { threadId, runId, input, outcome } = await askForTool('Lima');
       await call('POST', `/v2/threads/${threadId}/runs/${runId}/cancel`);
-      expect(await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome })).toEqual({ state: 'ended' });
-      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 1, ending: { kind: 'cancelled' as const } })).toEqual({ status: 'cancelled' });
+      expect(await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome })).toEqual(
+        { state: 'ended' },
+      );
+      expect(
+        await environment('finalizeRun').run(activities.finalizeRun, {
+          ...input,
+          round: 1,
+          ending: { kind: 'cancelled' as const },
+        }),
+      ).toEqual({ status: 'cancelled' });
       expect(await debits(runId, 0)).toHaveLength(1);
-      expect((await row(runId)).usage).toMatchObject({ prompt_tokens: outcome.inputTokens, completion_tokens: outcome.outputTokens });
+      expect((await row(runId)).usage).toMatchObject({
+        prompt_tokens: outcome.inputTokens,
+        completion_tokens: outcome.outputTokens,
+      });
     });
   });
 
@@ -211,16 +291,26 @@ describe('run activities under MockActivityEnvironment', () => {
     it('answers waiting until the outputs are submitted over the API, then submitted; round 1 answers with them', async () => {
       const { threadId, runId, input, outcome } = await askForTool();
       await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome });
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 }),
+      ).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
 
-      const submitted = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'sunny' }] });
+      const submitted = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, {
+        tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'sunny' }],
+      });
       expect(submitted.status).toBe(200);
       expect(submitted.body.status).toBe('in_progress');
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'submitted' });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 }),
+      ).toEqual({ state: 'submitted' });
 
       const answer = await callModel(input, 1);
       expect(answer).toMatchObject({ kind: 'message', status: 'completed', text: 'Tool get_weather returned: sunny' });
-      const final = await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 1, ending: answer as Exclude<ModelOutcome, ToolCallsOutcome> });
+      const final = await environment('finalizeRun').run(activities.finalizeRun, {
+        ...input,
+        round: 1,
+        ending: answer as Exclude<ModelOutcome, ToolCallsOutcome>,
+      });
       expect(final).toEqual({ status: 'completed' });
       expect((await row(runId)).rounds).toBe(2);
       // One debit per vendor call.
@@ -232,30 +322,63 @@ describe('run activities under MockActivityEnvironment', () => {
       ]);
     });
 
-    it('a late re-run of an earlier round\'s wait answers submitted once a later round is waiting (it must not end the Run)', async () => {
+    it("a late re-run of an earlier round's wait answers submitted once a later round is waiting (it must not end the Run)", async () => {
       const { threadId, runId, input, outcome } = await askForTool();
       await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome });
-      expect((await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'sunny' }] })).status).toBe(200);
-      const secondRound = { ...outcome, calls: [{ ...outcome.calls[0], id: 'call_round_1' }], inputTokens: 0, outputTokens: 0 };
+      expect(
+        (
+          await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, {
+            tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'sunny' }],
+          })
+        ).status,
+      ).toBe(200);
+      const secondRound = {
+        ...outcome,
+        calls: [{ ...outcome.calls[0], id: 'call_round_1' }],
+        inputTokens: 0,
+        outputTokens: 0,
+      };
       await environment('requireAction').run(activities.requireAction, { ...input, round: 1, outcome: secondRound });
       expect((await row(runId)).status).toBe('requires_action');
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'submitted' });
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 1 })).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 }),
+      ).toEqual({ state: 'submitted' });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 1 }),
+      ).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
     });
 
     it('answers expired once the wait ran out; finalizeRun then ends the Run expired and refuses late outputs', async () => {
       const { threadId, runId, input, outcome } = await askForTool('Oslo');
-      expect(await environment('requireAction').run(shortWait.requireAction, { ...input, round: 0, outcome })).toEqual({ state: 'waiting', remainingMs: expect.any(Number) });
+      expect(await environment('requireAction').run(shortWait.requireAction, { ...input, round: 0, outcome })).toEqual({
+        state: 'waiting',
+        remainingMs: expect.any(Number),
+      });
       await new Promise((resolve) => setTimeout(resolve, 1200));
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'expired' });
-      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 1, ending: { kind: 'expired' as const } })).toEqual({ status: 'expired' });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 }),
+      ).toEqual({ state: 'expired' });
+      expect(
+        await environment('finalizeRun').run(activities.finalizeRun, {
+          ...input,
+          round: 1,
+          ending: { kind: 'expired' as const },
+        }),
+      ).toEqual({ status: 'expired' });
       const expired = await row(runId);
-      expect(expired).toMatchObject({ status: 'expired', rounds: 1, required_action: null, last_error: { code: 'run.expired' } });
+      expect(expired).toMatchObject({
+        status: 'expired',
+        rounds: 1,
+        required_action: null,
+        last_error: { code: 'run.expired' },
+      });
       expect(expired.failed_at).toBeInstanceOf(Date);
       // Round 0 was billed by requireAction; the expiry bills nothing more.
       expect(await debits(runId, 0)).toHaveLength(1);
       expect(await debits(runId, 1)).toHaveLength(0);
-      const late = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'late' }] });
+      const late = await call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, {
+        tool_outputs: [{ tool_call_id: outcome.calls[0].id, output: 'late' }],
+      });
       expect(late.status).toBe(400);
     });
 
@@ -263,7 +386,9 @@ describe('run activities under MockActivityEnvironment', () => {
       const { threadId, runId, input, outcome } = await askForTool();
       await environment('requireAction').run(activities.requireAction, { ...input, round: 0, outcome });
       await call('POST', `/v2/threads/${threadId}/runs/${runId}/cancel`);
-      expect(await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 })).toEqual({ state: 'ended' });
+      expect(
+        await environment('collectToolOutputs').run(activities.collectToolOutputs, { ...input, round: 0 }),
+      ).toEqual({ state: 'ended' });
     });
   });
 
@@ -282,7 +407,13 @@ describe('run activities under MockActivityEnvironment', () => {
       expect(second).toEqual(first);
 
       const final = await row(runId);
-      expect(final).toMatchObject({ status: 'completed', rounds: 1, required_action: null, last_error: null, usage: { completion_tokens: 2 } });
+      expect(final).toMatchObject({
+        status: 'completed',
+        rounds: 1,
+        required_action: null,
+        last_error: null,
+        usage: { completion_tokens: 2 },
+      });
       expect(final.completed_at).toBeInstanceOf(Date);
       const billed = await debits(runId, 0);
       expect(billed).toHaveLength(1);
@@ -299,8 +430,14 @@ describe('run activities under MockActivityEnvironment', () => {
       await startRun(input);
       const ending = (await callModel(input, 0)) as Exclude<ModelOutcome, ToolCallsOutcome>;
       expect((await call('POST', `/v2/threads/${threadId}/runs/${runId}/cancel`)).body.status).toBe('cancelling');
-      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 0, ending })).toEqual({ status: 'cancelled' });
-      expect(await row(runId)).toMatchObject({ status: 'cancelled', last_error: null, usage: { completion_tokens: 3 } });
+      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 0, ending })).toEqual({
+        status: 'cancelled',
+      });
+      expect(await row(runId)).toMatchObject({
+        status: 'cancelled',
+        last_error: null,
+        usage: { completion_tokens: 3 },
+      });
       expect(await debits(runId, 0)).toHaveLength(1);
       expect((await messages(threadId)).map((message) => message.role)).toEqual(['user']);
     });
@@ -309,7 +446,13 @@ describe('run activities under MockActivityEnvironment', () => {
       const { threadId, runId, input } = await createRun('/delay 100 /words 200');
       await startRun(input);
       await call('POST', `/v2/threads/${threadId}/runs/${runId}/cancel`);
-      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 0, ending: { kind: 'cancelled' as const } })).toEqual({ status: 'cancelled' });
+      expect(
+        await environment('finalizeRun').run(activities.finalizeRun, {
+          ...input,
+          round: 0,
+          ending: { kind: 'cancelled' as const },
+        }),
+      ).toEqual({ status: 'cancelled' });
       const final = await row(runId);
       expect(final.status).toBe('cancelled');
       expect(final.cancelled_at).toBeInstanceOf(Date);
@@ -322,7 +465,13 @@ describe('run activities under MockActivityEnvironment', () => {
       await startRun(input);
       const ending = (await callModel(input, 0)) as Exclude<ModelOutcome, ToolCallsOutcome>;
       await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 0, ending });
-      expect(await environment('finalizeRun').run(activities.finalizeRun, { ...input, round: 0, ending: { kind: 'cancelled' as const } })).toEqual({ status: 'completed' });
+      expect(
+        await environment('finalizeRun').run(activities.finalizeRun, {
+          ...input,
+          round: 0,
+          ending: { kind: 'cancelled' as const },
+        }),
+      ).toEqual({ status: 'completed' });
       expect((await row(runId)).status).toBe('completed');
       expect(await debits(runId, 0)).toHaveLength(1);
     });
@@ -330,7 +479,11 @@ describe('run activities under MockActivityEnvironment', () => {
 
   // Last: only these activity calls ran the Runs above.
   it('left every Run job to these tests: the stopped engine claimed none', async () => {
-    const jobs = await suite.app.db.selectFrom('jobs').select(['status', 'attempts']).where('kind', '=', 'run').execute();
+    const jobs = await suite.app.db
+      .selectFrom('jobs')
+      .select(['status', 'attempts'])
+      .where('kind', '=', 'run')
+      .execute();
     expect(jobs.length).toBeGreaterThan(10);
     expect(jobs.filter((job) => job.status !== 'pending' || job.attempts > 0)).toEqual([]);
   });

@@ -36,8 +36,20 @@ const toolCalls: Extract<ModelOutcome, { kind: 'tool_calls' }> = {
   inputTokens: 5,
   outputTokens: 3,
 };
-const hello: ModelOutcome = { kind: 'message', status: 'completed', text: 'hello runs', inputTokens: 4, outputTokens: 2 };
-const answer: ModelOutcome = { kind: 'message', status: 'completed', text: 'Tool get_weather returned: sunny', inputTokens: 9, outputTokens: 5 };
+const hello: ModelOutcome = {
+  kind: 'message',
+  status: 'completed',
+  text: 'hello runs',
+  inputTokens: 4,
+  outputTokens: 2,
+};
+const answer: ModelOutcome = {
+  kind: 'message',
+  status: 'completed',
+  text: 'Tool get_weather returned: sunny',
+  inputTokens: 9,
+  outputTokens: 5,
+};
 const CANCELLED = { kind: 'cancelled' } as const;
 
 const start = () => new HistoryBuilder().started('runWorkflow', [input], 'run/run_replay').workflowTask();
@@ -51,7 +63,11 @@ const calls = (probe: Probe) => probe.activities.map((activity) => [activity.typ
  */
 function waitingHistory(options: { remainingMs?: number; timerMs?: number } = {}) {
   const remainingMs = options.remainingMs ?? TIMEOUT_MS;
-  const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
+  const history = start()
+    .activity('startRun', { proceed: true })
+    .workflowTask()
+    .activity('callModel', toolCalls)
+    .workflowTask();
   const requireAction = history.scheduleActivity('requireAction');
   history.completeActivity(requireAction, { state: 'waiting', remainingMs }).workflowTask();
   const timer = history.startTimer(options.timerMs ?? remainingMs);
@@ -60,7 +76,12 @@ function waitingHistory(options: { remainingMs?: number; timerMs?: number } = {}
 
 /** After the wait: round 1 answers, finalisation, completed. */
 const answerAndComplete = (history: HistoryBuilder) =>
-  history.activity('callModel', answer).workflowTask().activity('finalizeRun', { status: 'completed' }).workflowTask().completed('completed');
+  history
+    .activity('callModel', answer)
+    .workflowTask()
+    .activity('finalizeRun', { status: 'completed' })
+    .workflowTask()
+    .completed('completed');
 
 describe('runWorkflow replay: hand-built histories', () => {
   it('completed: startRun → callModel (a message) → finalizeRun, returns the final status', async () => {
@@ -84,9 +105,15 @@ describe('runWorkflow replay: hand-built histories', () => {
 
   it('schedules callModel with WAIT_CANCELLATION_COMPLETED, a heartbeat timeout and few attempts; bookkeeping with many short ones', async () => {
     const { history, timer } = waitingHistory();
-    history.signal('submit_tool_outputs').workflowTask().cancelTimer(timer).activity('collectToolOutputs', { state: 'submitted' }).workflowTask();
+    history
+      .signal('submit_tool_outputs')
+      .workflowTask()
+      .cancelTimer(timer)
+      .activity('collectToolOutputs', { state: 'submitted' })
+      .workflowTask();
     const probe = await replay(answerAndComplete(history).build());
-    const options = (type: string) => probe.activities.filter((activity) => activity.type === type).map((activity) => activity.options);
+    const options = (type: string) =>
+      probe.activities.filter((activity) => activity.type === type).map((activity) => activity.options);
     const callModel = options('callModel');
     expect(callModel).toHaveLength(2);
     for (const each of callModel) {
@@ -95,12 +122,25 @@ describe('runWorkflow replay: hand-built histories', () => {
         startToCloseTimeout: '30 minutes',
         heartbeatTimeout: '10 seconds',
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-        retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['ProviderError'] },
+        retry: {
+          initialInterval: '1 second',
+          backoffCoefficient: 2,
+          maximumAttempts: 3,
+          nonRetryableErrorTypes: ['ProviderError'],
+        },
       });
     }
     for (const type of ['startRun', 'requireAction', 'collectToolOutputs', 'finalizeRun']) {
       expect(options(type)).toEqual([
-        { startToCloseTimeout: '1 minute', retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 20 } },
+        {
+          startToCloseTimeout: '1 minute',
+          retry: {
+            initialInterval: '1 second',
+            backoffCoefficient: 2,
+            maximumInterval: '30 seconds',
+            maximumAttempts: 20,
+          },
+        },
       ]);
     }
   });
@@ -173,7 +213,13 @@ describe('runWorkflow replay: hand-built histories', () => {
 
   it('cancel while waiting in requires_action: the timer is cancelled, finalised cancelled after round 0', async () => {
     const { history, timer } = waitingHistory();
-    history.signal('cancel').workflowTask().cancelTimer(timer).activity('finalizeRun', { status: 'cancelled' }).workflowTask().completed('cancelled');
+    history
+      .signal('cancel')
+      .workflowTask()
+      .cancelTimer(timer)
+      .activity('finalizeRun', { status: 'cancelled' })
+      .workflowTask()
+      .completed('cancelled');
     const probe = await replay(history.build());
     expect(types(probe)).toEqual(['startRun', 'callModel', 'requireAction', 'finalizeRun']);
     expect(probe.activities.at(-1)!.args[0]).toEqual({ ...input, round: 1, ending: CANCELLED });
@@ -181,7 +227,11 @@ describe('runWorkflow replay: hand-built histories', () => {
   });
 
   it('submit_tool_outputs arriving while requireAction runs: no timer, the outputs are collected at once', async () => {
-    const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
+    const history = start()
+      .activity('startRun', { proceed: true })
+      .workflowTask()
+      .activity('callModel', toolCalls)
+      .workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
     history
       .signal('submit_tool_outputs')
@@ -191,7 +241,14 @@ describe('runWorkflow replay: hand-built histories', () => {
       .activity('collectToolOutputs', { state: 'submitted' })
       .workflowTask();
     const probe = await replay(answerAndComplete(history).build());
-    expect(types(probe)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'callModel', 'finalizeRun']);
+    expect(types(probe)).toEqual([
+      'startRun',
+      'callModel',
+      'requireAction',
+      'collectToolOutputs',
+      'callModel',
+      'finalizeRun',
+    ]);
     expect(probe.timers).toEqual([]);
     expect(probe.results).toEqual(['completed']);
   });
@@ -204,9 +261,22 @@ describe('runWorkflow replay: hand-built histories', () => {
     const rest = TIMEOUT_MS - 60_000 - 5;
     history.completeActivity(collect, { state: 'waiting', remainingMs: rest }).workflowTask();
     const second = history.startTimer(rest);
-    history.signal('submit_tool_outputs').workflowTask().cancelTimer(second).activity('collectToolOutputs', { state: 'submitted' }).workflowTask();
+    history
+      .signal('submit_tool_outputs')
+      .workflowTask()
+      .cancelTimer(second)
+      .activity('collectToolOutputs', { state: 'submitted' })
+      .workflowTask();
     const probe = await replay(answerAndComplete(history).build());
-    expect(types(probe)).toEqual(['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'collectToolOutputs', 'callModel', 'finalizeRun']);
+    expect(types(probe)).toEqual([
+      'startRun',
+      'callModel',
+      'requireAction',
+      'collectToolOutputs',
+      'collectToolOutputs',
+      'callModel',
+      'finalizeRun',
+    ]);
     expect(probe.timers).toEqual([
       { seq: 1, durationMs: TIMEOUT_MS },
       { seq: 2, durationMs: rest },
@@ -216,7 +286,11 @@ describe('runWorkflow replay: hand-built histories', () => {
 
   it('a wait the workflow sees with nothing left (a zero remainingMs): no timer, the wait is checked again at once', async () => {
     // The activities answer expired rather than a wait with nothing left; a zero is still handled without a timer.
-    const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
+    const history = start()
+      .activity('startRun', { proceed: true })
+      .workflowTask()
+      .activity('callModel', toolCalls)
+      .workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
     history
       .completeActivity(requireAction, { state: 'waiting', remainingMs: 0 })
@@ -244,13 +318,28 @@ describe('runWorkflow replay: hand-built histories', () => {
     const probe = await replay(history.build());
     expect(calls(probe).at(-1)).toEqual([
       'finalizeRun',
-      { ...input, round: 0, ending: { kind: 'failed', code: 'run.execution_failed', message: 'The Run could not be completed; create it again.', inputTokens: 0, outputTokens: 0 } },
+      {
+        ...input,
+        round: 0,
+        ending: {
+          kind: 'failed',
+          code: 'run.execution_failed',
+          message: 'The Run could not be completed; create it again.',
+          inputTokens: 0,
+          outputTokens: 0,
+        },
+      },
     ]);
     expect(probe.results).toEqual(['failed']);
   });
 
   it('startRun refusing (cancelled before it started): no vendor call, finalised cancelled', async () => {
-    const history = start().activity('startRun', { proceed: false }).workflowTask().activity('finalizeRun', { status: 'cancelled' }).workflowTask().completed('cancelled');
+    const history = start()
+      .activity('startRun', { proceed: false })
+      .workflowTask()
+      .activity('finalizeRun', { status: 'cancelled' })
+      .workflowTask()
+      .completed('cancelled');
     const probe = await replay(history.build());
     expect(calls(probe)).toEqual([
       ['startRun', input],
@@ -285,9 +374,18 @@ describe('runWorkflow replay: hand-built histories', () => {
     // command type only (sdk-core timer_state_machine.rs; a TimerFired is also matched by timer id). The probe
     // is what pins the duration down.
     const { history, timer } = waitingHistory({ timerMs: 1000 });
-    history.fireTimer(timer).workflowTask().activity('collectToolOutputs', { state: 'expired' }).workflowTask().activity('finalizeRun', { status: 'expired' }).workflowTask().completed('expired');
+    history
+      .fireTimer(timer)
+      .workflowTask()
+      .activity('collectToolOutputs', { state: 'expired' })
+      .workflowTask()
+      .activity('finalizeRun', { status: 'expired' })
+      .workflowTask()
+      .completed('expired');
     const built = history.build();
-    expect(built.events.find((event) => event.eventType === 'EVENT_TYPE_TIMER_STARTED')?.timerStartedEventAttributes).toMatchObject({ startToFireTimeout: '1s' });
+    expect(
+      built.events.find((event) => event.eventType === 'EVENT_TYPE_TIMER_STARTED')?.timerStartedEventAttributes,
+    ).toMatchObject({ startToFireTimeout: '1s' });
     const probe = await replay(built);
     expect(probe.timers).toEqual([{ seq: 1, durationMs: TIMEOUT_MS }]);
     expect(probe.results).toEqual(['expired']);
@@ -316,7 +414,13 @@ describe('runWorkflow replay: WorkflowHandle.cancel() (Temporal UI, CLI, ops)', 
   // still finalised cancelled (temporalFlowContext turns the root scope's cancellation into a cancel request).
   it('while waiting in requires_action: the timer is cancelled and the Run finalised cancelled', async () => {
     const { history, timer } = waitingHistory();
-    history.workflowCancelRequested().workflowTask().cancelTimer(timer).activity('finalizeRun', { status: 'cancelled' }).workflowTask().completed('cancelled');
+    history
+      .workflowCancelRequested()
+      .workflowTask()
+      .cancelTimer(timer)
+      .activity('finalizeRun', { status: 'cancelled' })
+      .workflowTask()
+      .completed('cancelled');
     const probe = await replay(history.build());
     expect(calls(probe).at(-1)).toEqual(['finalizeRun', { ...input, round: 1, ending: CANCELLED }]);
     expect(probe.results).toEqual(['cancelled']);
@@ -333,13 +437,24 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeResponse', { status: 'completed', webhook: false })
       .workflowTask()
       .completed('completed');
-    await expectNondeterminism(history.build(), /Activity type of scheduled event 'startResponse' does not match activity type of activity command 'startRun'/);
+    await expectNondeterminism(
+      history.build(),
+      /Activity type of scheduled event 'startResponse' does not match activity type of activity command 'startRun'/,
+    );
   });
 
   it('a renamed activity inside an otherwise valid Run history', async () => {
     const { history, timer } = waitingHistory();
-    history.signal('submit_tool_outputs').workflowTask().cancelTimer(timer).activity('collectOutputs', { state: 'submitted' }).workflowTask();
-    await expectNondeterminism(answerAndComplete(history).build(), /'collectOutputs' does not match activity type of activity command 'collectToolOutputs'/);
+    history
+      .signal('submit_tool_outputs')
+      .workflowTask()
+      .cancelTimer(timer)
+      .activity('collectOutputs', { state: 'submitted' })
+      .workflowTask();
+    await expectNondeterminism(
+      answerAndComplete(history).build(),
+      /'collectOutputs' does not match activity type of activity command 'collectToolOutputs'/,
+    );
   });
 
   it('swapped activity order', async () => {
@@ -351,11 +466,18 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeRun', { status: 'completed' })
       .workflowTask()
       .completed('completed');
-    await expectNondeterminism(history.build(), /Activity type of scheduled event 'callModel' does not match activity type of activity command 'startRun'/);
+    await expectNondeterminism(
+      history.build(),
+      /Activity type of scheduled event 'callModel' does not match activity type of activity command 'startRun'/,
+    );
   });
 
   it('no timer in the history where the workflow waits in requires_action', async () => {
-    const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
+    const history = start()
+      .activity('startRun', { proceed: true })
+      .workflowTask()
+      .activity('callModel', toolCalls)
+      .workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
     history
       .completeActivity(requireAction, { state: 'waiting', remainingMs: TIMEOUT_MS })
@@ -365,27 +487,59 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeRun', { status: 'expired' })
       .workflowTask()
       .completed('expired');
-    await expectNondeterminism(history.build(), /Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/);
+    await expectNondeterminism(
+      history.build(),
+      /Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/,
+    );
   });
 
   it('a timer in the history where the workflow does not wait (nothing was left of the wait)', async () => {
-    const history = start().activity('startRun', { proceed: true }).workflowTask().activity('callModel', toolCalls).workflowTask();
+    const history = start()
+      .activity('startRun', { proceed: true })
+      .workflowTask()
+      .activity('callModel', toolCalls)
+      .workflowTask();
     const requireAction = history.scheduleActivity('requireAction');
     history.completeActivity(requireAction, { state: 'waiting', remainingMs: 0 }).workflowTask();
     const timer = history.startTimer(1000);
-    history.fireTimer(timer).workflowTask().activity('collectToolOutputs', { state: 'expired' }).workflowTask().activity('finalizeRun', { status: 'expired' }).workflowTask().completed('expired');
-    await expectNondeterminism(history.build(), /Activity machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/);
+    history
+      .fireTimer(timer)
+      .workflowTask()
+      .activity('collectToolOutputs', { state: 'expired' })
+      .workflowTask()
+      .activity('finalizeRun', { status: 'expired' })
+      .workflowTask()
+      .completed('expired');
+    await expectNondeterminism(
+      history.build(),
+      /Activity machine does not handle this event: HistoryEvent\(id: \d+, TimerStarted\)/,
+    );
   });
 
   it('a wake-up that leaves the wait timer running (no TimerCanceled before collectToolOutputs)', async () => {
     const { history } = waitingHistory();
-    history.signal('submit_tool_outputs').workflowTask().activity('collectToolOutputs', { state: 'submitted' }).workflowTask();
-    await expectNondeterminism(answerAndComplete(history).build(), /Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/);
+    history
+      .signal('submit_tool_outputs')
+      .workflowTask()
+      .activity('collectToolOutputs', { state: 'submitted' })
+      .workflowTask();
+    await expectNondeterminism(
+      answerAndComplete(history).build(),
+      /Timer machine does not handle this event: HistoryEvent\(id: \d+, ActivityTaskScheduled\)/,
+    );
   });
 
   it('a TimerFired for another timer id', async () => {
     const { history, timer } = waitingHistory();
-    const built = history.fireTimer(timer).workflowTask().activity('collectToolOutputs', { state: 'expired' }).workflowTask().activity('finalizeRun', { status: 'expired' }).workflowTask().completed('expired').build();
+    const built = history
+      .fireTimer(timer)
+      .workflowTask()
+      .activity('collectToolOutputs', { state: 'expired' })
+      .workflowTask()
+      .activity('finalizeRun', { status: 'expired' })
+      .workflowTask()
+      .completed('expired')
+      .build();
     const fired = built.events.find((event) => event.eventType === 'EVENT_TYPE_TIMER_FIRED')!;
     (fired.timerFiredEventAttributes as { timerId: string }).timerId = '7';
     await expectNondeterminism(built, /Timer fired event did not have expected timer id 1, it was 7/);
@@ -402,6 +556,9 @@ describe('runWorkflow replay: histories the workflow must reject', () => {
       .activity('finalizeRun', { status: 'cancelled' })
       .workflowTask()
       .completed('cancelled');
-    await expectNondeterminism(history.build(), /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskScheduled\)/);
+    await expectNondeterminism(
+      history.build(),
+      /No command scheduled for event HistoryEvent\(id: \d+, ActivityTaskScheduled\)/,
+    );
   });
 });

@@ -18,17 +18,44 @@ describe('transcription activities under MockActivityEnvironment', () => {
   beforeAll(async () => {
     await suite.app.runtime.deps.engine.stop();
     const { db, logger, events, webhooks, catalog, providers, ledger } = suite.app.runtime.deps;
-    activities = createActivities({ db, logger, events, webhooks, catalog, providers, ledger, heartbeatIntervalMs: 20 });
+    activities = createActivities({
+      db,
+      logger,
+      events,
+      webhooks,
+      catalog,
+      providers,
+      ledger,
+      heartbeatIntervalMs: 20,
+    });
   });
 
-  const environment = (activityType: string) => new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
-  const row = (id: string) => suite.app.db.selectFrom('transcriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const debits = (id: string) => suite.app.db.selectFrom('ledger_transactions').selectAll().where('operation_key', '=', `transcription:${id}`).execute();
+  const environment = (activityType: string) =>
+    new MockActivityEnvironment({ activityType, heartbeatTimeoutMs: 20_000 }, { logger: quietLogger });
+  const row = (id: string) =>
+    suite.app.db.selectFrom('transcriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const debits = (id: string) =>
+    suite.app.db
+      .selectFrom('ledger_transactions')
+      .selectAll()
+      .where('operation_key', '=', `transcription:${id}`)
+      .execute();
 
   async function submit(fields: Record<string, string>): Promise<TranscriptionJobInput> {
-    const reply = await postTranscription(suite.app.baseUrl, suite.key, { bytes: toneWav(2, [[0.5, 1.5]]), name: 'tones.wav' }, { model: 'dev-stt-async', ...fields });
+    const reply = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: toneWav(2, [[0.5, 1.5]]), name: 'tones.wav' },
+      { model: 'dev-stt-async', ...fields },
+    );
     expect(reply.body.status).toBe('queued');
-    expect(await suite.app.db.selectFrom('jobs').select(['kind', 'status']).where('id', '=', reply.body.request_id).executeTakeFirst()).toEqual({ kind: 'transcription', status: 'pending' });
+    expect(
+      await suite.app.db
+        .selectFrom('jobs')
+        .select(['kind', 'status'])
+        .where('id', '=', reply.body.request_id)
+        .executeTakeFirst(),
+    ).toEqual({ kind: 'transcription', status: 'pending' });
     return { transcriptionId: reply.body.request_id };
   }
 
@@ -36,27 +63,55 @@ describe('transcription activities under MockActivityEnvironment', () => {
     const receiver = await startReceiver();
     try {
       const input = await submit({ callback_url: `${receiver.url}/cb` });
-      expect(await environment('startTranscription').run(activities.startTranscription, input)).toEqual({ proceed: true, status: 'processing', callback: false });
+      expect(await environment('startTranscription').run(activities.startTranscription, input)).toEqual({
+        proceed: true,
+        status: 'processing',
+        callback: false,
+      });
       // A re-run finds it processing.
-      expect(await environment('startTranscription').run(activities.startTranscription, input)).toMatchObject({ proceed: true });
+      expect(await environment('startTranscription').run(activities.startTranscription, input)).toMatchObject({
+        proceed: true,
+      });
 
-      const outcome = (await environment('transcribeAudio').run(activities.transcribeAudio, input)) as TranscriptionOutcome;
-      expect(outcome).toMatchObject({ kind: 'completed', seconds: 2, result: { duration: 2, segments: [{ start: 0.5, end: 1.5 }] } });
+      const outcome = (await environment('transcribeAudio').run(
+        activities.transcribeAudio,
+        input,
+      )) as TranscriptionOutcome;
+      expect(outcome).toMatchObject({
+        kind: 'completed',
+        seconds: 2,
+        result: { duration: 2, segments: [{ start: 0.5, end: 1.5 }] },
+      });
 
-      const first = await environment('finalizeTranscription').run(activities.finalizeTranscription, { ...input, outcome });
+      const first = await environment('finalizeTranscription').run(activities.finalizeTranscription, {
+        ...input,
+        outcome,
+      });
       expect(first).toEqual({ proceed: false, status: 'completed', callback: true });
-      const again = await environment('finalizeTranscription').run(activities.finalizeTranscription, { ...input, outcome });
+      const again = await environment('finalizeTranscription').run(activities.finalizeTranscription, {
+        ...input,
+        outcome,
+      });
       expect(again).toEqual(first);
       expect(await debits(input.transcriptionId)).toHaveLength(1);
       expect((await row(input.transcriptionId)).cost).toBe(2);
-      expect(await suite.app.db.selectFrom('transcription_chunks').select('seq').where('transcription_id', '=', input.transcriptionId).execute()).toEqual([]);
+      expect(
+        await suite.app.db
+          .selectFrom('transcription_chunks')
+          .select('seq')
+          .where('transcription_id', '=', input.transcriptionId)
+          .execute(),
+      ).toEqual([]);
 
       await environment('sendTranscriptionCallback').run(activities.sendTranscriptionCallback, input);
       await environment('sendTranscriptionCallback').run(activities.sendTranscriptionCallback, input);
       // The activity claims the callback; the process's webhook dispatcher sends it.
       await suite.app.runtime.deps.webhooks.idle();
       expect(receiver.requests).toHaveLength(1);
-      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ request_id: input.transcriptionId, status: 'completed' });
+      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({
+        request_id: input.transcriptionId,
+        status: 'completed',
+      });
     } finally {
       await receiver.close();
     }
@@ -73,12 +128,22 @@ describe('transcription activities under MockActivityEnvironment', () => {
     cancelled.cancel();
     await expect(running).rejects.toThrow();
 
-    const flac = await postTranscription(suite.app.baseUrl, suite.key, { bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' }, { model: 'dev-stt-async' });
+    const flac = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' },
+      { model: 'dev-stt-async' },
+    );
     const input = { transcriptionId: flac.body.request_id as string };
     await environment('startTranscription').run(activities.startTranscription, input);
-    const outcome = (await environment('transcribeAudio').run(activities.transcribeAudio, input)) as TranscriptionOutcome;
+    const outcome = (await environment('transcribeAudio').run(
+      activities.transcribeAudio,
+      input,
+    )) as TranscriptionOutcome;
     expect(outcome).toMatchObject({ kind: 'failed', code: 'transcription.invalid_request' });
-    expect(await environment('finalizeTranscription').run(activities.finalizeTranscription, { ...input, outcome })).toMatchObject({ status: 'failed' });
+    expect(
+      await environment('finalizeTranscription').run(activities.finalizeTranscription, { ...input, outcome }),
+    ).toMatchObject({ status: 'failed' });
     expect(await debits(input.transcriptionId)).toEqual([]);
   });
 });

@@ -11,8 +11,18 @@ import { useReplay, type Probe } from './replay-probes';
 const { replay } = useReplay('transcription/stt_replay', 'switchyard-transcription-replay');
 
 const input: TranscriptionJobInput = { transcriptionId: 'stt_replay' };
-const done: TranscriptionOutcome = { kind: 'completed', result: { text: 'hello', language: 'en', duration: 2.5, segments: [{ text: 'hello', start: 0.5, end: 2, speaker_id: null }] }, seconds: 3 };
-const start = () => new HistoryBuilder().started('transcriptionWorkflow', [input], 'transcription/stt_replay').workflowTask();
+const done: TranscriptionOutcome = {
+  kind: 'completed',
+  result: {
+    text: 'hello',
+    language: 'en',
+    duration: 2.5,
+    segments: [{ text: 'hello', start: 0.5, end: 2, speaker_id: null }],
+  },
+  seconds: 3,
+};
+const start = () =>
+  new HistoryBuilder().started('transcriptionWorkflow', [input], 'transcription/stt_replay').workflowTask();
 const calls = (probe: Probe) => probe.activities.map((activity) => [activity.type, activity.args[0]]);
 
 describe('transcriptionWorkflow replay: hand-built histories', () => {
@@ -37,8 +47,14 @@ describe('transcriptionWorkflow replay: hand-built histories', () => {
     expect(probe.results).toEqual(['completed']);
     const options = Object.fromEntries(probe.activities.map((activity) => [activity.type, activity.options]));
     // The vendor call heartbeats and is retried a little; bookkeeping is short and retried long.
-    expect(options.transcribeAudio).toMatchObject({ heartbeatTimeout: '10 seconds', retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['ProviderError'] } });
-    expect(options.finalizeTranscription).toMatchObject({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 20 } });
+    expect(options.transcribeAudio).toMatchObject({
+      heartbeatTimeout: '10 seconds',
+      retry: { maximumAttempts: 2, nonRetryableErrorTypes: ['ProviderError'] },
+    });
+    expect(options.finalizeTranscription).toMatchObject({
+      startToCloseTimeout: '1 minute',
+      retry: { maximumAttempts: 20 },
+    });
   });
 
   it('a job found final (a re-run after its finalisation) only completes its callback', async () => {
@@ -49,18 +65,34 @@ describe('transcriptionWorkflow replay: hand-built histories', () => {
       .workflowTask()
       .completed('failed');
     const probe = await replay(history.build());
-    expect(calls(probe)).toEqual([['startTranscription', input], ['sendTranscriptionCallback', input]]);
+    expect(calls(probe)).toEqual([
+      ['startTranscription', input],
+      ['sendTranscriptionCallback', input],
+    ]);
     expect(probe.results).toEqual(['failed']);
   });
 
   it('a vendor call that outlived its retries ends the job failed, cleanly', async () => {
-    const history = start().activity('startTranscription', { proceed: true, status: 'processing', callback: false }).workflowTask();
+    const history = start()
+      .activity('startTranscription', { proceed: true, status: 'processing', callback: false })
+      .workflowTask();
     const id = history.scheduleActivity('transcribeAudio');
     history.failActivity(id, { message: 'database unreachable', type: 'Error', nonRetryable: false }).workflowTask();
-    const failed: TranscriptionOutcome = { kind: 'failed', code: 'transcription.execution_failed', message: 'The transcription could not be completed; submit the file again.' };
-    history.activity('finalizeTranscription', { proceed: false, status: 'failed', callback: false }).workflowTask().completed('failed');
+    const failed: TranscriptionOutcome = {
+      kind: 'failed',
+      code: 'transcription.execution_failed',
+      message: 'The transcription could not be completed; submit the file again.',
+    };
+    history
+      .activity('finalizeTranscription', { proceed: false, status: 'failed', callback: false })
+      .workflowTask()
+      .completed('failed');
     const probe = await replay(history.build());
-    expect(calls(probe)).toEqual([['startTranscription', input], ['transcribeAudio', input], ['finalizeTranscription', { ...input, outcome: failed }]]);
+    expect(calls(probe)).toEqual([
+      ['startTranscription', input],
+      ['transcribeAudio', input],
+      ['finalizeTranscription', { ...input, outcome: failed }],
+    ]);
   });
 
   it('rejects a history whose activities the code does not schedule', async () => {

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import { openDatabase } from '../../src/db/database';
 import { startFakeOpenAI } from '../fakes';
 import { pollUntil, wordList } from '../responses/helpers';
-import { callServer, newServerStorage, startServerProcess, type ServerProcess, type ServerStorage } from '../support/crash-server';
+import {
+  callServer,
+  newServerStorage,
+  startServerProcess,
+  type ServerProcess,
+  type ServerStorage,
+} from '../support/crash-server';
 import { ADMIN_TOKEN, dropSchema, postgresUrl } from '../support/harness';
 
 /**
@@ -36,8 +42,19 @@ async function newAccount(server: Server): Promise<{ accountId: string; auth: Re
 const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
 /** Runs have no event stream: poll. */
-function pollRun(server: Server, auth: Record<string, string>, threadId: string, runId: string, accept: (run: any) => boolean, timeoutMs: number) {
-  return pollUntil(async () => (await call(server, 'GET', `/v2/threads/${threadId}/runs/${runId}`, undefined, auth)).body, accept, timeoutMs);
+function pollRun(
+  server: Server,
+  auth: Record<string, string>,
+  threadId: string,
+  runId: string,
+  accept: (run: any) => boolean,
+  timeoutMs: number,
+) {
+  return pollUntil(
+    async () => (await call(server, 'GET', `/v2/threads/${threadId}/runs/${runId}`, undefined, auth)).body,
+    accept,
+    timeoutMs,
+  );
 }
 
 /**
@@ -46,17 +63,32 @@ function pollRun(server: Server, auth: Record<string, string>, threadId: string,
  */
 async function storedFor(storage: ServerStorage, runId: string) {
   const handle = await openDatabase(
-    { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: storage.dataDir } as Parameters<typeof openDatabase>[0],
+    { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: storage.dataDir } as Parameters<
+      typeof openDatabase
+    >[0],
     { schema: storage.schema },
   );
   try {
     const { db } = handle;
-    const all = await db.selectFrom('ledger_transactions').select(['operation_key', 'amount', 'cost', 'metadata', 'usage']).where('type', '=', 'debit').orderBy('operation_key').execute();
+    const all = await db
+      .selectFrom('ledger_transactions')
+      .select(['operation_key', 'amount', 'cost', 'metadata', 'usage'])
+      .where('type', '=', 'debit')
+      .orderBy('operation_key')
+      .execute();
     // The debits under the Run's per-round keys, and every debit naming the Run (none may have escaped those keys).
     const debits = all.filter((row) => row.operation_key?.startsWith(`run:${runId}:`));
     const byMetadata = all.filter((row) => (row.metadata as { run_id?: string } | null)?.run_id === runId);
-    const messages = await db.selectFrom('thread_messages').select(['id', 'role', 'content']).where('run_id', '=', runId).execute();
-    const job = await db.selectFrom('jobs').select(['status', 'attempts', 'last_error']).where('id', '=', runId).executeTakeFirst();
+    const messages = await db
+      .selectFrom('thread_messages')
+      .select(['id', 'role', 'content'])
+      .where('run_id', '=', runId)
+      .execute();
+    const job = await db
+      .selectFrom('jobs')
+      .select(['status', 'attempts', 'last_error'])
+      .where('id', '=', runId)
+      .executeTakeFirst();
     return { debits, byMetadata, messages, job };
   } finally {
     await handle.close();
@@ -82,12 +114,31 @@ describe('a legacy Run across a crash of its server', () => {
     try {
       const { auth } = await newAccount(first);
       const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo' }, auth);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: '/delay 50 /words 400' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: '/delay 50 /words 400' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       expect([created.status, created.body.error]).toEqual([200, undefined]);
       ids = { threadId: thread.body.id, runId: created.body.id };
       // 400 words 50 ms apart: some 20 s of generation, well under way when the process dies.
-      const started = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status !== 'queued', 10_000);
+      const started = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status !== 'queued',
+        10_000,
+      );
       expect(started.status).toBe('in_progress');
 
       await stopServer(first, 'SIGKILL');
@@ -96,7 +147,8 @@ describe('a legacy Run across a crash of its server', () => {
       // Not stuck: it ends within a bound (a full re-run of the generation, plus an expired lease on Postgres).
       run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 60_000);
       expect(['completed', 'failed']).toContain(run.status);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       const answers = messages.filter((message) => message.run_id === ids.runId);
       expect(answers.length).toBeLessThanOrEqual(1);
       if (run.status === 'completed') {
@@ -107,11 +159,22 @@ describe('a legacy Run across a crash of its server', () => {
         expect(answers).toEqual([]);
         expect(run.last_error).toEqual({ code: expect.any(String), message: expect.any(String) });
       }
-      expect(messages.map((message) => message.role)).toEqual(run.status === 'completed' ? ['user', 'assistant'] : ['user']);
+      expect(messages.map((message) => message.role)).toEqual(
+        run.status === 'completed' ? ['user', 'assistant'] : ['user'],
+      );
       // The thread is free again (the Run no longer holds it active).
-      const next = await call(second, 'POST', `/v2/threads/${ids.threadId}/runs`, { assistant_id: assistant.body.id, additional_messages: [{ role: 'user', content: 'after the crash' }] }, auth);
+      const next = await call(
+        second,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs`,
+        { assistant_id: assistant.body.id, additional_messages: [{ role: 'user', content: 'after the crash' }] },
+        auth,
+      );
       expect([next.status, next.body.error]).toEqual([200, undefined]);
-      expect((await pollRun(second, auth, ids.threadId, next.body.id, (current) => FINAL.includes(current.status), 15_000)).status).toBe('completed');
+      expect(
+        (await pollRun(second, auth, ids.threadId, next.body.id, (current) => FINAL.includes(current.status), 15_000))
+          .status,
+      ).toBe('completed');
     } finally {
       await stopServer(first, 'SIGKILL');
       await stopServer(second, 'SIGTERM');
@@ -137,13 +200,41 @@ describe('a legacy Run across a crash of its server', () => {
     let ids: { threadId: string; runId: string };
     try {
       const { auth } = await newAccount(first);
-      const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } } };
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Lookup', tools: [lookup] }, auth);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: '/call lookup {"q":1}' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const lookup = {
+        type: 'function',
+        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
+      };
+      const assistant = await call(
+        first,
+        'POST',
+        '/v2/assistants',
+        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
+        auth,
+      );
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: '/call lookup {"q":1}' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       expect([created.status, created.body.error]).toEqual([200, undefined]);
       ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status === 'requires_action' || FINAL.includes(current.status), 10_000);
+      const waiting = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+        10_000,
+      );
       expect(waiting.status).toBe('requires_action');
       const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
       expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":1}' });
@@ -153,13 +244,32 @@ describe('a legacy Run across a crash of its server', () => {
 
       // Still waiting after the restart, for the same call, with the same deadline.
       const after = (await call(second, 'GET', `/v2/threads/${ids.threadId}/runs/${ids.runId}`, undefined, auth)).body;
-      expect(after).toMatchObject({ status: 'requires_action', required_action: waiting.required_action, expires_at: waiting.expires_at, usage: waiting.usage });
+      expect(after).toMatchObject({
+        status: 'requires_action',
+        required_action: waiting.required_action,
+        expires_at: waiting.expires_at,
+        usage: waiting.usage,
+      });
 
-      const submitted = await call(second, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-1' }] }, auth);
+      const submitted = await call(
+        second,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
+        { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-1' }] },
+        auth,
+      );
       expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
-      const run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 30_000);
+      const run = await pollRun(
+        second,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => FINAL.includes(current.status),
+        30_000,
+      );
       expect([run.status, run.last_error]).toEqual(['completed', null]);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       expect(messages.map((message) => [message.role, message.content[0].text, message.run_id])).toEqual([
         ['user', '/call lookup {"q":1}', null],
         ['assistant', 'Tool lookup returned: found-1', ids.runId],
@@ -186,27 +296,69 @@ describe('a legacy Run across a crash of its server', () => {
     let run: any;
     try {
       const { auth } = await newAccount(first);
-      const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } } };
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Lookup', tools: [lookup] }, auth);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: '/delay 3000 /call lookup {"q":3}' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const lookup = {
+        type: 'function',
+        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
+      };
+      const assistant = await call(
+        first,
+        'POST',
+        '/v2/assistants',
+        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
+        auth,
+      );
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: '/delay 3000 /call lookup {"q":3}' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       ids = { threadId: thread.body.id, runId: created.body.id };
       // The vendor takes 3 s before it answers with the call: the process dies in the middle of it.
-      const started = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status !== 'queued', 10_000);
+      const started = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status !== 'queued',
+        10_000,
+      );
       expect(started.status).toBe('in_progress');
 
       await stopServer(first, 'SIGKILL');
       second = await startServer(storage);
 
-      const waiting = await pollRun(second, auth, ids.threadId, ids.runId, (current) => current.status === 'requires_action' || FINAL.includes(current.status), 30_000);
+      const waiting = await pollRun(
+        second,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+        30_000,
+      );
       expect(waiting.status).toBe('requires_action');
       const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
       expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":3}' });
-      const submitted = await call(second, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-3' }] }, auth);
+      const submitted = await call(
+        second,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
+        { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-3' }] },
+        auth,
+      );
       expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
       run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 30_000);
       expect([run.status, run.last_error]).toEqual(['completed', null]);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
         ['user', '/delay 3000 /call lookup {"q":3}'],
         ['assistant', 'Tool lookup returned: found-3'],
@@ -238,21 +390,66 @@ describe('a legacy Run across a crash of its server', () => {
     try {
       const { auth } = await newAccount(first);
       const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } };
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Lookup', tools: [lookup] }, auth);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: '/call lookup {"q":4}' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const assistant = await call(
+        first,
+        'POST',
+        '/v2/assistants',
+        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
+        auth,
+      );
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: '/call lookup {"q":4}' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status === 'requires_action' || FINAL.includes(current.status), 10_000);
+      const waiting = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+        10_000,
+      );
       expect(waiting.status).toBe('requires_action');
 
       await stopServer(first, 'SIGKILL');
       second = await startServer(storage);
 
-      const cancelling = await call(second, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/cancel`, undefined, auth);
+      const cancelling = await call(
+        second,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs/${ids.runId}/cancel`,
+        undefined,
+        auth,
+      );
       expect([cancelling.status, cancelling.body.status]).toEqual([200, 'cancelling']);
-      const run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 20_000);
-      expect(run).toMatchObject({ status: 'cancelled', required_action: null, last_error: null, usage: waiting.usage, cancelled_at: expect.any(Number) });
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const run = await pollRun(
+        second,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => FINAL.includes(current.status),
+        20_000,
+      );
+      expect(run).toMatchObject({
+        status: 'cancelled',
+        required_action: null,
+        last_error: null,
+        usage: waiting.usage,
+        cancelled_at: expect.any(Number),
+      });
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       expect(messages.map((message) => message.role)).toEqual(['user']);
     } finally {
       await stopServer(first, 'SIGKILL');
@@ -276,25 +473,66 @@ describe('a legacy Run across a crash of its server', () => {
     try {
       const { auth } = await newAccount(first);
       const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } };
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Lookup', tools: [lookup] }, auth);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: '/call lookup {"q":2}' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const assistant = await call(
+        first,
+        'POST',
+        '/v2/assistants',
+        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
+        auth,
+      );
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: '/call lookup {"q":2}' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status === 'requires_action' || FINAL.includes(current.status), 10_000);
+      const waiting = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+        10_000,
+      );
       expect(waiting.status).toBe('requires_action');
 
       await stopServer(first, 'SIGKILL');
       second = await startServer(storage, env);
 
       // Nobody submits: the deadline is kept across the restart and the Run ends expired.
-      const run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 20_000);
+      const run = await pollRun(
+        second,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => FINAL.includes(current.status),
+        20_000,
+      );
       expect(run).toMatchObject({ status: 'expired', required_action: null, usage: waiting.usage });
       expect(run.last_error).toEqual({ code: 'run.expired', message: expect.any(String) });
-      const late = await call(second, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`, {
-        tool_outputs: [{ tool_call_id: waiting.required_action.submit_tool_outputs.tool_calls[0].id, output: 'late' }],
-      }, auth);
+      const late = await call(
+        second,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
+        {
+          tool_outputs: [
+            { tool_call_id: waiting.required_action.submit_tool_outputs.tool_calls[0].id, output: 'late' },
+          ],
+        },
+        auth,
+      );
       expect([late.status, late.body.error?.code]).toEqual([400, 'run.not_requires_action']);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       expect(messages.map((message) => message.role)).toEqual(['user']);
     } finally {
       await stopServer(first, 'SIGKILL');
@@ -320,23 +558,60 @@ describe('a legacy Run across a crash of its server', () => {
     let run: any;
     try {
       fake.script(
-        { toolCalls: [{ name: 'lookup', arguments: { q: 5 }, callId: 'call_crash_5' }], usage: { inputTokens: 100, outputTokens: 10 } },
+        {
+          toolCalls: [{ name: 'lookup', arguments: { q: 5 }, callId: 'call_crash_5' }],
+          usage: { inputTokens: 100, outputTokens: 10 },
+        },
         // The call with the tool output never answers: the process dies while it waits.
         { hang: true },
         { text: 'Found it after the crash.', usage: { inputTokens: 200, outputTokens: 7 } },
       );
       first = await startServer(storage, env);
       const { auth } = await newAccount(first);
-      const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } } };
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'gpt-4.1-mini', name: 'Lookup', instructions: 'Look things up.', tools: [lookup] }, auth);
+      const lookup = {
+        type: 'function',
+        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
+      };
+      const assistant = await call(
+        first,
+        'POST',
+        '/v2/assistants',
+        { model: 'gpt-4.1-mini', name: 'Lookup', instructions: 'Look things up.', tools: [lookup] },
+        auth,
+      );
       expect(assistant.status).toBe(200);
-      const thread = await call(first, 'POST', '/v2/threads', { messages: [{ role: 'user', content: 'Find five.' }] }, auth);
-      const created = await call(first, 'POST', `/v2/threads/${thread.body.id}/runs`, { assistant_id: assistant.body.id }, auth);
+      const thread = await call(
+        first,
+        'POST',
+        '/v2/threads',
+        { messages: [{ role: 'user', content: 'Find five.' }] },
+        auth,
+      );
+      const created = await call(
+        first,
+        'POST',
+        `/v2/threads/${thread.body.id}/runs`,
+        { assistant_id: assistant.body.id },
+        auth,
+      );
       expect([created.status, created.body.error]).toEqual([200, undefined]);
       ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(first, auth, ids.threadId, ids.runId, (current) => current.status === 'requires_action' || FINAL.includes(current.status), 10_000);
+      const waiting = await pollRun(
+        first,
+        auth,
+        ids.threadId,
+        ids.runId,
+        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+        10_000,
+      );
       expect(waiting.status).toBe('requires_action');
-      const submitted = await call(first, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`, { tool_outputs: [{ tool_call_id: 'call_crash_5', output: 'five' }] }, auth);
+      const submitted = await call(
+        first,
+        'POST',
+        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
+        { tool_outputs: [{ tool_call_id: 'call_crash_5', output: 'five' }] },
+        auth,
+      );
       expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
       await fake.waitForRequests(2);
 
@@ -347,7 +622,8 @@ describe('a legacy Run across a crash of its server', () => {
       run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 30_000);
       expect([run.status, run.last_error]).toEqual(['completed', null]);
       expect(run.usage).toMatchObject({ prompt_tokens: 300, completion_tokens: 17, total_tokens: 317 });
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
+        .body.data as any[];
       expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
         ['user', 'Find five.'],
         ['assistant', 'Found it after the crash.'],

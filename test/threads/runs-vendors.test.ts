@@ -1,4 +1,10 @@
-import { startVendorFakes, type FakeScript, type FakeVendorServer, type RecordedRequest, type VendorFakes } from '../fakes';
+import {
+  startVendorFakes,
+  type FakeScript,
+  type FakeVendorServer,
+  type RecordedRequest,
+  type VendorFakes,
+} from '../fakes';
 import { expectCarried } from '../support/carry';
 import { debitsOf, pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
@@ -51,16 +57,25 @@ function conversationSent(wire: VendorCase['wire'], body: any): Turn[] {
     case 'responses':
       if (body.instructions) turns.push({ role: 'system', text: body.instructions });
       for (const item of body.input) {
-        if (item.type === 'function_call') turns.push({ call: item.name, args: JSON.parse(item.arguments), id: item.call_id });
-        else if (item.type === 'function_call_output') turns.push({ output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output), id: item.call_id });
-        else if (item.role) turns.push({ role: item.role === 'developer' ? 'system' : item.role, text: partsText(item.content) });
+        if (item.type === 'function_call')
+          turns.push({ call: item.name, args: JSON.parse(item.arguments), id: item.call_id });
+        else if (item.type === 'function_call_output')
+          turns.push({
+            output: typeof item.output === 'string' ? item.output : JSON.stringify(item.output),
+            id: item.call_id,
+          });
+        else if (item.role)
+          turns.push({ role: item.role === 'developer' ? 'system' : item.role, text: partsText(item.content) });
         else throw new Error(`unexpected Responses input item ${JSON.stringify(item)}`);
       }
       return turns;
     case 'messages':
-      for (const part of typeof body.system === 'string' ? [{ text: body.system }] : (body.system ?? [])) turns.push({ role: 'system', text: part.text });
+      for (const part of typeof body.system === 'string' ? [{ text: body.system }] : (body.system ?? []))
+        turns.push({ role: 'system', text: part.text });
       for (const message of body.messages) {
-        for (const part of typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content) {
+        for (const part of typeof message.content === 'string'
+          ? [{ type: 'text', text: message.content }]
+          : message.content) {
           if (part.type === 'text') turns.push({ role: message.role, text: part.text });
           else if (part.type === 'tool_use') turns.push({ call: part.name, args: part.input, id: part.id });
           else if (part.type === 'tool_result') turns.push({ output: partsText(part.content), id: part.tool_use_id });
@@ -72,14 +87,19 @@ function conversationSent(wire: VendorCase['wire'], body: any): Turn[] {
       if (body.systemInstruction) turns.push({ role: 'system', text: partsText(body.systemInstruction.parts) });
       for (const content of body.contents) {
         for (const part of content.parts) {
-          if (part.text !== undefined) turns.push({ role: content.role === 'model' ? 'assistant' : 'user', text: part.text });
+          if (part.text !== undefined)
+            turns.push({ role: content.role === 'model' ? 'assistant' : 'user', text: part.text });
           // Gemini pairs a response with its call by name (and by id, which the SDK sends when the call had one).
-          else if (part.functionCall) turns.push({ call: part.functionCall.name, args: part.functionCall.args, ...(part.functionCall.id ? { id: part.functionCall.id } : {}) });
+          else if (part.functionCall)
+            turns.push({
+              call: part.functionCall.name,
+              args: part.functionCall.args,
+              ...(part.functionCall.id ? { id: part.functionCall.id } : {}),
+            });
           else if (part.functionResponse) {
             const { name, id, response } = part.functionResponse;
             turns.push({ output: response.content, name, ...(id ? { id } : {}) });
-          }
-          else throw new Error(`unexpected Gemini part ${JSON.stringify(part)}`);
+          } else throw new Error(`unexpected Gemini part ${JSON.stringify(part)}`);
         }
       }
       return turns;
@@ -90,7 +110,8 @@ function conversationSent(wire: VendorCase['wire'], body: any): Turn[] {
           continue;
         }
         if (message.content) turns.push({ role: message.role, text: partsText(message.content) });
-        for (const call of message.tool_calls ?? []) turns.push({ call: call.function.name, args: JSON.parse(call.function.arguments), id: call.id });
+        for (const call of message.tool_calls ?? [])
+          turns.push({ call: call.function.name, args: JSON.parse(call.function.arguments), id: call.id });
       }
       return turns;
   }
@@ -104,7 +125,9 @@ function toolNamesSent(wire: VendorCase['wire'], body: any): string[] {
     case 'messages':
       return (body.tools ?? []).map((tool: any) => tool.name);
     case 'gemini':
-      return (body.tools ?? []).flatMap((tool: any) => (tool.functionDeclarations ?? []).map((declaration: any) => declaration.name));
+      return (body.tools ?? []).flatMap((tool: any) =>
+        (tool.functionDeclarations ?? []).map((declaration: any) => declaration.name),
+      );
     case 'chat':
       return (body.tools ?? []).map((tool: any) => tool.function.name);
   }
@@ -129,7 +152,8 @@ function maxTokensSent(wire: VendorCase['wire'], body: any): unknown {
 
 /** How the expected call and output turns look on this vendor (a Gemini output also names its function). */
 const callTurn = (_v: VendorCase, id: string, name: string, args: unknown): Turn => ({ call: name, args, id });
-const outputTurn = (v: VendorCase, id: string, name: string, output: string): Turn => (v.wire === 'gemini' ? { output, name, id } : { output, id });
+const outputTurn = (v: VendorCase, id: string, name: string, output: string): Turn =>
+  v.wire === 'gemini' ? { output, name, id } : { output, id };
 
 describe('Runs on every vendor (fake vendor servers)', () => {
   let app: TestApp;
@@ -154,7 +178,11 @@ describe('Runs on every vendor (fake vendor servers)', () => {
   const call = (method: string, path: string, body?: unknown) => app.request(method, path, { key, body });
   const weatherTool = {
     type: 'function',
-    function: { name: 'get_weather', description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
+    function: {
+      name: 'get_weather',
+      description: 'Current weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
   };
   const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
@@ -173,15 +201,25 @@ describe('Runs on every vendor (fake vendor servers)', () => {
     expect([reply.status, reply.body.error]).toEqual([200, undefined]);
     return reply.body;
   }
-  const getRun = async (threadId: string, runId: string) => (await call('GET', `/v2/threads/${threadId}/runs/${runId}`)).body;
+  const getRun = async (threadId: string, runId: string) =>
+    (await call('GET', `/v2/threads/${threadId}/runs/${runId}`)).body;
   /** Runs have no event stream: poll the Run until it reaches one of `statuses`; ending otherwise fails at once. */
   async function untilStatus(threadId: string, runId: string, statuses: string[]) {
-    const run = await pollUntil(() => getRun(threadId, runId), (current) => statuses.includes(current.status) || FINAL.includes(current.status), 15_000);
-    if (!statuses.includes(run.status)) throw new Error(`run ${runId} ended ${run.status} (${JSON.stringify(run.last_error)}), not ${statuses.join(' or ')}`);
+    const run = await pollUntil(
+      () => getRun(threadId, runId),
+      (current) => statuses.includes(current.status) || FINAL.includes(current.status),
+      15_000,
+    );
+    if (!statuses.includes(run.status))
+      throw new Error(
+        `run ${runId} ended ${run.status} (${JSON.stringify(run.last_error)}), not ${statuses.join(' or ')}`,
+      );
     return run;
   }
-  const messagesOf = async (threadId: string) => (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as any[];
-  const debitsFor = async (runId: string) => (await debitsOf(app, accountId)).filter((debit) => (debit.metadata as { run_id?: string }).run_id === runId);
+  const messagesOf = async (threadId: string) =>
+    (await call('GET', `/v2/threads/${threadId}/messages?order=asc`)).body.data as any[];
+  const debitsFor = async (runId: string) =>
+    (await debitsOf(app, accountId)).filter((debit) => (debit.metadata as { run_id?: string }).run_id === runId);
   const submit = (threadId: string, runId: string, outputs: Array<{ tool_call_id: string; output: string }>) =>
     call('POST', `/v2/threads/${threadId}/runs/${runId}/submit_tool_outputs`, { tool_outputs: outputs });
 
@@ -202,21 +240,36 @@ describe('Runs on every vendor (fake vendor servers)', () => {
         { role: 'assistant', content: 'Hello! How can I help?' },
         { role: 'user', content: 'Say hello in one line.' },
       ]);
-      const created = await startRun(threadId, { assistant_id: assistantId, additional_instructions: 'The user is in Paris.' });
+      const created = await startRun(threadId, {
+        assistant_id: assistantId,
+        additional_instructions: 'The user is in Paris.',
+      });
       expect(created).toMatchObject({ object: 'thread.run', model: v.model, assistant_id: assistantId });
 
       const run = await untilStatus(threadId, created.id, ['completed']);
       const cost = costOf(v.model, 1200, 300);
-      expect(run).toMatchObject({ last_error: null, required_action: null, failed_at: null, completed_at: expect.any(Number) });
-      expect(run.usage).toEqual({ prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, cost: expect.closeTo(cost, 9) });
+      expect(run).toMatchObject({
+        last_error: null,
+        required_action: null,
+        failed_at: null,
+        completed_at: expect.any(Number),
+      });
+      expect(run.usage).toEqual({
+        prompt_tokens: 1200,
+        completion_tokens: 300,
+        total_tokens: 1500,
+        cost: expect.closeTo(cost, 9),
+      });
 
       const messages = await messagesOf(threadId);
-      expect(messages.map((message) => [message.role, message.content.map((part: any) => part.text).join('')])).toEqual([
-        ['user', 'Hi there'],
-        ['assistant', 'Hello! How can I help?'],
-        ['user', 'Say hello in one line.'],
-        ['assistant', `Hello from ${v.vendor}.`],
-      ]);
+      expect(messages.map((message) => [message.role, message.content.map((part: any) => part.text).join('')])).toEqual(
+        [
+          ['user', 'Hi there'],
+          ['assistant', 'Hello! How can I help?'],
+          ['user', 'Say hello in one line.'],
+          ['assistant', `Hello from ${v.vendor}.`],
+        ],
+      );
       expect(messages[3]).toMatchObject({ run_id: run.id, assistant_id: assistantId });
 
       // One vendor call, with the Assistant's and the Run's instructions and every message of the thread in order.
@@ -248,7 +301,10 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const callId = v.callIdPrefix ? `${v.callIdPrefix}weather_1` : undefined;
       script(
         v,
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' }, callId }], usage: { inputTokens: 800, outputTokens: 40 } },
+        {
+          toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' }, callId }],
+          usage: { inputTokens: 800, outputTokens: 40 },
+        },
         { text: 'It is sunny in Paris.', usage: { inputTokens: 900, outputTokens: 60 } },
       );
       const assistantId = await newAssistant({ model: v.model, instructions: 'Use the tools.', tools: [weatherTool] });
@@ -257,8 +313,19 @@ describe('Runs on every vendor (fake vendor servers)', () => {
 
       const waiting = await untilStatus(threadId, created.id, ['requires_action']);
       const toolCalls = waiting.required_action.submit_tool_outputs.tool_calls;
-      expect(toolCalls).toEqual([{ id: callId ?? expect.any(String), type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
-      expect(waiting.usage).toEqual({ prompt_tokens: 800, completion_tokens: 40, total_tokens: 840, cost: expect.closeTo(costOf(v.model, 800, 40), 9) });
+      expect(toolCalls).toEqual([
+        {
+          id: callId ?? expect.any(String),
+          type: 'function',
+          function: { name: 'get_weather', arguments: '{"city":"Paris"}' },
+        },
+      ]);
+      expect(waiting.usage).toEqual({
+        prompt_tokens: 800,
+        completion_tokens: 40,
+        total_tokens: 840,
+        cost: expect.closeTo(costOf(v.model, 800, 40), 9),
+      });
       expect(waiting.expires_at).toEqual(expect.any(Number));
       expect(toolNamesSent(v.wire, requestsOf(v)[0].body)).toEqual(['get_weather']);
       // Nothing is appended while the Run waits; the first round is billed already.
@@ -283,7 +350,12 @@ describe('Runs on every vendor (fake vendor servers)', () => {
 
       expect(run).toMatchObject({ required_action: null, last_error: null, expires_at: null });
       const [cost0, cost1] = [costOf(v.model, 800, 40), costOf(v.model, 900, 60)];
-      expect(run.usage).toEqual({ prompt_tokens: 1700, completion_tokens: 100, total_tokens: 1800, cost: expect.closeTo(cost0 + cost1, 9) });
+      expect(run.usage).toEqual({
+        prompt_tokens: 1700,
+        completion_tokens: 100,
+        total_tokens: 1800,
+        cost: expect.closeTo(cost0 + cost1, 9),
+      });
       const messages = await messagesOf(threadId);
       expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
         ['user', 'What is the weather in Paris?'],
@@ -298,7 +370,16 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       ]);
       expectCarried(debits[0], cost0);
       expectCarried(debits[1], cost1);
-      for (const debit of debits) expect(debit.metadata).toEqual({ source: 'api', vendor: v.vendor, model: v.model, service: 'runs', run_id: run.id, cost: expect.any(Number), carry: expect.any(Number) });
+      for (const debit of debits)
+        expect(debit.metadata).toEqual({
+          source: 'api',
+          vendor: v.vendor,
+          model: v.model,
+          service: 'runs',
+          run_id: run.id,
+          cost: expect.any(Number),
+          carry: expect.any(Number),
+        });
     });
 
     it('answers two parallel tool calls in one round: both calls and both outputs go back, in order', async () => {
@@ -317,7 +398,10 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const threadId = await newThread([{ role: 'user', content: 'Weather in Oslo and Rome?' }]);
       const created = await startRun(threadId, { assistant_id: assistantId });
       const waiting = await untilStatus(threadId, created.id, ['requires_action']);
-      const toolCalls = waiting.required_action.submit_tool_outputs.tool_calls as Array<{ id: string; function: { arguments: string } }>;
+      const toolCalls = waiting.required_action.submit_tool_outputs.tool_calls as Array<{
+        id: string;
+        function: { arguments: string };
+      }>;
       expect(toolCalls.map((toolCall) => toolCall.function.arguments)).toEqual(['{"city":"Oslo"}', '{"city":"Rome"}']);
       if (v.callIdPrefix) expect(toolCalls.map((toolCall) => toolCall.id)).toEqual(ids);
       expect(new Set(toolCalls.map((toolCall) => toolCall.id)).size).toBe(2);
@@ -350,8 +434,14 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const ids = v.callIdPrefix ? [`${v.callIdPrefix}round_0`, `${v.callIdPrefix}round_1`] : [undefined, undefined];
       script(
         v,
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: ids[0] }], usage: { inputTokens: 100, outputTokens: 10 } },
-        { toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' }, callId: ids[1] }], usage: { inputTokens: 200, outputTokens: 10 } },
+        {
+          toolCalls: [{ name: 'get_weather', arguments: { city: 'Oslo' }, callId: ids[0] }],
+          usage: { inputTokens: 100, outputTokens: 10 },
+        },
+        {
+          toolCalls: [{ name: 'get_weather', arguments: { city: 'Rome' }, callId: ids[1] }],
+          usage: { inputTokens: 200, outputTokens: 10 },
+        },
         { text: 'Rome is warmer.', usage: { inputTokens: 300, outputTokens: 4 } },
       );
       const assistantId = await newAssistant({ model: v.model, instructions: 'Compare.', tools: [weatherTool] });
@@ -363,11 +453,15 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       // The second round's requires_action: wait for its call, which differs from the first.
       const second = await pollUntil(
         () => getRun(threadId, created.id),
-        (run) => FINAL.includes(run.status) || (run.status === 'requires_action' && run.required_action.submit_tool_outputs.tool_calls[0].id !== firstId),
+        (run) =>
+          FINAL.includes(run.status) ||
+          (run.status === 'requires_action' && run.required_action.submit_tool_outputs.tool_calls[0].id !== firstId),
         15_000,
       );
       expect(second.status).toBe('requires_action');
-      expect(second.required_action.submit_tool_outputs.tool_calls.map((toolCall: any) => toolCall.function.arguments)).toEqual(['{"city":"Rome"}']);
+      expect(
+        second.required_action.submit_tool_outputs.tool_calls.map((toolCall: any) => toolCall.function.arguments),
+      ).toEqual(['{"city":"Rome"}']);
       const secondId = second.required_action.submit_tool_outputs.tool_calls[0].id as string;
       expect((await submit(threadId, created.id, [{ tool_call_id: secondId, output: '18 C' }])).status).toBe(200);
       const run = await untilStatus(threadId, created.id, ['completed']);
@@ -383,8 +477,13 @@ describe('Runs on every vendor (fake vendor servers)', () => {
         outputTurn(v, secondId, 'get_weather', '18 C'),
       ]);
       expect(run.usage).toMatchObject({ prompt_tokens: 600, completion_tokens: 24, total_tokens: 624 });
-      expect((await debitsFor(run.id)).map((debit) => debit.operation_key)).toEqual([0, 1, 2].map((round) => `run:${run.id}:${round}`));
-      expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual(['Is Oslo or Rome warmer?', 'Rome is warmer.']);
+      expect((await debitsFor(run.id)).map((debit) => debit.operation_key)).toEqual(
+        [0, 1, 2].map((round) => `run:${run.id}:${round}`),
+      );
+      expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual([
+        'Is Oslo or Rome warmer?',
+        'Rome is warmer.',
+      ]);
     });
 
     it('passes max_completion_tokens on and ends incomplete, with the partial answer, when the vendor stops at the limit', async () => {
@@ -394,8 +493,15 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const created = await startRun(threadId, { assistant_id: assistantId, max_completion_tokens: 50 });
       const run = await untilStatus(threadId, created.id, ['incomplete']);
       expect(maxTokensSent(v.wire, requestsOf(v)[0].body)).toBe(50);
-      expect(run).toMatchObject({ max_completion_tokens: 50, last_error: null, usage: { prompt_tokens: 30, completion_tokens: 50, total_tokens: 80 } });
-      expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual(['Tell me a long story.', 'The first part of a']);
+      expect(run).toMatchObject({
+        max_completion_tokens: 50,
+        last_error: null,
+        usage: { prompt_tokens: 30, completion_tokens: 50, total_tokens: 80 },
+      });
+      expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual([
+        'Tell me a long story.',
+        'The first part of a',
+      ]);
       expect((await debitsFor(run.id)).map((debit) => debit.operation_key)).toEqual([`run:${run.id}:0`]);
     });
 
@@ -405,7 +511,10 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const threadId = await newThread([{ role: 'user', content: 'Something filtered.' }]);
       const created = await startRun(threadId, { assistant_id: assistantId });
       const run = await untilStatus(threadId, created.id, ['incomplete']);
-      expect(run).toMatchObject({ last_error: null, usage: { prompt_tokens: 30, completion_tokens: 0, total_tokens: 30 } });
+      expect(run).toMatchObject({
+        last_error: null,
+        usage: { prompt_tokens: 30, completion_tokens: 0, total_tokens: 30 },
+      });
       expect((await messagesOf(threadId)).map((message) => message.role)).toEqual(['user']);
       expect((await debitsFor(run.id)).map((debit) => debit.operation_key)).toEqual([`run:${run.id}:0`]);
     });
@@ -452,24 +561,35 @@ describe('Runs on every vendor (fake vendor servers)', () => {
         calls: 1,
       },
     ];
-    it.each(failures)('ends the Run failed on $name, in the error envelope form, appending and billing nothing', async ({ steps, code, message, calls }) => {
-      script(v, ...steps);
-      const assistantId = await newAssistant({ model: v.model });
-      const threadId = await newThread([{ role: 'user', content: 'Hello?' }]);
-      const created = await startRun(threadId, { assistant_id: assistantId });
-      const run = await untilStatus(threadId, created.id, ['failed']);
-      expect(run.last_error).toEqual({ code, message: expect.stringContaining(message) });
-      expect(Object.keys(run.last_error).sort()).toEqual(['code', 'message']);
-      expect(run).toMatchObject({ failed_at: expect.any(Number), completed_at: null, required_action: null, usage: null });
-      expect(requestsOf(v)).toHaveLength(calls);
-      expect((await messagesOf(threadId)).map((message) => message.role)).toEqual(['user']);
-      expect(await debitsFor(run.id)).toEqual([]);
-      // The thread is free again: a new Run of it starts and completes.
-      script(v, { text: 'Recovered.' });
-      const again = await startRun(threadId, { assistant_id: assistantId });
-      await untilStatus(threadId, again.id, ['completed']);
-      expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual(['Hello?', 'Recovered.']);
-    });
+    it.each(failures)(
+      'ends the Run failed on $name, in the error envelope form, appending and billing nothing',
+      async ({ steps, code, message, calls }) => {
+        script(v, ...steps);
+        const assistantId = await newAssistant({ model: v.model });
+        const threadId = await newThread([{ role: 'user', content: 'Hello?' }]);
+        const created = await startRun(threadId, { assistant_id: assistantId });
+        const run = await untilStatus(threadId, created.id, ['failed']);
+        expect(run.last_error).toEqual({ code, message: expect.stringContaining(message) });
+        expect(Object.keys(run.last_error).sort()).toEqual(['code', 'message']);
+        expect(run).toMatchObject({
+          failed_at: expect.any(Number),
+          completed_at: null,
+          required_action: null,
+          usage: null,
+        });
+        expect(requestsOf(v)).toHaveLength(calls);
+        expect((await messagesOf(threadId)).map((message) => message.role)).toEqual(['user']);
+        expect(await debitsFor(run.id)).toEqual([]);
+        // The thread is free again: a new Run of it starts and completes.
+        script(v, { text: 'Recovered.' });
+        const again = await startRun(threadId, { assistant_id: assistantId });
+        await untilStatus(threadId, again.id, ['completed']);
+        expect((await messagesOf(threadId)).map((message) => message.content[0].text)).toEqual([
+          'Hello?',
+          'Recovered.',
+        ]);
+      },
+    );
   });
 
   describe('openai specifics', () => {
@@ -479,7 +599,11 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       script(VENDORS[1], { text: 'Claude here.', usage: { inputTokens: 10, outputTokens: 3 } });
       const assistantId = await newAssistant({ model: v.model, instructions: 'Be brief.' });
       const threadId = await newThread([{ role: 'user', content: 'Who are you?' }]);
-      const created = await startRun(threadId, { assistant_id: assistantId, model: VENDORS[1].model, instructions: 'Be very brief.' });
+      const created = await startRun(threadId, {
+        assistant_id: assistantId,
+        model: VENDORS[1].model,
+        instructions: 'Be very brief.',
+      });
       expect(created).toMatchObject({ model: VENDORS[1].model, instructions: 'Be very brief.' });
       const run = await untilStatus(threadId, created.id, ['completed']);
       expect(requestsOf(v)).toHaveLength(0);
@@ -497,22 +621,43 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const threadId = await newThread([{ role: 'user', content: 'Hello?' }]);
       const created = await startRun(threadId, { assistant_id: assistantId });
       const run = await untilStatus(threadId, created.id, ['failed']);
-      expect(run.last_error).toEqual({ code: 'run.execution_failed', message: expect.stringMatching(/^Vendor openai rejected the request \(401\)/) });
+      expect(run.last_error).toEqual({
+        code: 'run.execution_failed',
+        message: expect.stringMatching(/^Vendor openai rejected the request \(401\)/),
+      });
       expect(JSON.stringify(run)).not.toContain(fakes.env.OPENAI_API_KEY);
       expect(requestsOf(v)[0].headers.authorization).toBe(`Bearer ${fakes.env.OPENAI_API_KEY}`);
       expect(await debitsFor(run.id)).toEqual([]);
     });
 
     it('a failure in the round after the tool outputs keeps the first round billed and appends nothing', async () => {
-      script(v, { toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' }, callId: 'call_then_fail' }], usage: { inputTokens: 500, outputTokens: 20 } }, { status: 500 }, { status: 500 });
+      script(
+        v,
+        {
+          toolCalls: [{ name: 'get_weather', arguments: { city: 'Paris' }, callId: 'call_then_fail' }],
+          usage: { inputTokens: 500, outputTokens: 20 },
+        },
+        { status: 500 },
+        { status: 500 },
+      );
       const assistantId = await newAssistant({ model: v.model, tools: [weatherTool] });
       const threadId = await newThread([{ role: 'user', content: 'Weather?' }]);
       const created = await startRun(threadId, { assistant_id: assistantId });
       await untilStatus(threadId, created.id, ['requires_action']);
-      expect((await submit(threadId, created.id, [{ tool_call_id: 'call_then_fail', output: 'rain' }])).status).toBe(200);
+      expect((await submit(threadId, created.id, [{ tool_call_id: 'call_then_fail', output: 'rain' }])).status).toBe(
+        200,
+      );
       const run = await untilStatus(threadId, created.id, ['failed']);
-      expect(run.last_error).toEqual({ code: 'run.execution_failed', message: expect.stringContaining('Vendor openai failed to process the request (500)') });
-      expect(run.usage).toEqual({ prompt_tokens: 500, completion_tokens: 20, total_tokens: 520, cost: expect.closeTo(costOf(v.model, 500, 20), 9) });
+      expect(run.last_error).toEqual({
+        code: 'run.execution_failed',
+        message: expect.stringContaining('Vendor openai failed to process the request (500)'),
+      });
+      expect(run.usage).toEqual({
+        prompt_tokens: 500,
+        completion_tokens: 20,
+        total_tokens: 520,
+        cost: expect.closeTo(costOf(v.model, 500, 20), 9),
+      });
       expect(requestsOf(v)).toHaveLength(3);
       expect((await messagesOf(threadId)).map((message) => message.role)).toEqual(['user']);
       expect((await debitsFor(run.id)).map((debit) => debit.operation_key)).toEqual([`run:${run.id}:0`]);
@@ -534,7 +679,9 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const created = await startRun(threadId, { assistant_id: assistantId, parallel_tool_calls: false });
       const waiting = await untilStatus(threadId, created.id, ['requires_action']);
       expect(requestsOf(v)[0].body.parallel_tool_calls).toBe(false);
-      expect(waiting.required_action.submit_tool_outputs.tool_calls.map((toolCall: any) => toolCall.id)).toEqual(['call_first']);
+      expect(waiting.required_action.submit_tool_outputs.tool_calls.map((toolCall: any) => toolCall.id)).toEqual([
+        'call_first',
+      ]);
       expect((await submit(threadId, created.id, [{ tool_call_id: 'call_first', output: '3 C' }])).status).toBe(200);
       await untilStatus(threadId, created.id, ['completed']);
       expect(conversationSent(v.wire, requestsOf(v)[1].body)).toEqual([
@@ -589,7 +736,10 @@ describe('Runs on every vendor (fake vendor servers)', () => {
       const threadId = await newThread([{ role: 'user', content: huge }]);
       const created = await startRun(threadId, { assistant_id: assistantId });
       const run = await untilStatus(threadId, created.id, ['failed']);
-      expect(run.last_error).toEqual({ code: 'run.context_length_exceeded', message: expect.stringContaining('qwen2.5:7b (32768)') });
+      expect(run.last_error).toEqual({
+        code: 'run.context_length_exceeded',
+        message: expect.stringContaining('qwen2.5:7b (32768)'),
+      });
       expect(requestsOf(v)).toHaveLength(0);
       expect(await debitsFor(run.id)).toEqual([]);
       expect((await messagesOf(threadId)).map((message) => message.role)).toEqual(['user']);

@@ -6,11 +6,20 @@ const backend = postgresUrl ? 'postgres' : 'pglite';
 describe(`threads (${backend})`, () => {
   const suite = useTestApp();
 
-  const call = (method: string, url: string, body?: unknown, as = suite.key) => suite.app.request(method, url, { key: as, body });
+  const call = (method: string, url: string, body?: unknown, as = suite.key) =>
+    suite.app.request(method, url, { key: as, body });
 
   async function countRows(accountId: string) {
-    const threads = await suite.app.db.selectFrom('threads').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
-    const messages = await suite.app.db.selectFrom('thread_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+    const threads = await suite.app.db
+      .selectFrom('threads')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
+    const messages = await suite.app.db
+      .selectFrom('thread_messages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('account_id', '=', accountId)
+      .executeTakeFirstOrThrow();
     return { threads: Number(threads.n), messages: Number(messages.n) };
   }
 
@@ -20,14 +29,22 @@ describe(`threads (${backend})`, () => {
     return reply.body.id;
   }
 
-  const messagesOf = async (threadId: string, as = suite.key) => (await call('GET', `/v2/threads/${threadId}/messages?order=asc&limit=100`, undefined, as)).body.data;
+  const messagesOf = async (threadId: string, as = suite.key) =>
+    (await call('GET', `/v2/threads/${threadId}/messages?order=asc&limit=100`, undefined, as)).body.data;
 
   it('creates a thread with metadata and initial messages given as strings and as text parts, in order', async () => {
     const created = await call('POST', '/v2/threads', {
       metadata: { topic: 'billing' },
       messages: [
         { role: 'user', content: 'What is my balance?' },
-        { role: 'assistant', content: [{ type: 'text', text: 'It is ' }, { type: 'text', text: '42.' }], metadata: { source: 'import' } },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'It is ' },
+            { type: 'text', text: '42.' },
+          ],
+          metadata: { source: 'import' },
+        },
         { role: 'user', content: '' },
       ],
     });
@@ -41,11 +58,39 @@ describe(`threads (${backend})`, () => {
     });
     expect(Math.abs(created.body.created_at - Date.now() / 1000)).toBeLessThan(60);
 
-    const base = { object: 'thread.message', created_at: expect.any(Number), thread_id: created.body.id, status: 'completed', assistant_id: null, run_id: null };
+    const base = {
+      object: 'thread.message',
+      created_at: expect.any(Number),
+      thread_id: created.body.id,
+      status: 'completed',
+      assistant_id: null,
+      run_id: null,
+    };
     expect(await messagesOf(created.body.id)).toEqual([
-      { ...base, id: expect.stringMatching(/^msg_[0-9a-f]{24}$/), role: 'user', content: [{ type: 'text', text: 'What is my balance?' }], metadata: {} },
-      { ...base, id: expect.stringMatching(/^msg_/), role: 'assistant', content: [{ type: 'text', text: 'It is ' }, { type: 'text', text: '42.' }], metadata: { source: 'import' } },
-      { ...base, id: expect.stringMatching(/^msg_/), role: 'user', content: [{ type: 'text', text: '' }], metadata: {} },
+      {
+        ...base,
+        id: expect.stringMatching(/^msg_[0-9a-f]{24}$/),
+        role: 'user',
+        content: [{ type: 'text', text: 'What is my balance?' }],
+        metadata: {},
+      },
+      {
+        ...base,
+        id: expect.stringMatching(/^msg_/),
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'It is ' },
+          { type: 'text', text: '42.' },
+        ],
+        metadata: { source: 'import' },
+      },
+      {
+        ...base,
+        id: expect.stringMatching(/^msg_/),
+        role: 'user',
+        content: [{ type: 'text', text: '' }],
+        metadata: {},
+      },
     ]);
   });
 
@@ -53,18 +98,40 @@ describe(`threads (${backend})`, () => {
     for (const body of [{}, undefined]) {
       const reply = await suite.app.request('POST', '/v2/threads', { key: suite.key, body });
       expect([reply.status, reply.body.metadata, reply.body.tool_resources]).toEqual([200, {}, null]);
-      expect((await call('GET', `/v2/threads/${reply.body.id}/messages`)).body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+      expect((await call('GET', `/v2/threads/${reply.body.id}/messages`)).body).toEqual({
+        object: 'list',
+        data: [],
+        first_id: null,
+        last_id: null,
+        has_more: false,
+      });
     }
-    const hundred = await newThread({ messages: Array.from({ length: 100 }, (_, i) => ({ role: 'user', content: `m${i}` })) });
+    const hundred = await newThread({
+      messages: Array.from({ length: 100 }, (_, i) => ({ role: 'user', content: `m${i}` })),
+    });
     const listed = await messagesOf(hundred);
-    expect(listed.map((message: any) => message.content[0].text)).toEqual(Array.from({ length: 100 }, (_, i) => `m${i}`));
+    expect(listed.map((message: any) => message.content[0].text)).toEqual(
+      Array.from({ length: 100 }, (_, i) => `m${i}`),
+    );
   });
 
   it('gets, updates (replacing metadata) and deletes a thread; its messages go with it', async () => {
-    const id = await newThread({ metadata: { a: '1', b: '2' }, messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }] });
+    const id = await newThread({
+      metadata: { a: '1', b: '2' },
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'hello' },
+      ],
+    });
     const got = await call('GET', `/v2/threads/${id}`);
     expect(got.status).toBe(200);
-    expect(got.body).toEqual({ id, object: 'thread', created_at: expect.any(Number), metadata: { a: '1', b: '2' }, tool_resources: null });
+    expect(got.body).toEqual({
+      id,
+      object: 'thread',
+      created_at: expect.any(Number),
+      metadata: { a: '1', b: '2' },
+      tool_resources: null,
+    });
 
     const updated = await call('POST', `/v2/threads/${id}`, { metadata: { c: '3' } });
     expect(updated.status).toBe(200);
@@ -76,7 +143,9 @@ describe(`threads (${backend})`, () => {
     const deleted = await call('DELETE', `/v2/threads/${id}`);
     expect(deleted.status).toBe(200);
     expect(deleted.body).toEqual({ id, object: 'thread.deleted', deleted: true });
-    expect(await suite.app.db.selectFrom('thread_messages').select('id').where('thread_id', '=', id).execute()).toEqual([]);
+    expect(await suite.app.db.selectFrom('thread_messages').select('id').where('thread_id', '=', id).execute()).toEqual(
+      [],
+    );
     for (const [method, url, body] of [
       ['GET', `/v2/threads/${id}`],
       ['POST', `/v2/threads/${id}`, { metadata: {} }],
@@ -95,13 +164,20 @@ describe(`threads (${backend})`, () => {
     const service = createThreadsService({
       db: suite.app.db,
       beforeDeleteThread: async (accountId, threadId) => {
-        const stillThere = await suite.app.db.selectFrom('threads').select('id').where('id', '=', threadId).executeTakeFirst();
+        const stillThere = await suite.app.db
+          .selectFrom('threads')
+          .select('id')
+          .where('id', '=', threadId)
+          .executeTakeFirst();
         calls.push([accountId, threadId, stillThere !== undefined]);
       },
     });
     const id = await newThread();
     const stranger = await suite.app.createAccount();
-    await expect(service.remove(stranger.accountId, id)).rejects.toMatchObject({ status: 404, code: 'thread.not_found' });
+    await expect(service.remove(stranger.accountId, id)).rejects.toMatchObject({
+      status: 404,
+      code: 'thread.not_found',
+    });
     expect(calls).toEqual([]);
     await service.remove(suite.accountId, id);
     expect(calls).toEqual([[suite.accountId, id, true]]);
@@ -136,7 +212,17 @@ describe(`threads (${backend})`, () => {
         { messages: [{ role: 'user', content: null }] },
         { messages: [{ role: 'user', content: [] }] },
         { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }] },
-        { messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'image_file', file_id: 'f' }] }] },
+        {
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'a' },
+                { type: 'image_file', file_id: 'f' },
+              ],
+            },
+          ],
+        },
         { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
         { messages: [{ role: 'user', content: [{ type: 'text', text: 'a', extra: 1 }] }] },
         { messages: [{ role: 'user', content: [{ type: 'input_text', text: 'a' }] }] },
@@ -157,7 +243,9 @@ describe(`threads (${backend})`, () => {
     it('names the offending field in the message', async () => {
       const role = await call('POST', '/v2/threads', { messages: [message, message, { role: 'robot', content: 'x' }] });
       expect(role.body.error.message).toMatch(/messages\[2\]\.role: role must be 'user' or 'assistant'/);
-      const part = await call('POST', '/v2/threads', { messages: [{ role: 'user', content: [{ type: 'image_url' }] }] });
+      const part = await call('POST', '/v2/threads', {
+        messages: [{ role: 'user', content: [{ type: 'image_url' }] }],
+      });
       expect(part.body.error.message).toMatch(/messages\[0\]\.content/);
       const many = await call('POST', '/v2/threads', { messages: Array.from({ length: 101 }, () => message) });
       expect(many.body.error.message).toMatch(/at most 100/);
@@ -165,9 +253,21 @@ describe(`threads (${backend})`, () => {
 
     it('rejects bad update bodies and keeps the metadata', async () => {
       const id = await newThread({ metadata: { keep: 'me' } });
-      for (const body of [undefined, {}, { metadata: seventeen }, { metadata: {}, extra: 1 }, { metadata: null }, { metadata: { k: 1 } }, []]) {
+      for (const body of [
+        undefined,
+        {},
+        { metadata: seventeen },
+        { metadata: {}, extra: 1 },
+        { metadata: null },
+        { metadata: { k: 1 } },
+        [],
+      ]) {
         const reply = await call('POST', `/v2/threads/${id}`, body);
-        expect([JSON.stringify(body), reply.status, reply.body.error?.code]).toEqual([JSON.stringify(body), 400, 'thread.invalid_request']);
+        expect([JSON.stringify(body), reply.status, reply.body.error?.code]).toEqual([
+          JSON.stringify(body),
+          400,
+          'thread.invalid_request',
+        ]);
       }
       expect((await call('GET', `/v2/threads/${id}`)).body.metadata).toEqual({ keep: 'me' });
     });
@@ -181,7 +281,10 @@ describe(`threads (${backend})`, () => {
     await expect(
       service.create(ownAccount, {
         metadata: { a: 'b' },
-        messages: ['one', 'two', 'th\u0000ree'].map((text) => ({ role: 'user' as const, content: [{ type: 'text' as const, text }] })),
+        messages: ['one', 'two', 'th\u0000ree'].map((text) => ({
+          role: 'user' as const,
+          content: [{ type: 'text' as const, text }],
+        })),
       }),
     ).rejects.toThrow();
     expect(await countRows(ownAccount)).toEqual({ threads: 0, messages: 0 });
@@ -190,7 +293,10 @@ describe(`threads (${backend})`, () => {
   it("hides another account's threads and messages (404 on every route) and changes nothing of them", async () => {
     const owner = await suite.app.createAccount();
     const stranger = await suite.app.createAccount();
-    const id = await newThread({ metadata: { owner: 'yes' }, messages: [{ role: 'user', content: 'secret' }] }, owner.key);
+    const id = await newThread(
+      { metadata: { owner: 'yes' }, messages: [{ role: 'user', content: 'secret' }] },
+      owner.key,
+    );
     const messageId = (await messagesOf(id, owner.key))[0].id;
     const strangerThread = await newThread({}, stranger.key);
 
@@ -216,14 +322,29 @@ describe(`threads (${backend})`, () => {
       const reply = await call(method, `/v2/threads/${strangerThread}/messages/${messageId}`, body, stranger.key);
       expect([method, reply.status, reply.body.error?.code]).toEqual([method, 404, 'message.not_found']);
     }
-    const bulk = await call('DELETE', `/v2/threads/${strangerThread}/messages/bulk-delete`, { message_ids: [messageId] }, stranger.key);
+    const bulk = await call(
+      'DELETE',
+      `/v2/threads/${strangerThread}/messages/bulk-delete`,
+      { message_ids: [messageId] },
+      stranger.key,
+    );
     expect([bulk.status, bulk.body.error?.code]).toEqual([404, 'message.not_found']);
-    const cursor = await call('GET', `/v2/threads/${strangerThread}/messages?after=${messageId}`, undefined, stranger.key);
+    const cursor = await call(
+      'GET',
+      `/v2/threads/${strangerThread}/messages?after=${messageId}`,
+      undefined,
+      stranger.key,
+    );
     expect([cursor.status, cursor.body.error?.code]).toEqual([400, 'message.invalid_request']);
 
-    expect(await call('GET', `/v2/threads/${id}`, undefined, owner.key)).toMatchObject({ status: 200, body: { metadata: { owner: 'yes' } } });
+    expect(await call('GET', `/v2/threads/${id}`, undefined, owner.key)).toMatchObject({
+      status: 200,
+      body: { metadata: { owner: 'yes' } },
+    });
     const after = await messagesOf(id, owner.key);
-    expect(after.map((message: any) => [message.id, message.content[0].text, message.metadata])).toEqual([[messageId, 'secret', {}]]);
+    expect(after.map((message: any) => [message.id, message.content[0].text, message.metadata])).toEqual([
+      [messageId, 'secret', {}],
+    ]);
   });
 
   it('leaves /v2/threads/runs to the Runs routes rather than reading "runs" as a thread id', async () => {

@@ -19,10 +19,12 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export const answer = (status: number, headers: Record<string, string> = {}): Reply => (_request, response) => {
-  response.writeHead(status, { 'content-type': 'text/plain', ...headers });
-  response.end(`status ${status}`);
-};
+export const answer =
+  (status: number, headers: Record<string, string> = {}): Reply =>
+  (_request, response) => {
+    response.writeHead(status, { 'content-type': 'text/plain', ...headers });
+    response.end(`status ${status}`);
+  };
 
 /** Reads the request and never answers: the sender's timeout has to end the exchange. */
 export const hang: Reply = () => undefined;

@@ -49,7 +49,11 @@ describe('a hanging webhook receiver of one account', () => {
   });
 
   /** Creates `count` background Responses of `key` at once; answers the slowest one's time to its final status. */
-  async function slowestCompletion(key: string, count: number, metadata: Record<string, string> = {}): Promise<{ ms: number; ids: string[] }> {
+  async function slowestCompletion(
+    key: string,
+    count: number,
+    metadata: Record<string, string> = {},
+  ): Promise<{ ms: number; ids: string[] }> {
     const started = performance.now();
     const ids = await Promise.all(
       Array.from({ length: count }, async () => {
@@ -78,11 +82,18 @@ describe('a hanging webhook receiver of one account', () => {
     await app.runtime.deps.webhooks.idle();
     expect(maxOpen).toBeLessThanOrEqual(PER_ACCOUNT);
     expect(seen.sort()).toEqual([...flood.ids].sort());
-    const rows = await app.db.selectFrom('webhook_deliveries').select(['resource_id', 'status', 'error']).where('account_id', '=', a.accountId).execute();
+    const rows = await app.db
+      .selectFrom('webhook_deliveries')
+      .select(['resource_id', 'status', 'error'])
+      .where('account_id', '=', a.accountId)
+      .execute();
     expect(rows).toHaveLength(FLOOD);
-    for (const row of rows) expect(row).toMatchObject({ status: 'failed', error: `timed out after ${WEBHOOK_TIMEOUT_MS} ms` });
+    for (const row of rows)
+      expect(row).toMatchObject({ status: 'failed', error: `timed out after ${WEBHOOK_TIMEOUT_MS} ms` });
     // eslint-disable-next-line no-console
-    console.log(`B's 4 background Responses: ${Math.round(baseline.ms)} ms alone, ${Math.round(during.ms)} ms during A's flood of ${FLOOD} hanging webhooks`);
+    console.log(
+      `B's 4 background Responses: ${Math.round(baseline.ms)} ms alone, ${Math.round(during.ms)} ms during A's flood of ${FLOOD} hanging webhooks`,
+    );
   }, 60_000);
 
   it('a delivery claimed and never attempted (its process ended while it waited) is sent by a later start, once; an attempted one never again', async () => {
@@ -96,7 +107,10 @@ describe('a hanging webhook receiver of one account', () => {
       status: 'pending' as const,
       attempted_at: attempted ? new Date() : null,
     });
-    await app.db.insertInto('webhook_deliveries').values([row('waiting', false), row('attempted', true)]).execute();
+    await app.db
+      .insertInto('webhook_deliveries')
+      .values([row('waiting', false), row('attempted', true)])
+      .execute();
     const before = seen.length;
     const dispatcher = app.runtime.deps.webhooks;
     expect(await dispatcher.sendLeftOver(0)).toBe(1);
@@ -104,8 +118,16 @@ describe('a hanging webhook receiver of one account', () => {
     await dispatcher.sendLeftOver(0);
     await dispatcher.idle();
     expect(seen.slice(before)).toEqual(['resp_left_waiting']);
-    const stored = await app.db.selectFrom('webhook_deliveries').select(['id', 'status']).where('account_id', '=', account.accountId).orderBy('id').execute();
-    expect(stored).toEqual([{ id: 'wh_left_attempted', status: 'pending' }, { id: 'wh_left_waiting', status: 'failed' }]);
+    const stored = await app.db
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status'])
+      .where('account_id', '=', account.accountId)
+      .orderBy('id')
+      .execute();
+    expect(stored).toEqual([
+      { id: 'wh_left_attempted', status: 'pending' },
+      { id: 'wh_left_waiting', status: 'failed' },
+    ]);
   }, 30_000);
 });
 
@@ -159,7 +181,11 @@ describe('a hanging webhook receiver of one account', () => {
       .execute();
     expect(await next).toBe('resp_replica_left');
     await app.runtime.deps.webhooks.idle();
-    const stored = await app.db.selectFrom('webhook_deliveries').select(['status', 'response_status']).where('id', '=', 'wh_replica_left').executeTakeFirstOrThrow();
+    const stored = await app.db
+      .selectFrom('webhook_deliveries')
+      .select(['status', 'response_status'])
+      .where('id', '=', 'wh_replica_left')
+      .executeTakeFirstOrThrow();
     expect(stored).toEqual({ status: 'delivered', response_status: 200 });
     // Later sweeps find it attempted: never sent again.
     expect(await app.runtime.deps.webhooks.sendLeftOver(0)).toBe(0);

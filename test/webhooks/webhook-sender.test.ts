@@ -34,12 +34,21 @@ describe('webhook sender (one-shot, recorded)', () => {
 
   function sender(options: Partial<WebhookSenderOptions> = {}) {
     const logs = captureLogs();
-    const created = createWebhookSender({ db: suite.app.db, allowPrivateNetworks: true, logger: logs.logger, ...options });
+    const created = createWebhookSender({
+      db: suite.app.db,
+      allowPrivateNetworks: true,
+      logger: logs.logger,
+      ...options,
+    });
     return { ...created, logs: logs.lines };
   }
 
   const deliveryRow = (resourceId: string) =>
-    suite.app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', resourceId).executeTakeFirstOrThrow();
+    suite.app.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('resource_id', '=', resourceId)
+      .executeTakeFirstOrThrow();
 
   const payloadFor = (resourceId: string) => ({
     response_id: resourceId,
@@ -56,7 +65,10 @@ describe('webhook sender (one-shot, recorded)', () => {
     const url = `${target.url}/hooks/switchyard?token=receiver-secret`;
 
     const before = Date.now();
-    expect(await send({ resourceId, accountId: suite.accountId, url, payload })).toEqual({ status: 'delivered', responseStatus: 204 });
+    expect(await send({ resourceId, accountId: suite.accountId, url, payload })).toEqual({
+      status: 'delivered',
+      responseStatus: 204,
+    });
 
     expect(target.requests).toHaveLength(1);
     const [request] = target.requests;
@@ -83,7 +95,15 @@ describe('webhook sender (one-shot, recorded)', () => {
     expect(row.attempted_at!.getTime()).toBeGreaterThanOrEqual(before - 1000);
 
     expect(logs).toHaveLength(1);
-    expect(logs[0]).toMatchObject({ level: 30, msg: 'webhook delivered', resourceId, accountId: suite.accountId, target: target.url, status: 'delivered', responseStatus: 204 });
+    expect(logs[0]).toMatchObject({
+      level: 30,
+      msg: 'webhook delivered',
+      resourceId,
+      accountId: suite.accountId,
+      target: target.url,
+      status: 'delivered',
+      responseStatus: 204,
+    });
     const logged = JSON.stringify(logs);
     expect(logged).not.toContain('receiver-secret');
     expect(logged).not.toContain('conv_0123');
@@ -93,10 +113,17 @@ describe('webhook sender (one-shot, recorded)', () => {
     const target = await receiver(answer(200));
     const { send } = sender();
     const resourceId = newId('resp');
-    const delivery = { resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
+    const delivery = {
+      resourceId,
+      accountId: suite.accountId,
+      url: `${target.url}/hook`,
+      payload: payloadFor(resourceId),
+    };
     expect(await send(delivery)).toEqual({ status: 'delivered', responseStatus: 200 });
     // A retried activity or a re-run job: a different sender instance, same resource.
-    expect(await sender().send({ ...delivery, payload: { ...delivery.payload, status: 'failed' } })).toEqual({ status: 'skipped' });
+    expect(await sender().send({ ...delivery, payload: { ...delivery.payload, status: 'failed' } })).toEqual({
+      status: 'skipped',
+    });
     expect(target.requests).toHaveLength(1);
     expect(JSON.parse(target.requests[0]!.body).status).toBe('completed');
     expect((await deliveryRow(resourceId)).status).toBe('delivered');
@@ -105,11 +132,20 @@ describe('webhook sender (one-shot, recorded)', () => {
   it('lets exactly one of two concurrent sends for the same resource through', async () => {
     const target = await receiver(answer(200));
     const resourceId = newId('resp');
-    const delivery = { resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) };
+    const delivery = {
+      resourceId,
+      accountId: suite.accountId,
+      url: `${target.url}/hook`,
+      payload: payloadFor(resourceId),
+    };
     const outcomes = await Promise.all([sender().send(delivery), sender().send(delivery)]);
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(['delivered', 'skipped']);
     expect(target.requests).toHaveLength(1);
-    const rows = await suite.app.db.selectFrom('webhook_deliveries').select('id').where('resource_id', '=', resourceId).execute();
+    const rows = await suite.app.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('resource_id', '=', resourceId)
+      .execute();
     expect(rows).toHaveLength(1);
   });
 
@@ -117,10 +153,19 @@ describe('webhook sender (one-shot, recorded)', () => {
     const target = await receiver(answer(500));
     const { send, logs } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({
+      resourceId,
+      accountId: suite.accountId,
+      url: `${target.url}/hook`,
+      payload: payloadFor(resourceId),
+    });
     expect(outcome).toEqual({ status: 'failed', responseStatus: 500, error: 'the receiver answered HTTP 500' });
     expect(target.requests).toHaveLength(1);
-    expect(await deliveryRow(resourceId)).toMatchObject({ status: 'failed', response_status: 500, error: 'the receiver answered HTTP 500' });
+    expect(await deliveryRow(resourceId)).toMatchObject({
+      status: 'failed',
+      response_status: 500,
+      error: 'the receiver answered HTTP 500',
+    });
     expect(logs).toHaveLength(1);
     expect(logs[0]).toMatchObject({ level: 40, msg: 'webhook failed', responseStatus: 500 });
   });
@@ -140,7 +185,14 @@ describe('webhook sender (one-shot, recorded)', () => {
     const { send } = sender({ timeoutMs: 5_000 });
     const resourceId = newId('resp');
     const started = performance.now();
-    expect(await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) })).toEqual({ status: 'delivered', responseStatus: 200 });
+    expect(
+      await send({
+        resourceId,
+        accountId: suite.accountId,
+        url: `${target.url}/hook`,
+        payload: payloadFor(resourceId),
+      }),
+    ).toEqual({ status: 'delivered', responseStatus: 200 });
     expect(performance.now() - started).toBeLessThan(5_000);
     // The connection is closed with the attempt, not drained (else this waits until the test's timeout).
     await closed;
@@ -151,7 +203,12 @@ describe('webhook sender (one-shot, recorded)', () => {
     const { send } = sender({ timeoutMs: 300 });
     const resourceId = newId('resp');
     const started = performance.now();
-    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({
+      resourceId,
+      accountId: suite.accountId,
+      url: `${target.url}/hook`,
+      payload: payloadFor(resourceId),
+    });
     const elapsed = performance.now() - started;
     expect(outcome).toEqual({ status: 'failed', error: 'timed out after 300 ms' });
     expect(elapsed).toBeGreaterThanOrEqual(290);
@@ -167,7 +224,12 @@ describe('webhook sender (one-shot, recorded)', () => {
     const redirecting = await receiver(answer(302, { location: `${target.url}/landed` }));
     const { send } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${redirecting.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({
+      resourceId,
+      accountId: suite.accountId,
+      url: `${redirecting.url}/hook`,
+      payload: payloadFor(resourceId),
+    });
     expect(outcome).toEqual({ status: 'failed', responseStatus: 302, error: 'the receiver answered HTTP 302' });
     expect(redirecting.requests).toHaveLength(1);
     expect(target.requests).toHaveLength(0);
@@ -182,17 +244,30 @@ describe('webhook sender (one-shot, recorded)', () => {
     const outcome = await send({ resourceId, accountId: suite.accountId, url, payload: payloadFor(resourceId) });
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toMatch(/ECONNREFUSED/);
-    expect(await deliveryRow(resourceId)).toMatchObject({ status: 'failed', error: outcome.error, response_status: null });
+    expect(await deliveryRow(resourceId)).toMatchObject({
+      status: 'failed',
+      error: outcome.error,
+      response_status: null,
+    });
   });
 
   it('refuses a loopback URL when private networks are not allowed, without connecting', async () => {
     const target = await receiver(answer(200));
     const { send, logs } = sender({ allowPrivateNetworks: false });
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId: suite.accountId, url: `${target.url}/hook`, payload: payloadFor(resourceId) });
+    const outcome = await send({
+      resourceId,
+      accountId: suite.accountId,
+      url: `${target.url}/hook`,
+      payload: payloadFor(resourceId),
+    });
     expect(outcome).toEqual({ status: 'refused', error: expect.stringMatching(/loopback address.*not allowed/) });
     expect(target.requests).toHaveLength(0);
-    expect(await deliveryRow(resourceId)).toMatchObject({ status: 'refused', error: outcome.error, response_status: null });
+    expect(await deliveryRow(resourceId)).toMatchObject({
+      status: 'refused',
+      error: outcome.error,
+      response_status: null,
+    });
     expect(logs[0]).toMatchObject({ level: 40, msg: 'webhook refused' });
   });
 
@@ -216,7 +291,12 @@ describe('webhook sender (one-shot, recorded)', () => {
   it('refuses a URL that is not http(s) even with private networks allowed', async () => {
     const { send } = sender();
     const resourceId = newId('resp');
-    const outcome = await send({ resourceId, accountId: suite.accountId, url: 'file:///etc/passwd', payload: payloadFor(resourceId) });
+    const outcome = await send({
+      resourceId,
+      accountId: suite.accountId,
+      url: 'file:///etc/passwd',
+      payload: payloadFor(resourceId),
+    });
     expect(outcome).toEqual({ status: 'refused', error: 'the webhook URL must use http or https.' });
     expect((await deliveryRow(resourceId)).status).toBe('refused');
   });

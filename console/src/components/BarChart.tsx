@@ -9,7 +9,13 @@ Chart.register(BarController, BarElement, CategoryScale, LinearScale, Tooltip);
  * A bar chart (Chart.js on a canvas). The canvas is an image to assistive technology, described by `label`; the
  * same figures are in a table next to it for anyone who cannot see the chart.
  */
-export function BarChart(props: { label: string; labels: string[]; values: number[]; format(value: number): string; horizontal?: boolean }) {
+export function BarChart(props: {
+  label: string;
+  labels: string[];
+  values: number[];
+  format(value: number): string;
+  horizontal?: boolean;
+}) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const chart = useRef<Chart<'bar'> | null>(null);
   const { labels, values, format, horizontal } = props;
@@ -25,7 +31,12 @@ export function BarChart(props: { label: string; labels: string[]; values: numbe
         maintainAspectRatio: false,
         animation: false,
         plugins: { tooltip: { callbacks: { label: (item) => format(Number(item.raw)) } } },
-        scales: { [horizontal ? 'x' : 'y']: { beginAtZero: true, ticks: { precision: 0, callback: (value: string | number) => format(Number(value)) } } },
+        scales: {
+          [horizontal ? 'x' : 'y']: {
+            beginAtZero: true,
+            ticks: { precision: 0, callback: (value: string | number) => format(Number(value)) },
+          },
+        },
       },
     });
     return () => {

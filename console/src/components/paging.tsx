@@ -16,7 +16,11 @@ export function useCursorPages() {
   };
 }
 
-export function Pager(props: { pages: ReturnType<typeof useCursorPages>; hasOlder: boolean; lastId: string | null | undefined }) {
+export function Pager(props: {
+  pages: ReturnType<typeof useCursorPages>;
+  hasOlder: boolean;
+  lastId: string | null | undefined;
+}) {
   const { pages } = props;
   return (
     <div className="actions">
@@ -31,7 +35,13 @@ export function Pager(props: { pages: ReturnType<typeof useCursorPages>; hasOlde
 }
 
 /** A select of one filter: "any" (the empty value) or one of `options`. */
-export function FilterSelect(props: { label: string; anyLabel: string; value: string; options: readonly string[]; onChange(value: string): void }) {
+export function FilterSelect(props: {
+  label: string;
+  anyLabel: string;
+  value: string;
+  options: readonly string[];
+  onChange(value: string): void;
+}) {
   return (
     <Field label={props.label}>
       {(id) => (

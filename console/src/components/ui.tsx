@@ -4,7 +4,12 @@ import { ApiError } from '../api';
 /** A failed request, said in words (the service's message), announced to screen readers. */
 export function ErrorNote(props: { error: unknown; prefix?: string }) {
   if (!props.error) return null;
-  const message = props.error instanceof ApiError ? `${props.error.message} (${props.error.code})` : props.error instanceof Error ? props.error.message : String(props.error);
+  const message =
+    props.error instanceof ApiError
+      ? `${props.error.message} (${props.error.code})`
+      : props.error instanceof Error
+        ? props.error.message
+        : String(props.error);
   return (
     <p className="error" role="alert">
       {props.prefix ? `${props.prefix}: ` : ''}
@@ -54,14 +59,26 @@ export function CopyButton(props: { text: string; label?: string }) {
         {props.label ?? 'Copy'}
       </button>
       <span className="muted" role="status" aria-live="polite">
-        {state === 'copied' ? 'Copied' : state === 'failed' ? 'Copy refused by the browser: select the key and copy it' : ''}
+        {state === 'copied'
+          ? 'Copied'
+          : state === 'failed'
+            ? 'Copy refused by the browser: select the key and copy it'
+            : ''}
       </span>
     </>
   );
 }
 
 /** A confirmation in a native modal <dialog>: focus is trapped and Escape cancels. */
-export function ConfirmDialog(props: { open: boolean; title: string; children: ReactNode; confirmLabel: string; danger?: boolean; onConfirm(): void; onCancel(): void }) {
+export function ConfirmDialog(props: {
+  open: boolean;
+  title: string;
+  children: ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm(): void;
+  onCancel(): void;
+}) {
   const titleId = useId();
   const ref = (dialog: HTMLDialogElement | null) => {
     if (!dialog) return;

@@ -7,13 +7,22 @@ import { money, when } from '../format';
 import type { AdminAccount, ListEnvelope } from '../types';
 
 /** After an operator signs in with the admin token: find an account by name and act as it. */
-export function AccountPicker(props: { token: string; onPick(account: { id: string; name: string }): void; onSignOut(): void }) {
+export function AccountPicker(props: {
+  token: string;
+  onPick(account: { id: string; name: string }): void;
+  onSignOut(): void;
+}) {
   const [name, setName] = useState('');
   const pages = useCursorPages();
   const cursor = pages.after;
   const accounts = useQuery({
     queryKey: ['admin', 'accounts', name, cursor],
-    queryFn: () => adminGet<ListEnvelope<AdminAccount>>(props.token, '/admin/accounts', { name: name || undefined, limit: 20, after: cursor }),
+    queryFn: () =>
+      adminGet<ListEnvelope<AdminAccount>>(props.token, '/admin/accounts', {
+        name: name || undefined,
+        limit: 20,
+        after: cursor,
+      }),
   });
   return (
     <main id="main" className="picker">

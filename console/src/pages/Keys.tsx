@@ -23,7 +23,11 @@ export function KeysPage() {
   const [disabling, setDisabling] = useState<ApiKey | null>(null);
 
   const create = useMutation({
-    mutationFn: () => api.post<ApiKey & { key: string }>('/v2/organization/keys', { ...(name.trim() ? { name: name.trim() } : {}), ...(expiry ? { expires_in_seconds: expiry } : {}) }),
+    mutationFn: () =>
+      api.post<ApiKey & { key: string }>('/v2/organization/keys', {
+        ...(name.trim() ? { name: name.trim() } : {}),
+        ...(expiry ? { expires_in_seconds: expiry } : {}),
+      }),
     onSuccess: (key) => {
       setCreated(key);
       setName('');
@@ -31,7 +35,11 @@ export function KeysPage() {
     },
   });
   const disable = useMutation({
-    mutationFn: (key: ApiKey) => api.post<ApiKey>(`/v2/organization/keys/${encodeURIComponent(key.id)}/disable`, key.current ? { confirm_self: true } : {}),
+    mutationFn: (key: ApiKey) =>
+      api.post<ApiKey>(
+        `/v2/organization/keys/${encodeURIComponent(key.id)}/disable`,
+        key.current ? { confirm_self: true } : {},
+      ),
     onSuccess: (key) => {
       setDisabling(null);
       // The console's own key no longer works: there is nothing more it can do as this key.
@@ -48,7 +56,9 @@ export function KeysPage() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
-      <p className="muted">A key gives full access to this account: the API, this console, its balance. Keep it secret.</p>
+      <p className="muted">
+        A key gives full access to this account: the API, this console, its balance. Keep it secret.
+      </p>
 
       <form className="card" onSubmit={submit} aria-label="Create a key">
         <h2>Create a key</h2>
@@ -114,7 +124,12 @@ export function KeysPage() {
                   <td>{key.expires_at ? when(key.expires_at) : 'never'}</td>
                   <td>
                     {key.status === 'active' ? (
-                      <button type="button" className="danger" onClick={() => setDisabling(key)} aria-label={`Disable key ${key.name ?? key.id}`}>
+                      <button
+                        type="button"
+                        className="danger"
+                        onClick={() => setDisabling(key)}
+                        aria-label={`Disable key ${key.name ?? key.id}`}
+                      >
                         Disable
                       </button>
                     ) : null}
@@ -138,11 +153,13 @@ export function KeysPage() {
         }}
       >
         <p>
-          Requests with <strong>{disabling?.name ?? disabling?.id}</strong> will be refused at once. This cannot be undone.
+          Requests with <strong>{disabling?.name ?? disabling?.id}</strong> will be refused at once. This cannot be
+          undone.
         </p>
         {disabling?.current ? (
           <p className="warning" role="alert">
-            This is the key this console is signed in with. Disabling it signs you out, and you will need another key to come back.
+            This is the key this console is signed in with. Disabling it signs you out, and you will need another key to
+            come back.
           </p>
         ) : null}
         <ErrorNote error={disable.error} />

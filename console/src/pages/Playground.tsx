@@ -8,7 +8,9 @@ import { Link } from '../router';
 import type { CatalogModel, Price } from '../types';
 
 const priceText = (price: Price | undefined) =>
-  price ? `${money(price.input)} in / ${money(price.output)} out per ${count(price.count)} ${price.unit}` : 'no price listed';
+  price
+    ? `${money(price.input)} in / ${money(price.output)} out per ${count(price.count)} ${price.unit}`
+    : 'no price listed';
 
 /**
  * Pick a model of the catalog (with its price), write an input, stream a Response and watch its events, then see
@@ -16,9 +18,18 @@ const priceText = (price: Price | undefined) =>
  */
 export function PlaygroundPage() {
   const { api } = useConsole();
-  const models = useQuery({ queryKey: ['models'], queryFn: () => api.get<Record<string, CatalogModel>>('/v2/models', { type: 'llm' }) });
-  const prices = useQuery({ queryKey: ['prices'], queryFn: () => api.get<Record<string, Price>>('/v2/models/prices', { type: 'llm' }) });
-  const choices = useMemo(() => Object.values(models.data ?? {}).filter((model) => model.available && model.protocols.includes('responses')), [models.data]);
+  const models = useQuery({
+    queryKey: ['models'],
+    queryFn: () => api.get<Record<string, CatalogModel>>('/v2/models', { type: 'llm' }),
+  });
+  const prices = useQuery({
+    queryKey: ['prices'],
+    queryFn: () => api.get<Record<string, Price>>('/v2/models/prices', { type: 'llm' }),
+  });
+  const choices = useMemo(
+    () => Object.values(models.data ?? {}).filter((model) => model.available && model.protocols.includes('responses')),
+    [models.data],
+  );
   const [picked, setPicked] = useState('');
   const model = picked || choices.find((entry) => entry.default)?.code || choices[0]?.code || '';
   const [input, setInput] = useState('');
@@ -27,7 +38,8 @@ export function PlaygroundPage() {
   const [conversation, setConversation] = useState<string | null>(null);
   const [conversationError, setConversationError] = useState<unknown>(null);
   const live = useLiveResponse(api);
-  const busy = live.state.phase === 'connecting' || live.state.phase === 'streaming' || live.state.phase === 'reconnecting';
+  const busy =
+    live.state.phase === 'connecting' || live.state.phase === 'streaming' || live.state.phase === 'reconnecting';
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -75,14 +87,22 @@ export function PlaygroundPage() {
         </div>
         <ErrorNote error={models.error} />
         <Field label="Instructions" hint="Optional: the system prompt.">
-          {(id) => <textarea id={id} rows={2} value={instructions} onChange={(event) => setInstructions(event.target.value)} />}
+          {(id) => (
+            <textarea id={id} rows={2} value={instructions} onChange={(event) => setInstructions(event.target.value)} />
+          )}
         </Field>
         <Field label="Input">
-          {(id) => <textarea id={id} rows={4} value={input} onChange={(event) => setInput(event.target.value)} required />}
+          {(id) => (
+            <textarea id={id} rows={4} value={input} onChange={(event) => setInput(event.target.value)} required />
+          )}
         </Field>
         <label className="inline">
-          <input type="checkbox" checked={useConversation} onChange={(event) => (setUseConversation(event.target.checked), setConversation(null))} /> Keep a conversation
-          (later turns see the earlier ones)
+          <input
+            type="checkbox"
+            checked={useConversation}
+            onChange={(event) => (setUseConversation(event.target.checked), setConversation(null))}
+          />{' '}
+          Keep a conversation (later turns see the earlier ones)
         </label>
         {conversation ? (
           <p className="muted">
@@ -110,13 +130,18 @@ export function PlaygroundPage() {
         <div className="playground-result">
           <div className="card message" aria-live="polite" aria-busy={busy}>
             <span className="muted">assistant{responseId ? ' · ' : ''}</span>
-            {responseId ? <Link to={`/responses/${encodeURIComponent(responseId)}`} className="mono">{responseId}</Link> : null}
+            {responseId ? (
+              <Link to={`/responses/${encodeURIComponent(responseId)}`} className="mono">
+                {responseId}
+              </Link>
+            ) : null}
             <p className="text" data-testid="playground-text">
               {live.state.text}
             </p>
             {final ? (
               <p data-testid="playground-usage">
-                {final.status}: {count(final.usage?.input_tokens)} tokens in, {count(final.usage?.output_tokens)} out · cost {money(final.usage?.cost)}
+                {final.status}: {count(final.usage?.input_tokens)} tokens in, {count(final.usage?.output_tokens)} out ·
+                cost {money(final.usage?.cost)}
               </p>
             ) : null}
             {final?.error ? <p className="error">{final.error.message}</p> : null}
@@ -127,7 +152,9 @@ export function PlaygroundPage() {
               {live.state.events.map((event, index) => (
                 <li key={index}>
                   <code>{event.event}</code>
-                  {event.event === 'response.output_text.delta' ? <span className="muted"> {JSON.stringify(event.data.delta)}</span> : null}
+                  {event.event === 'response.output_text.delta' ? (
+                    <span className="muted"> {JSON.stringify(event.data.delta)}</span>
+                  ) : null}
                 </li>
               ))}
             </ol>

@@ -5,7 +5,14 @@ import { ErrorNote, Loading, StatusBadge } from '../components/ui';
 import { count, duration, money, when } from '../format';
 import { useLiveResponse } from '../live';
 import { Link } from '../router';
-import { itemText, type InputItem, type ListEnvelope, type OutputItem, type ResponseObject, type ResponseSummary } from '../types';
+import {
+  itemText,
+  type InputItem,
+  type ListEnvelope,
+  type OutputItem,
+  type ResponseObject,
+  type ResponseSummary,
+} from '../types';
 
 const FINAL = new Set(['completed', 'incomplete', 'failed', 'cancelled']);
 
@@ -18,8 +25,14 @@ export function ResponseDetailPage(props: { id: string }) {
   const queryClient = useQueryClient();
   const path = `/v2/responses/${encodeURIComponent(props.id)}`;
   const response = useQuery({ queryKey: ['response', props.id], queryFn: () => api.get<ResponseObject>(path) });
-  const summary = useQuery({ queryKey: ['response-summary', props.id], queryFn: () => api.get<ResponseSummary>(`/v2/organization/responses/${encodeURIComponent(props.id)}`) });
-  const input = useQuery({ queryKey: ['response-input', props.id], queryFn: () => api.get<ListEnvelope<InputItem>>(`${path}/input_items`, { limit: 100, order: 'asc' }) });
+  const summary = useQuery({
+    queryKey: ['response-summary', props.id],
+    queryFn: () => api.get<ResponseSummary>(`/v2/organization/responses/${encodeURIComponent(props.id)}`),
+  });
+  const input = useQuery({
+    queryKey: ['response-input', props.id],
+    queryFn: () => api.get<ListEnvelope<InputItem>>(`${path}/input_items`, { limit: 100, order: 'asc' }),
+  });
   const live = useLiveResponse(api);
   const running = response.data ? !FINAL.has(response.data.status) : false;
 
@@ -89,7 +102,11 @@ export function ResponseDetailPage(props: { id: string }) {
                 Cancel Response
               </button>
               <span className="muted" role="status">
-                {live.state.phase === 'streaming' ? 'Following live…' : live.state.phase === 'reconnecting' ? 'Reconnecting…' : ''}
+                {live.state.phase === 'streaming'
+                  ? 'Following live…'
+                  : live.state.phase === 'reconnecting'
+                    ? 'Reconnecting…'
+                    : ''}
               </span>
             </div>
           ) : null}

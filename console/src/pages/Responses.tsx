@@ -17,13 +17,24 @@ export function ResponsesPage() {
   const { after } = pages;
   const page = useQuery({
     queryKey: ['responses', status, after],
-    queryFn: () => api.get<ListEnvelope<ResponseSummary>>('/v2/organization/responses', { limit: 20, after, status: status || undefined }),
+    queryFn: () =>
+      api.get<ListEnvelope<ResponseSummary>>('/v2/organization/responses', {
+        limit: 20,
+        after,
+        status: status || undefined,
+      }),
     refetchInterval: (query) => (query.state.data?.data.some((row) => !FINAL.has(row.status)) ? 2_000 : false),
   });
   return (
     <section aria-labelledby="responses-title">
       <h1 id="responses-title">Responses</h1>
-      <FilterSelect label="Status" anyLabel="Any status" value={status} options={RESPONSE_STATUSES} onChange={(value) => (setStatus(value), pages.reset())} />
+      <FilterSelect
+        label="Status"
+        anyLabel="Any status"
+        value={status}
+        options={RESPONSE_STATUSES}
+        onChange={(value) => (setStatus(value), pages.reset())}
+      />
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
       <div className="table-wrap">

@@ -17,18 +17,26 @@ export function RunsPage() {
   const { after } = pages;
   const page = useQuery({
     queryKey: ['runs', status, after],
-    queryFn: () => api.get<ListEnvelope<RunSummary>>('/v2/organization/runs', { limit: 20, after, status: status || undefined }),
+    queryFn: () =>
+      api.get<ListEnvelope<RunSummary>>('/v2/organization/runs', { limit: 20, after, status: status || undefined }),
     refetchInterval: (query) => (query.state.data?.data.some((row) => ACTIVE.has(row.status)) ? 2_000 : false),
   });
   const cancel = useMutation({
-    mutationFn: (run: RunSummary) => api.post(`/v2/threads/${encodeURIComponent(run.thread_id)}/runs/${encodeURIComponent(run.id)}/cancel`),
+    mutationFn: (run: RunSummary) =>
+      api.post(`/v2/threads/${encodeURIComponent(run.thread_id)}/runs/${encodeURIComponent(run.id)}/cancel`),
     onSettled: () => queryClient.invalidateQueries({ queryKey: ['runs'] }),
   });
   return (
     <section aria-labelledby="runs-title">
       <h1 id="runs-title">Runs</h1>
       <p className="muted">Runs of the Assistants API (threads).</p>
-      <FilterSelect label="Status" anyLabel="Any status" value={status} options={RUN_STATUSES} onChange={(value) => (setStatus(value), pages.reset())} />
+      <FilterSelect
+        label="Status"
+        anyLabel="Any status"
+        value={status}
+        options={RUN_STATUSES}
+        onChange={(value) => (setStatus(value), pages.reset())}
+      />
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
       <ErrorNote error={cancel.error} prefix="Cancel" />
@@ -51,14 +59,22 @@ export function RunsPage() {
                 <td>{row.last_error ? row.last_error.message : '—'}</td>
                 <td>
                   {ACTIVE.has(row.status) && row.status !== 'cancelling' ? (
-                    <button type="button" className="danger" disabled={cancel.isPending} onClick={() => cancel.mutate(row)} aria-label={`Cancel run ${row.id}`}>
+                    <button
+                      type="button"
+                      className="danger"
+                      disabled={cancel.isPending}
+                      onClick={() => cancel.mutate(row)}
+                      aria-label={`Cancel run ${row.id}`}
+                    >
                       Cancel
                     </button>
                   ) : null}
                 </td>
               </tr>
             ))}
-            {page.data && page.data.data.length === 0 ? <EmptyRow columns={9}>No Runs{status ? ` with status ${status}` : ''}.</EmptyRow> : null}
+            {page.data && page.data.data.length === 0 ? (
+              <EmptyRow columns={9}>No Runs{status ? ` with status ${status}` : ''}.</EmptyRow>
+            ) : null}
           </tbody>
         </table>
       </div>

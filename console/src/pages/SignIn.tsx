@@ -37,19 +37,42 @@ export function SignInPage(props: { onSignIn(session: Session): void }) {
   return (
     <main id="main" className="signin">
       <h1>Switchyard console</h1>
-      <p className="muted">Sign in with an API key of your account. Operators sign in with the admin token and then pick an account.</p>
+      <p className="muted">
+        Sign in with an API key of your account. Operators sign in with the admin token and then pick an account.
+      </p>
       <form onSubmit={submit} aria-label="Sign in">
         <fieldset>
           <legend>Sign in with</legend>
           <label className="inline">
-            <input type="radio" name="mode" value="key" checked={mode === 'key'} onChange={() => setMode('key')} /> API key
+            <input type="radio" name="mode" value="key" checked={mode === 'key'} onChange={() => setMode('key')} /> API
+            key
           </label>
           <label className="inline">
-            <input type="radio" name="mode" value="admin" checked={mode === 'admin'} onChange={() => setMode('admin')} /> Admin token (operators)
+            <input
+              type="radio"
+              name="mode"
+              value="admin"
+              checked={mode === 'admin'}
+              onChange={() => setMode('admin')}
+            />{' '}
+            Admin token (operators)
           </label>
         </fieldset>
-        <Field label={mode === 'key' ? 'API key' : 'Admin token'} hint="Kept in this browser tab only, until you sign out or close it.">
-          {(id) => <input id={id} type="password" autoComplete="off" spellCheck={false} value={secret} onChange={(event) => setSecret(event.target.value)} required />}
+        <Field
+          label={mode === 'key' ? 'API key' : 'Admin token'}
+          hint="Kept in this browser tab only, until you sign out or close it."
+        >
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              value={secret}
+              onChange={(event) => setSecret(event.target.value)}
+              required
+            />
+          )}
         </Field>
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Checking…' : 'Sign in'}

@@ -36,16 +36,31 @@ export function UsagePage() {
   const since = useMemo(() => ({ from: Math.floor(Date.now() / 1000) - days * 86_400 }), [days]);
 
   const balance = useQuery({ queryKey: ['balance'], queryFn: () => api.get<Balance>('/v2/organization/balance') });
-  const byDay = useQuery({ queryKey: ['usage', 'day', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'day' }) });
-  const byModel = useQuery({ queryKey: ['usage', 'model', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'model' }) });
-  const byService = useQuery({ queryKey: ['usage', 'service', since], queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'service' }) });
+  const byDay = useQuery({
+    queryKey: ['usage', 'day', since],
+    queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'day' }),
+  });
+  const byModel = useQuery({
+    queryKey: ['usage', 'model', since],
+    queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'model' }),
+  });
+  const byService = useQuery({
+    queryKey: ['usage', 'service', since],
+    queryFn: () => api.get<Usage>('/v2/organization/usage', { ...since, group_by: 'service' }),
+  });
 
   const daily = useMemo(() => {
     const labels = daysBetween(since.from, byDay.data?.to ?? since.from + days * 86_400);
     const spent = new Map((byDay.data?.data ?? []).map((row) => [row.key, row.amount]));
     return { labels, values: labels.map((day) => spent.get(day) ?? 0) };
   }, [byDay.data, since, days]);
-  const models = useMemo(() => ({ labels: (byModel.data?.data ?? []).map((row) => row.key), values: (byModel.data?.data ?? []).map((row) => row.amount) }), [byModel.data]);
+  const models = useMemo(
+    () => ({
+      labels: (byModel.data?.data ?? []).map((row) => row.key),
+      values: (byModel.data?.data ?? []).map((row) => row.amount),
+    }),
+    [byModel.data],
+  );
 
   return (
     <section aria-labelledby="usage-title">
@@ -84,13 +99,24 @@ export function UsagePage() {
         <div className="card">
           <h2>Spend per day</h2>
           <ErrorNote error={byDay.error} />
-          <BarChart label={`Spend per day, ${daily.labels[0]} to ${daily.labels.at(-1)}`} labels={daily.labels} values={daily.values} format={formatMoney} />
+          <BarChart
+            label={`Spend per day, ${daily.labels[0]} to ${daily.labels.at(-1)}`}
+            labels={daily.labels}
+            values={daily.values}
+            format={formatMoney}
+          />
         </div>
         <div className="card">
           <h2>Spend per model</h2>
           <ErrorNote error={byModel.error} />
           {byModel.data && byModel.data.data.length === 0 ? <p className="muted">No spend in this period.</p> : null}
-          <BarChart label="Spend per model" labels={models.labels} values={models.values} format={formatMoney} horizontal />
+          <BarChart
+            label="Spend per model"
+            labels={models.labels}
+            values={models.values}
+            format={formatMoney}
+            horizontal
+          />
         </div>
       </div>
 
@@ -113,7 +139,15 @@ function UsageTable(props: { caption: string; usage: Usage | undefined }) {
     <div className="table-wrap">
       <table>
         <caption className="sr-only">{props.caption}</caption>
-        <TableHead columns={[props.usage.group_by === 'model' ? 'Model' : 'Service', 'Spent', 'Charges', 'Input tokens', 'Output tokens']} />
+        <TableHead
+          columns={[
+            props.usage.group_by === 'model' ? 'Model' : 'Service',
+            'Spent',
+            'Charges',
+            'Input tokens',
+            'Output tokens',
+          ]}
+        />
         <tbody>
           {props.usage.data.map((row) => (
             <tr key={row.key}>
@@ -139,7 +173,13 @@ function Transactions(props: { services: string[]; models: string[] }) {
   const page = useQuery({
     queryKey: ['transactions', service, model, after],
     // One more than a page tells whether a next page exists.
-    queryFn: () => api.get<{ transactions: Transaction[] }>('/v2/organization/transactions', { limit: PAGE_SIZE + 1, after_id: after, service: service || undefined, model: model || undefined }),
+    queryFn: () =>
+      api.get<{ transactions: Transaction[] }>('/v2/organization/transactions', {
+        limit: PAGE_SIZE + 1,
+        after_id: after,
+        service: service || undefined,
+        model: model || undefined,
+      }),
   });
   const rows = page.data?.transactions.slice(0, PAGE_SIZE) ?? [];
   const hasMore = (page.data?.transactions.length ?? 0) > PAGE_SIZE;
@@ -147,8 +187,20 @@ function Transactions(props: { services: string[]; models: string[] }) {
     <div className="card">
       <h2 id="transactions-title">Transactions</h2>
       <div className="row">
-        <FilterSelect label="Service" anyLabel="All services" value={service} options={props.services} onChange={(value) => (setService(value), pages.reset())} />
-        <FilterSelect label="Model" anyLabel="All models" value={model} options={props.models} onChange={(value) => (setModel(value), pages.reset())} />
+        <FilterSelect
+          label="Service"
+          anyLabel="All services"
+          value={service}
+          options={props.services}
+          onChange={(value) => (setService(value), pages.reset())}
+        />
+        <FilterSelect
+          label="Model"
+          anyLabel="All models"
+          value={model}
+          options={props.models}
+          onChange={(value) => (setModel(value), pages.reset())}
+        />
       </div>
       {page.isPending ? <Loading /> : null}
       <ErrorNote error={page.error} />
@@ -167,7 +219,9 @@ function Transactions(props: { services: string[]; models: string[] }) {
                 <td>{String(row.metadata.service ?? '—')}</td>
                 <td>{String(row.metadata.model ?? '—')}</td>
                 <td>{row.usage ? `${count(row.usage.prompt_tokens)} / ${count(row.usage.completion_tokens)}` : '—'}</td>
-                <td className="mono">{String(row.metadata.response_id ?? row.metadata.request_id ?? row.metadata.run_id ?? '')}</td>
+                <td className="mono">
+                  {String(row.metadata.response_id ?? row.metadata.request_id ?? row.metadata.run_id ?? '')}
+                </td>
               </tr>
             ))}
             {page.data && rows.length === 0 ? <EmptyRow columns={7}>No transactions.</EmptyRow> : null}

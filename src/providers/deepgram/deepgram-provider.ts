@@ -19,13 +19,24 @@ export function createDeepgramProvider(options: VendorAdapterOptions): VendorPro
     fetch: rebasedFetch(vendorFetchFor(options), DEEPGRAM_ORIGIN, options.baseURL ?? DEEPGRAM_ORIGIN),
   });
   return {
-    speechModel: createAiSdkSpeechModel({ options, model: (modelId, voice) => deepgram.speech(`${modelId}-${voice}`), voiceParameter: false, speed: false }),
+    speechModel: createAiSdkSpeechModel({
+      options,
+      model: (modelId, voice) => deepgram.speech(`${modelId}-${voice}`),
+      voiceParameter: false,
+      speed: false,
+    }),
     transcriptionModel: createAiSdkTranscriptionModel({
       options,
       model: (modelId) => deepgram.transcription(modelId),
       // Deepgram has no free-text prompt (its `keyterm` boosts single terms), so `prompt` is not sent.
       providerOptions: (request) => ({
-        deepgram: { ...definedOnly({ language: request.language }), detectLanguage: request.language === undefined, punctuate: true, smartFormat: true, utterances: true },
+        deepgram: {
+          ...definedOnly({ language: request.language }),
+          detectLanguage: request.language === undefined,
+          punctuate: true,
+          smartFormat: true,
+          utterances: true,
+        },
       }),
       segmentsFromBody: utteranceSegments,
     }),

@@ -47,12 +47,21 @@ export const DEV_STT_ASYNC = 'dev-stt-async';
 const MAX_DELAY_MS = 60_000;
 const MAX_WORDS = 100_000;
 const ERROR_KINDS: readonly ProviderErrorKind[] = [
-  'auth', 'rate_limit', 'bad_request', 'not_found', 'server', 'timeout', 'network', 'malformed', 'cancelled',
+  'auth',
+  'rate_limit',
+  'bad_request',
+  'not_found',
+  'server',
+  'timeout',
+  'network',
+  'malformed',
+  'cancelled',
 ];
 
 export function createDevProvider(options: { vendor?: string } = {}): VendorProvider {
   const vendor = options.vendor ?? 'dev';
-  const fail = (kind: ProviderErrorKind, message: string, cause?: unknown) => new ProviderError({ vendor, kind, message, cause });
+  const fail = (kind: ProviderErrorKind, message: string, cause?: unknown) =>
+    new ProviderError({ vendor, kind, message, cause });
   const cancelled = (signal: AbortSignal) => fail('cancelled', 'The dev vendor call was cancelled.', signal.reason);
   const throwIfAborted = (signal?: AbortSignal) => {
     if (signal?.aborted) throw cancelled(signal);
@@ -79,7 +88,11 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
 
   function planReply(request: GenerateTextRequest): Plan {
     let userIndex = request.items.length - 1;
-    while (userIndex >= 0 && !(request.items[userIndex]!.type === 'message' && (request.items[userIndex] as { role: string }).role === 'user')) userIndex--;
+    while (
+      userIndex >= 0 &&
+      !(request.items[userIndex]!.type === 'message' && (request.items[userIndex] as { role: string }).role === 'user')
+    )
+      userIndex--;
     const user = request.items[userIndex] as { text: string } | undefined;
     // `/call A {..} /then /call B {..}`: each tool result since the user message moves on to the next step.
     const steps = user ? user.text.split(/\s+\/then\s+/) : [];
@@ -102,7 +115,10 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
   function honourToolChoice(plan: Plan, request: GenerateTextRequest): Plan {
     const choice = request.toolChoice;
     if (plan.kind === 'error' || !choice || choice === 'auto') return plan;
-    if (choice === 'none') return plan.kind === 'call' ? { kind: 'text', pieces: pieces(`/call ${plan.name} ${plan.arguments}`), delayMs: plan.delayMs } : plan;
+    if (choice === 'none')
+      return plan.kind === 'call'
+        ? { kind: 'text', pieces: pieces(`/call ${plan.name} ${plan.arguments}`), delayMs: plan.delayMs }
+        : plan;
     const name = choice === 'required' ? (plan.kind === 'call' ? plan.name : request.tools?.[0]?.name) : choice.name;
     if (!name) return plan;
     return { kind: 'call', name, arguments: plan.kind === 'call' ? plan.arguments : '{}', delayMs: plan.delayMs };
@@ -122,11 +138,16 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
       }
       case '/words': {
         const count = wholeNumber(rest[0], MAX_WORDS, '/words N');
-        return { kind: 'text', pieces: Array.from({ length: count }, (_, index) => `${index > 0 ? ' ' : ''}w${index + 1}`), delayMs };
+        return {
+          kind: 'text',
+          pieces: Array.from({ length: count }, (_, index) => `${index > 0 ? ' ' : ''}w${index + 1}`),
+          delayMs,
+        };
       }
       case '/error': {
         const errorKind = (rest[0] ?? 'server') as ProviderErrorKind;
-        if (!ERROR_KINDS.includes(errorKind)) throw fail('bad_request', `dev-echo: /error takes one of ${ERROR_KINDS.join(', ')}`);
+        if (!ERROR_KINDS.includes(errorKind))
+          throw fail('bad_request', `dev-echo: /error takes one of ${ERROR_KINDS.join(', ')}`);
         return { kind: 'error', errorKind, delayMs };
       }
       default:
@@ -184,7 +205,8 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
       const toolCalls: ToolCall[] = [];
       for await (const part of streamText(request)) {
         if (part.type === 'text-delta') text += part.text;
-        else if (part.type === 'tool-call') toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
+        else if (part.type === 'tool-call')
+          toolCalls.push({ callId: part.callId, name: part.name, arguments: part.arguments });
         else return { text, toolCalls, finishReason: part.finishReason, usage: part.usage };
       }
       throw fail('malformed', 'dev-echo: the stream ended without a finish part.');
@@ -193,7 +215,8 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
 
   const embeddingModel: EmbeddingModel = {
     async embed(request) {
-      if (request.model !== DEV_EMBED) throw fail('not_found', `The dev vendor has no embedding model "${request.model}".`);
+      if (request.model !== DEV_EMBED)
+        throw fail('not_found', `The dev vendor has no embedding model "${request.model}".`);
       throwIfAborted(request.signal);
       const tokens = words(request.input);
       if (tokens.length === 0) throw fail('bad_request', 'dev-embed: the input has no words to embed.');
@@ -213,7 +236,8 @@ export function createDevProvider(options: { vendor?: string } = {}): VendorProv
   const transcription = createDevTranscriptionModel((message) => fail('bad_request', message));
   const transcriptionModel: TranscriptionModel = {
     async transcribe(request) {
-      if (request.model !== DEV_STT && request.model !== DEV_STT_ASYNC) throw fail('not_found', `The dev vendor has no transcription model "${request.model}".`);
+      if (request.model !== DEV_STT && request.model !== DEV_STT_ASYNC)
+        throw fail('not_found', `The dev vendor has no transcription model "${request.model}".`);
       throwIfAborted(request.signal);
       // Like dev-echo's `/delay`: a `prompt` of `/delay MS` waits first (cancellable), a long job for crash tests.
       const delay = /^\/delay (\d+)/.exec(request.prompt ?? '');
@@ -260,7 +284,9 @@ function smallestValue(schema: Record<string, unknown>): unknown {
     default: {
       const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
       const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
-      return Object.fromEntries(required.filter((name) => properties[name]).map((name) => [name, smallestValue(properties[name]!)]));
+      return Object.fromEntries(
+        required.filter((name) => properties[name]).map((name) => [name, smallestValue(properties[name]!)]),
+      );
     }
   }
 }

@@ -18,7 +18,9 @@ export function createGoogleProvider(options: VendorAdapterOptions): VendorProvi
       options,
       model: (modelId) => google.languageModel(modelId),
       providerOptions: (request) =>
-        request.reasoningEffort ? { google: { thinkingConfig: { thinkingLevel: request.reasoningEffort } } } : undefined,
+        request.reasoningEffort
+          ? { google: { thinkingConfig: { thinkingLevel: request.reasoningEffort } } }
+          : undefined,
     }),
     embeddingModel: createAiSdkEmbeddingModel({ options, model: (modelId) => google.embedding(modelId) }),
   };

@@ -20,7 +20,9 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
       options,
       model: (modelId) => openai.responses(modelId),
       // Streams are read by our own narrow path (openai-responses-stream.ts), unless a custom fetch was given.
-      openStream: options.fetch ? undefined : (model, call) => openResponsesStream(asSdkResponsesModel(model), call, options.maxStreamBytes),
+      openStream: options.fetch
+        ? undefined
+        : (model, call) => openResponsesStream(asSdkResponsesModel(model), call, options.maxStreamBytes),
       providerOptions: (request) => ({
         openai: definedOnly({
           // The service keeps conversation state itself; the vendor should not store responses.
@@ -39,7 +41,10 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
       options,
       model: (modelId) => openai.transcription(modelId),
       providerOptions: (request) => ({
-        openai: { ...definedOnly({ language: request.language, prompt: request.prompt, temperature: request.temperature }), timestampGranularities: ['segment'] },
+        openai: {
+          ...definedOnly({ language: request.language, prompt: request.prompt, temperature: request.temperature }),
+          timestampGranularities: ['segment'],
+        },
       }),
     }),
   };

@@ -1,4 +1,13 @@
-import { APICallError, JSONParseError, TypeValidationError, type LanguageModelV3, type LanguageModelV3CallOptions, type LanguageModelV3FinishReason, type LanguageModelV3StreamPart, type LanguageModelV3Usage } from '@ai-sdk/provider';
+import {
+  APICallError,
+  JSONParseError,
+  TypeValidationError,
+  type LanguageModelV3,
+  type LanguageModelV3CallOptions,
+  type LanguageModelV3FinishReason,
+  type LanguageModelV3StreamPart,
+  type LanguageModelV3Usage,
+} from '@ai-sdk/provider';
 import { vendorRequest } from '../shared/vendor-fetch';
 
 /**
@@ -26,13 +35,23 @@ export interface SdkResponsesModel extends LanguageModelV3 {
 /** The SDK's OpenAI Responses model, checked for the internals this path uses (a pinned SDK version has them). */
 export function asSdkResponsesModel(model: LanguageModelV3): SdkResponsesModel {
   const candidate = model as Partial<SdkResponsesModel>;
-  if (typeof candidate.getArgs !== 'function' || typeof candidate.config?.url !== 'function' || typeof candidate.config?.headers !== 'function') {
-    throw new Error('The @ai-sdk/openai Responses model no longer has getArgs/config: update openai-responses-stream.ts for this SDK version.');
+  if (
+    typeof candidate.getArgs !== 'function' ||
+    typeof candidate.config?.url !== 'function' ||
+    typeof candidate.config?.headers !== 'function'
+  ) {
+    throw new Error(
+      'The @ai-sdk/openai Responses model no longer has getArgs/config: update openai-responses-stream.ts for this SDK version.',
+    );
   }
   return candidate as SdkResponsesModel;
 }
 
-export async function openResponsesStream(model: SdkResponsesModel, call: LanguageModelV3CallOptions, maxBytes?: number): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
+export async function openResponsesStream(
+  model: SdkResponsesModel,
+  call: LanguageModelV3CallOptions,
+  maxBytes?: number,
+): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
   const { args } = await model.getArgs(call);
   const url = model.config.url({ path: '/responses', modelId: model.modelId });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
@@ -40,7 +59,13 @@ export async function openResponsesStream(model: SdkResponsesModel, call: Langua
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
   const body = { ...args, stream: true };
-  const reply = await vendorRequest(url, { method: 'POST', headers, body: JSON.stringify(body), signal: call.abortSignal, maxBytes });
+  const reply = await vendorRequest(url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+    signal: call.abortSignal,
+    maxBytes,
+  });
   const contentType = reply.headers['content-type'] ?? '';
   if (reply.status < 200 || reply.status >= 300 || !contentType.includes('text/event-stream')) {
     const text = await reply.text();
@@ -102,7 +127,8 @@ async function* readParts(body: AsyncIterable<string>, facts: CallFacts): AsyncG
     if (typeof frame !== 'object' || frame === null || typeof frame.type !== 'string') throw malformedFrame(data);
     const type = frame.type;
     // As the SDK counts it: an error before any other response event is a failed call (retryable), after one a stream error.
-    if (!output && type !== 'response.created' && type !== 'response.failed' && type.startsWith('response.')) output = true;
+    if (!output && type !== 'response.created' && type !== 'response.failed' && type.startsWith('response.'))
+      output = true;
     if (type === 'response.output_text.delta' || type === 'response.refusal.delta') {
       if (typeof frame.delta !== 'string') throw malformedFrame(data);
       if (type === 'response.refusal.delta') hasRefusal = true;
@@ -110,9 +136,15 @@ async function* readParts(body: AsyncIterable<string>, facts: CallFacts): AsyncG
     } else if (type === 'response.output_item.done') {
       const item = frame.item as Frame | undefined;
       if (item?.type === 'function_call') {
-        if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string') throw malformedFrame(data);
+        if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string')
+          throw malformedFrame(data);
         hasFunctionCall = true;
-        const call = { type: 'tool-call' as const, toolCallId: item.call_id, toolName: item.name, input: item.arguments };
+        const call = {
+          type: 'tool-call' as const,
+          toolCallId: item.call_id,
+          toolName: item.name,
+          input: item.arguments,
+        };
         yield* expandParallelCall(call, facts.functionNames) ?? [call];
       }
     } else if (type === 'response.refusal.done') {
@@ -121,19 +153,29 @@ async function* readParts(body: AsyncIterable<string>, facts: CallFacts): AsyncG
       const response = (frame.response ?? {}) as Frame;
       const reason = (response.incomplete_details as Frame | null | undefined)?.reason;
       if (!failed) {
-        finishReason = { unified: mapFinishReason(reason, hasFunctionCall, hasRefusal), raw: typeof reason === 'string' ? reason : undefined };
+        finishReason = {
+          unified: mapFinishReason(reason, hasFunctionCall, hasRefusal),
+          raw: typeof reason === 'string' ? reason : undefined,
+        };
       }
       usage = (response.usage ?? undefined) as Frame | undefined;
       finished = true;
     } else if (type === 'response.failed') {
       const response = (frame.response ?? {}) as Frame;
       const reason = (response.incomplete_details as Frame | null | undefined)?.reason;
-      finishReason = { unified: typeof reason === 'string' ? mapFinishReason(reason, hasFunctionCall, false) : 'error', raw: typeof reason === 'string' ? reason : 'error' };
+      finishReason = {
+        unified: typeof reason === 'string' ? mapFinishReason(reason, hasFunctionCall, false) : 'error',
+        raw: typeof reason === 'string' ? reason : 'error',
+      };
       usage = (response.usage ?? undefined) as Frame | undefined;
       finished = true;
       if (!failed && response.error != null) {
         failed = true;
-        const error = { type: 'response.failed', sequence_number: frame.sequence_number, response: { error: response.error, incomplete_details: response.incomplete_details } };
+        const error = {
+          type: 'response.failed',
+          sequence_number: frame.sequence_number,
+          response: { error: response.error, incomplete_details: response.incomplete_details },
+        };
         if (!output) throw streamErrorBeforeOutput(error, facts);
         yield { type: 'error', error: streamError(error) ?? error };
       }
@@ -154,7 +196,10 @@ type ToolCallPart = Extract<LanguageModelV3StreamPart, { type: 'tool-call' }>;
  * `{tool_uses: [{recipient_name: "functions.<name>", parameters}]}` meant those declared functions, one call
  * each (ids `<call id>_<index>`). Anything else in that shape stays one call, as the SDK leaves it.
  */
-function expandParallelCall(call: ToolCallPart, functionNames: ReadonlySet<string> = new Set()): ToolCallPart[] | undefined {
+function expandParallelCall(
+  call: ToolCallPart,
+  functionNames: ReadonlySet<string> = new Set(),
+): ToolCallPart[] | undefined {
   if (call.toolName !== 'parallel' || functionNames.has('parallel')) return undefined;
   let input: unknown;
   try {
@@ -168,10 +213,16 @@ function expandParallelCall(call: ToolCallPart, functionNames: ReadonlySet<strin
   for (const [index, use] of uses.entries()) {
     if (!isJsonObject(use)) return undefined;
     const recipient = use.recipient_name;
-    if (typeof recipient !== 'string' || !recipient.startsWith('functions.') || !isJsonObject(use.parameters)) return undefined;
+    if (typeof recipient !== 'string' || !recipient.startsWith('functions.') || !isJsonObject(use.parameters))
+      return undefined;
     const name = recipient.slice('functions.'.length);
     if (!functionNames.has(name)) return undefined;
-    calls.push({ type: 'tool-call', toolCallId: `${call.toolCallId}_${index}`, toolName: name, input: JSON.stringify(use.parameters) });
+    calls.push({
+      type: 'tool-call',
+      toolCallId: `${call.toolCallId}_${index}`,
+      toolName: name,
+      input: JSON.stringify(use.parameters),
+    });
   }
   return calls;
 }
@@ -181,11 +232,18 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
 }
 
 function malformedFrame(data: string): Error {
-  return new TypeValidationError({ value: data, cause: new Error('The event is not a Responses API event of the expected shape.') });
+  return new TypeValidationError({
+    value: data,
+    cause: new Error('The event is not a Responses API event of the expected shape.'),
+  });
 }
 
 /** The SDK's mapOpenAIResponseFinishReason. */
-function mapFinishReason(reason: unknown, hasFunctionCall: boolean, hasRefusal: boolean): LanguageModelV3FinishReason['unified'] {
+function mapFinishReason(
+  reason: unknown,
+  hasFunctionCall: boolean,
+  hasRefusal: boolean,
+): LanguageModelV3FinishReason['unified'] {
   switch (reason) {
     case undefined:
     case null:
@@ -208,8 +266,17 @@ function toUsage(usage: Frame | undefined): LanguageModelV3Usage {
   const cacheRead = typeof cached === 'number' ? cached : 0;
   const reasoningTokens = typeof reasoning === 'number' ? reasoning : 0;
   return {
-    inputTokens: { total: input, noCache: input === undefined ? undefined : input - cacheRead, cacheRead: input === undefined ? undefined : cacheRead, cacheWrite: undefined },
-    outputTokens: { total: output, text: output === undefined ? undefined : output - reasoningTokens, reasoning: output === undefined ? undefined : reasoningTokens },
+    inputTokens: {
+      total: input,
+      noCache: input === undefined ? undefined : input - cacheRead,
+      cacheRead: input === undefined ? undefined : cacheRead,
+      cacheWrite: undefined,
+    },
+    outputTokens: {
+      total: output,
+      text: output === undefined ? undefined : output - reasoningTokens,
+      reasoning: output === undefined ? undefined : reasoningTokens,
+    },
   };
 }
 
@@ -223,13 +290,19 @@ interface StreamErrorDetail {
 function parseStreamError(frame: Frame): StreamErrorDetail | undefined {
   if (frame.type === 'response.failed') {
     const error = (frame.response as Frame | undefined)?.error as Frame | undefined;
-    return typeof error?.message === 'string' ? { message: error.message, code: codeOf(error.code), type: 'response.failed' } : undefined;
+    return typeof error?.message === 'string'
+      ? { message: error.message, code: codeOf(error.code), type: 'response.failed' }
+      : undefined;
   }
   const nested = typeof frame.error === 'object' && frame.error !== null ? (frame.error as Frame) : undefined;
   const error = nested ?? frame;
   if (typeof error.message !== 'string') return undefined;
   if (!(nested || typeof error.type === 'string' || 'code' in error || 'param' in error)) return undefined;
-  return { message: error.message, code: codeOf(error.code), type: typeof error.type === 'string' ? error.type : undefined };
+  return {
+    message: error.message,
+    code: codeOf(error.code),
+    type: typeof error.type === 'string' ? error.type : undefined,
+  };
 }
 
 function codeOf(value: unknown): string | number | undefined {
@@ -240,7 +313,10 @@ function codeOf(value: unknown): string | number | undefined {
 function statusOf(error: StreamErrorDetail): number {
   const code = typeof error.code === 'string' && /^\d{3}$/.test(error.code) ? Number(error.code) : error.code;
   if (typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599) return code;
-  const words = [error.code, error.type].filter((value) => value !== undefined).join(' ').toLowerCase();
+  const words = [error.code, error.type]
+    .filter((value) => value !== undefined)
+    .join(' ')
+    .toLowerCase();
   if (words.includes('insufficient_quota') || words.includes('rate_limit')) return 429;
   if (words.includes('authentication')) return 401;
   if (words.includes('permission')) return 403;

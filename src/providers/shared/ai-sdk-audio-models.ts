@@ -32,7 +32,11 @@ export function createAiSdkSpeechModel(config: {
     async synthesize(request: SpeechRequest) {
       const format = request.format ?? 'mp3';
       if (config.speed === false && request.speed !== undefined && request.speed !== 1) {
-        throw new ProviderError({ vendor: options.vendor, kind: 'bad_request', message: `${options.vendor} speech has no speed setting; send speed 1 or none.` });
+        throw new ProviderError({
+          vendor: options.vendor,
+          kind: 'bad_request',
+          message: `${options.vendor} speech has no speed setting; send speed 1 or none.`,
+        });
       }
       const audio = await callVendor(options, request.signal, async (abortSignal) => {
         const result = await config.model(request.model, request.voice).doGenerate({
@@ -42,13 +46,22 @@ export function createAiSdkSpeechModel(config: {
           speed: request.speed,
           abortSignal,
         });
-        const bytes = typeof result.audio === 'string' ? Buffer.from(result.audio, 'base64') : Buffer.from(result.audio);
-        if (bytes.length === 0) throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no audio.` });
+        const bytes =
+          typeof result.audio === 'string' ? Buffer.from(result.audio, 'base64') : Buffer.from(result.audio);
+        if (bytes.length === 0)
+          throw new ProviderError({
+            vendor: options.vendor,
+            kind: 'malformed',
+            message: `${options.vendor} returned no audio.`,
+          });
         return bytes;
       });
-      return { mediaType: SPEECH_FORMATS[format], audio: (async function* () {
-        yield audio;
-      })() };
+      return {
+        mediaType: SPEECH_FORMATS[format],
+        audio: (async function* () {
+          yield audio;
+        })(),
+      };
     },
   };
 }
@@ -79,9 +92,15 @@ export function createAiSdkTranscriptionModel(config: {
         });
         const segments =
           config.segmentsFromBody?.(result.response.body) ??
-          result.segments.map((segment) => ({ text: segment.text.trim(), start: segment.startSecond, end: segment.endSecond, speakerId: null }));
+          result.segments.map((segment) => ({
+            text: segment.text.trim(),
+            start: segment.startSecond,
+            end: segment.endSecond,
+            speakerId: null,
+          }));
         // Billing needs the duration: a vendor that reports none is measured by its last segment's end.
-        const durationSeconds = result.durationInSeconds ?? segments.reduce((end, segment) => Math.max(end, segment.end), 0);
+        const durationSeconds =
+          result.durationInSeconds ?? segments.reduce((end, segment) => Math.max(end, segment.end), 0);
         return { text: result.text, language: result.language ?? request.language ?? null, durationSeconds, segments };
       });
     },

@@ -19,7 +19,11 @@ export function createAiSdkEmbeddingModel(config: {
         const result = await config.model(request.model).doEmbed({ values: [request.input], abortSignal });
         const embedding = result.embeddings[0];
         if (embedding === undefined) {
-          throw new ProviderError({ vendor: options.vendor, kind: 'malformed', message: `${options.vendor} returned no embedding.` });
+          throw new ProviderError({
+            vendor: options.vendor,
+            kind: 'malformed',
+            message: `${options.vendor} returned no embedding.`,
+          });
         }
         // Gemini reports no embedding usage: it counts as zero.
         return { embedding, usage: { inputTokens: countOf(result.usage?.tokens) } };

@@ -1,4 +1,10 @@
-import type { JSONSchema7, LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart, SharedV3ProviderOptions } from '@ai-sdk/provider';
+import type {
+  JSONSchema7,
+  LanguageModelV3,
+  LanguageModelV3CallOptions,
+  LanguageModelV3StreamPart,
+  SharedV3ProviderOptions,
+} from '@ai-sdk/provider';
 import {
   ProviderError,
   type GenerateTextRequest,
@@ -27,7 +33,10 @@ export interface AiSdkLanguageModelConfig {
    * Opens a streamed call and returns its parts, in the AI SDK's shapes. By default the model's `doStream`;
    * a vendor may read its stream more cheaply itself (OpenAI Responses: openai-responses-stream.ts).
    */
-  openStream?: (model: LanguageModelV3, call: LanguageModelV3CallOptions) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
+  openStream?: (
+    model: LanguageModelV3,
+    call: LanguageModelV3CallOptions,
+  ) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
   /** The vendor continues a trailing assistant message (LanguageModel.continuesReplies). */
   continuesReplies?: boolean;
 }
@@ -52,7 +61,10 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
     classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
 
   // Built once per call (not per attempt): a bad prompt fails before any HTTP request.
-  function callSettings(request: GenerateTextRequest, scope: CallScope): { model: LanguageModelV3; call: LanguageModelV3CallOptions } {
+  function callSettings(
+    request: GenerateTextRequest,
+    scope: CallScope,
+  ): { model: LanguageModelV3; call: LanguageModelV3CallOptions } {
     const tools = toFunctionTools(request.tools);
     return {
       model: config.model(request.model),
@@ -60,7 +72,9 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
         // A reply to continue is the trailing assistant message (the vendors that continue reject trailing whitespace).
         prompt: toPrompt(
           request.instructions,
-          request.continueFrom ? [...request.items, { type: 'message', role: 'assistant', text: request.continueFrom.trimEnd() }] : request.items,
+          request.continueFrom
+            ? [...request.items, { type: 'message', role: 'assistant', text: request.continueFrom.trimEnd() }]
+            : request.items,
           options.vendor,
         ),
         tools,
@@ -69,7 +83,12 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
         topP: request.topP,
         maxOutputTokens: request.maxOutputTokens,
         responseFormat: request.responseFormat
-          ? { type: 'json', schema: request.responseFormat.schema as JSONSchema7 | undefined, name: request.responseFormat.name, description: request.responseFormat.description }
+          ? {
+              type: 'json',
+              schema: request.responseFormat.schema as JSONSchema7 | undefined,
+              name: request.responseFormat.name,
+              description: request.responseFormat.description,
+            }
           : undefined,
         providerOptions: config.providerOptions?.(request),
         abortSignal: scope.signal,
@@ -94,7 +113,12 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
             else if (part.type === 'tool-call' && !part.providerExecuted) toolCalls.push(toToolCall(part));
           }
           scope.complete();
-          return { text, toolCalls, finishReason: toFinishReason(result.finishReason), usage: toTokenCounts(result.usage) };
+          return {
+            text,
+            toolCalls,
+            finishReason: toFinishReason(result.finishReason),
+            usage: toTokenCounts(result.usage),
+          };
         },
         { maxRetries: options.maxRetries, scope, classify },
       );
@@ -131,7 +155,11 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
                 break;
               case 'finish':
                 if (part.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
-                finish = { type: 'finish', finishReason: toFinishReason(part.finishReason), usage: toTokenCounts(part.usage) };
+                finish = {
+                  type: 'finish',
+                  finishReason: toFinishReason(part.finishReason),
+                  usage: toTokenCounts(part.usage),
+                };
                 break;
               case 'error':
                 throw part.error;
@@ -167,7 +195,10 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
 }
 
 /** The SDK's own stream of a call: `doStream`'s web stream, read until the consumer stops (which cancels it). */
-async function* sdkStream(model: LanguageModelV3, call: LanguageModelV3CallOptions): AsyncGenerator<LanguageModelV3StreamPart> {
+async function* sdkStream(
+  model: LanguageModelV3,
+  call: LanguageModelV3CallOptions,
+): AsyncGenerator<LanguageModelV3StreamPart> {
   const { stream } = await model.doStream(call);
   const reader = stream.getReader();
   try {

@@ -27,7 +27,12 @@ export function classifyProviderError(error: unknown, context: ClassifyContext):
   }
   // Past the reply budget (vendor-fetch.ts): another attempt would be as large.
   const tooLarge = findReplyTooLarge(error);
-  if (tooLarge) return new ProviderError({ vendor, kind: 'malformed', message: `${vendor} sent a reply that could not be read: ${tooLarge.message}.` });
+  if (tooLarge)
+    return new ProviderError({
+      vendor,
+      kind: 'malformed',
+      message: `${vendor} sent a reply that could not be read: ${tooLarge.message}.`,
+    });
   if (APICallError.isInstance(error)) return fromApiCallError(error, context);
 
   const name = errorName(error);
@@ -150,7 +155,8 @@ export function parseRetryAfter(headers: Record<string, string | undefined>): nu
  * `{type:"overloaded_error"}`, ...): the SDK hands us the vendor's object as-is.
  */
 function fromStreamErrorEvent(event: Record<string, unknown>, context: ClassifyContext): ProviderError {
-  const nested = typeof event.error === 'object' && event.error !== null ? (event.error as Record<string, unknown>) : event;
+  const nested =
+    typeof event.error === 'object' && event.error !== null ? (event.error as Record<string, unknown>) : event;
   const label = [nested.type, nested.code, nested.status].filter((v) => typeof v === 'string').join(' ');
   const message = typeof nested.message === 'string' ? nested.message : label || 'unknown error';
   let kind: ProviderErrorKind = 'server';
@@ -160,7 +166,11 @@ function fromStreamErrorEvent(event: Record<string, unknown>, context: ClassifyC
   else if (/authentication|permission|unauthenticated|invalid_api_key/i.test(label)) kind = 'auth';
   else if (/invalid_request|invalid_argument|context_length/i.test(label)) kind = 'bad_request';
   const detail = kind === 'auth' ? '' : `: ${quote(message, context)}`;
-  return new ProviderError({ vendor: context.vendor, kind, message: `${context.vendor} reported a stream error${detail}` });
+  return new ProviderError({
+    vendor: context.vendor,
+    kind,
+    message: `${context.vendor} reported a stream error${detail}`,
+  });
 }
 
 const MALFORMED_ERROR_NAMES = new Set([

@@ -11,9 +11,17 @@ type ToolMessage = Extract<LanguageModelV3Message, { role: 'tool' }>;
  * (Anthropic requires every tool_use of a turn to be answered in the next message). A function output
  * names its tool only by callId, so the name is taken from the call it answers.
  */
-export function toPrompt(instructions: string | undefined, items: readonly PromptItem[], vendor: string): LanguageModelV3Prompt {
+export function toPrompt(
+  instructions: string | undefined,
+  items: readonly PromptItem[],
+  vendor: string,
+): LanguageModelV3Prompt {
   if (items.length === 0) {
-    throw new ProviderError({ vendor, kind: 'bad_request', message: `The request for ${vendor} is invalid: the prompt has no input items.` });
+    throw new ProviderError({
+      vendor,
+      kind: 'bad_request',
+      message: `The request for ${vendor} is invalid: the prompt has no input items.`,
+    });
   }
   const toolNames = new Map<string, string>();
   for (const item of items) {
@@ -55,7 +63,8 @@ export function toPrompt(instructions: string | undefined, items: readonly Promp
           });
         }
         const previous = last();
-        const toolMessage: ToolMessage = previous?.role === 'tool' ? previous : pushed<ToolMessage>({ role: 'tool', content: [] });
+        const toolMessage: ToolMessage =
+          previous?.role === 'tool' ? previous : pushed<ToolMessage>({ role: 'tool', content: [] });
         toolMessage.content.push({
           type: 'tool-result',
           toolCallId: item.callId,

@@ -15,7 +15,8 @@ export async function callVendor<T>(
   attempt: (abortSignal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const scope = openCallScope(signal, options.timeoutMs);
-  const classify = (error: unknown) => classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
+  const classify = (error: unknown) =>
+    classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
   try {
     return await withRetries(
       async () => {

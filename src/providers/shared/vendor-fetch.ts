@@ -18,7 +18,9 @@ import type { VendorAdapterOptions } from '../provider';
  * Redirects are not followed: vendor APIs do not redirect, and a 3xx reaches the SDK as a failed call.
  * A request this cannot express (a streamed or multipart body) goes to global fetch unchanged.
  */
-export function createVendorFetch(options: { dispatcher?: Dispatcher; maxBytes?: number } = {}): typeof globalThis.fetch {
+export function createVendorFetch(
+  options: { dispatcher?: Dispatcher; maxBytes?: number } = {},
+): typeof globalThis.fetch {
   const dispatcher = options.dispatcher ?? new Agent(AGENT_OPTIONS);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_REPLY_BYTES;
 
@@ -28,7 +30,12 @@ export function createVendorFetch(options: { dispatcher?: Dispatcher; maxBytes?:
       return globalThis.fetch(input, init);
     }
     const signal = init.signal ?? undefined;
-    const reply = await send(dispatcher, input, { method: init.method, headers: plainHeaders(init.headers), body: body ?? undefined, signal });
+    const reply = await send(dispatcher, input, {
+      method: init.method,
+      headers: plainHeaders(init.headers),
+      body: body ?? undefined,
+      signal,
+    });
 
     const headers = new Headers();
     for (const [name, value] of Object.entries(reply.headers)) {
@@ -48,7 +55,10 @@ export function createVendorFetch(options: { dispatcher?: Dispatcher; maxBytes?:
       throw tooLarge(maxBytes);
     }
     if (contentType.includes('text/event-stream') || !Number.isFinite(length) || length > MAX_BUFFERED_BYTES) {
-      return new Response(Readable.toWeb(counted(reply.body, maxBytes, signal)) as ReadableStream<Uint8Array>, { status, headers });
+      return new Response(Readable.toWeb(counted(reply.body, maxBytes, signal)) as ReadableStream<Uint8Array>, {
+        status,
+        headers,
+      });
     }
     try {
       return new Response(new Uint8Array(await reply.body.arrayBuffer()), { status, headers });
@@ -72,7 +82,13 @@ interface SendInit {
 async function send(dispatcher: Dispatcher, url: string | URL, init: SendInit): Promise<Dispatcher.ResponseData> {
   init.signal?.throwIfAborted();
   try {
-    return await request(url, { dispatcher, method: (init.method ?? 'GET') as Dispatcher.HttpMethod, headers: init.headers, body: init.body, signal: init.signal });
+    return await request(url, {
+      dispatcher,
+      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: init.headers,
+      body: init.body,
+      signal: init.signal,
+    });
   } catch (error) {
     if (init.signal?.aborted) throw init.signal.reason;
     throw new TypeError('fetch failed', { cause: error });
@@ -194,7 +210,8 @@ function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
   const result: Record<string, string> = {};
   if (headers === undefined) return result;
   if (headers instanceof Headers || Array.isArray(headers)) {
-    for (const [name, value] of headers instanceof Headers ? headers.entries() : headers) result[name.toLowerCase()] = value!;
+    for (const [name, value] of headers instanceof Headers ? headers.entries() : headers)
+      result[name.toLowerCase()] = value!;
     return result;
   }
   for (const [name, value] of Object.entries(headers)) {
@@ -207,7 +224,9 @@ function plainHeaders(headers: RequestInit['headers']): Record<string, string> {
 const shared = new Map<number, typeof globalThis.fetch>();
 
 /** The adapter's fetch: the one given, else the process-wide vendor fetch (one pool for every vendor), with the reply budget. */
-export function vendorFetchFor(options: Pick<VendorAdapterOptions, 'fetch' | 'maxStreamBytes'>): typeof globalThis.fetch {
+export function vendorFetchFor(
+  options: Pick<VendorAdapterOptions, 'fetch' | 'maxStreamBytes'>,
+): typeof globalThis.fetch {
   if (options.fetch) return options.fetch;
   const maxBytes = options.maxStreamBytes ?? DEFAULT_MAX_REPLY_BYTES;
   let fetch = shared.get(maxBytes);
@@ -228,12 +247,17 @@ export function sdkConnection(options: VendorAdapterOptions, defaultBaseURL: str
  * addresses to `sdkOrigin` to the configured base URL instead (a regional endpoint, a proxy, a fake on
  * loopback). Any other URL passes unchanged.
  */
-export function rebasedFetch(fetch: typeof globalThis.fetch, sdkOrigin: string, baseURL: string): typeof globalThis.fetch {
+export function rebasedFetch(
+  fetch: typeof globalThis.fetch,
+  sdkOrigin: string,
+  baseURL: string,
+): typeof globalThis.fetch {
   const base = baseURL.replace(/\/+$/, '');
   if (base === sdkOrigin) return fetch;
   return (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : undefined;
-    if (url !== undefined && (url === sdkOrigin || url.startsWith(`${sdkOrigin}/`))) return fetch(base + url.slice(sdkOrigin.length), init);
+    if (url !== undefined && (url === sdkOrigin || url.startsWith(`${sdkOrigin}/`)))
+      return fetch(base + url.slice(sdkOrigin.length), init);
     return fetch(input, init);
   };
 }

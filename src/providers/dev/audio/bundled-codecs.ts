@@ -14,16 +14,27 @@ function evaluateBundle<T>(file: string, epilogue: string): T {
   const code = fs.readFileSync(file, 'utf8');
   const module = { exports: {} as Record<string, unknown> };
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a published bundle, read from node_modules
-  return new Function('exports', 'require', 'module', `${code}\n${epilogue}`).call({}, module.exports, require, module) as T;
+  return new Function('exports', 'require', 'module', `${code}\n${epilogue}`).call(
+    {},
+    module.exports,
+    require,
+    module,
+  ) as T;
 }
 
 let lame: { Mp3Encoder: typeof Mp3Encoder } | undefined;
 let mpg123: { MPEGDecoder: typeof MPEGDecoder } | undefined;
 
 export function lamejs(): { Mp3Encoder: typeof Mp3Encoder } {
-  return (lame ??= evaluateBundle<{ Mp3Encoder: typeof Mp3Encoder }>(require.resolve('@breezystack/lamejs'), 'return lamejs;'));
+  return (lame ??= evaluateBundle<{ Mp3Encoder: typeof Mp3Encoder }>(
+    require.resolve('@breezystack/lamejs'),
+    'return lamejs;',
+  ));
 }
 
 export function mpg123Decoder(): { MPEGDecoder: typeof MPEGDecoder } {
-  return (mpg123 ??= evaluateBundle<{ MPEGDecoder: typeof MPEGDecoder }>(path.join(path.dirname(require.resolve('mpg123-decoder')), 'dist/mpg123-decoder.min.js'), 'return module.exports;'));
+  return (mpg123 ??= evaluateBundle<{ MPEGDecoder: typeof MPEGDecoder }>(
+    path.join(path.dirname(require.resolve('mpg123-decoder')), 'dist/mpg123-decoder.min.js'),
+    'return module.exports;',
+  ));
 }

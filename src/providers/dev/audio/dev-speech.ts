@@ -77,7 +77,13 @@ function loadMeSpeak(): MeSpeak {
   })();
   const run = (compiled: { filename: string; script: vm.Script }, load: (id: string) => unknown): unknown => {
     const module = { exports: {} as unknown };
-    (compiled.script.runInThisContext() as (...args: unknown[]) => void)(module, module.exports, load, compiled.filename, path.dirname(compiled.filename));
+    (compiled.script.runInThisContext() as (...args: unknown[]) => void)(
+      module,
+      module.exports,
+      load,
+      compiled.filename,
+      path.dirname(compiled.filename),
+    );
     return module.exports;
   };
   // On load meSpeak warns on the console that it cannot play audio outside a browser; it only renders here.
@@ -92,15 +98,20 @@ function loadMeSpeak(): MeSpeak {
     console.warn = warn;
   }
 }
-let meSpeakScripts: { index: { filename: string; script: vm.Script }; eSpeak: { filename: string; script: vm.Script } } | undefined;
+let meSpeakScripts:
+  { index: { filename: string; script: vm.Script }; eSpeak: { filename: string; script: vm.Script } } | undefined;
 
 export function createDevSpeechModel(fail: (message: string) => Error): SpeechModel {
   return {
     async synthesize(request: SpeechRequest): Promise<SpeechResult> {
       const voice = DEV_VOICES[request.voice];
-      if (!voice) throw fail(`dev-tts has no voice "${request.voice}" (voices: ${Object.keys(DEV_VOICES).join(', ')}).`);
+      if (!voice)
+        throw fail(`dev-tts has no voice "${request.voice}" (voices: ${Object.keys(DEV_VOICES).join(', ')}).`);
       const speed = request.speed ?? 1;
-      if (speed < MIN_SPEED || speed > MAX_SPEED) throw fail(`dev-tts speaks at ${MIN_SPEED.toFixed(2)} to ${MAX_SPEED.toFixed(2)} times its normal speed; speed ${speed} is outside.`);
+      if (speed < MIN_SPEED || speed > MAX_SPEED)
+        throw fail(
+          `dev-tts speaks at ${MIN_SPEED.toFixed(2)} to ${MAX_SPEED.toFixed(2)} times its normal speed; speed ${speed} is outside.`,
+        );
       const pieces = splitForSpeech(request.text);
       if (pieces.length === 0) throw fail('dev-tts needs text with at least one word.');
       const wordsPerMinute = Math.round(WORDS_PER_MINUTE * speed);
@@ -108,13 +119,19 @@ export function createDevSpeechModel(fail: (message: string) => Error): SpeechMo
       // The first sentence is rendered before answering, so that a failure is still an error status.
       const rendered = rendering(renderPiece(pieces[0]!), pieces.slice(1), renderPiece, request.signal);
       const format = request.format ?? 'mp3';
-      const audio = format === 'mp3' ? encode(rendered, request, voice) : format === 'pcm' ? rawPcm(rendered) : wav(rendered);
+      const audio =
+        format === 'mp3' ? encode(rendered, request, voice) : format === 'pcm' ? rawPcm(rendered) : wav(rendered);
       return { mediaType: SPEECH_FORMATS[format], audio };
     },
   };
 
   /** The PCM of each piece in turn (the first already rendered), cancellable between pieces. */
-  async function* rendering(first: Int16Array, rest: string[], renderPiece: (text: string) => Int16Array, signal?: AbortSignal): AsyncGenerator<Int16Array> {
+  async function* rendering(
+    first: Int16Array,
+    rest: string[],
+    renderPiece: (text: string) => Int16Array,
+    signal?: AbortSignal,
+  ): AsyncGenerator<Int16Array> {
     yield first;
     for (const piece of rest) {
       await yieldToEventLoop();
@@ -123,7 +140,11 @@ export function createDevSpeechModel(fail: (message: string) => Error): SpeechMo
     }
   }
 
-  async function* encode(pcms: AsyncIterable<Int16Array>, request: SpeechRequest, voice: { file: string; language: string }): AsyncGenerator<Uint8Array> {
+  async function* encode(
+    pcms: AsyncIterable<Int16Array>,
+    request: SpeechRequest,
+    voice: { file: string; language: string },
+  ): AsyncGenerator<Uint8Array> {
     yield usltTag(request.text, voice.language);
     const encoder = new (lamejs().Mp3Encoder)(1, SAMPLE_RATE, BITRATE_KBPS);
     for await (const pcm of pcms) {
@@ -178,7 +199,8 @@ function render(text: string, voiceFile: string, wordsPerMinute: number): Int16A
   const bytes = Buffer.from(wav instanceof Uint8Array ? wav : Uint8Array.from(wav as ArrayLike<number>));
   // meSpeak writes a canonical 44-byte header; find the data chunk all the same.
   let at = 12;
-  while (at + 8 <= bytes.length && bytes.toString('latin1', at, at + 4) !== 'data') at += 8 + bytes.readUInt32LE(at + 4);
+  while (at + 8 <= bytes.length && bytes.toString('latin1', at, at + 4) !== 'data')
+    at += 8 + bytes.readUInt32LE(at + 4);
   const start = at + 8;
   const length = Math.floor((bytes.length - start) / 2);
   return new Int16Array(Buffer.from(bytes.subarray(start, start + length * 2)).buffer, 0, length);

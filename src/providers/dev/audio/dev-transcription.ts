@@ -22,7 +22,19 @@ export const NO_WORDS_NOTICE =
   'dev-stt does not recognise words: it decodes the audio and finds its speech segments, and takes the text only from an ID3 USLT frame (dev-tts writes one). Use a real transcription model for words.';
 
 /** ISO 639-2 codes in USLT frames, for the ISO 639-1 `language` of the reply. */
-const ISO_639_1: Readonly<Record<string, string>> = { eng: 'en', deu: 'de', ger: 'de', fra: 'fr', fre: 'fr', spa: 'es', ita: 'it', rus: 'ru', por: 'pt', nld: 'nl', dut: 'nl' };
+const ISO_639_1: Readonly<Record<string, string>> = {
+  eng: 'en',
+  deu: 'de',
+  ger: 'de',
+  fra: 'fr',
+  fre: 'fr',
+  spa: 'es',
+  ita: 'it',
+  rus: 'ru',
+  por: 'pt',
+  nld: 'nl',
+  dut: 'nl',
+};
 
 const MAX_TAG_BYTES = 1 << 20;
 /** The input decoded between two looks at the clock: a few milliseconds of work at most (8 kbit/s MP3: 8 s of audio). */
@@ -46,7 +58,9 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       }
       let decoded: Decoded;
       try {
-        decoded = await decodeSlot(() => (audio.format === 'wav' ? decodeWav(audio, request.signal) : decodeMp3(audio, request.signal)));
+        decoded = await decodeSlot(() =>
+          audio.format === 'wav' ? decodeWav(audio, request.signal) : decodeMp3(audio, request.signal),
+        );
       } catch (error) {
         if (isInvalidAudio(error)) throw fail(error.message);
         throw error;
@@ -55,12 +69,19 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
       const duration = Math.round(decoded.activity.durationSeconds * 1000) / 1000;
       const words = decoded.transcript?.text.trim().split(/\s+/).filter(Boolean) ?? [];
       const texts = alignWords(words, segments);
-      const language = request.language ?? (decoded.transcript ? (ISO_639_1[decoded.transcript.language.toLowerCase()] ?? null) : null);
+      const language =
+        request.language ??
+        (decoded.transcript ? (ISO_639_1[decoded.transcript.language.toLowerCase()] ?? null) : null);
       return {
         text: words.join(' '),
         language,
         durationSeconds: duration,
-        segments: segments.map((segment, index) => ({ text: texts[index]!, start: segment.start, end: segment.end, speakerId: null })),
+        segments: segments.map((segment, index) => ({
+          text: texts[index]!,
+          start: segment.start,
+          end: segment.end,
+          speakerId: null,
+        })),
         ...(decoded.transcript ? {} : { notice: NO_WORDS_NOTICE }),
       };
     },
@@ -104,7 +125,12 @@ function timeSlicer(): () => Promise<void> {
  * The upload in pieces of at most PIECE_BYTES, each handed to `decode` between slices of the event loop. What the
  * decoder throws is the file's fault (InvalidAudioError); what reading throws (a database read) is not, and passes.
  */
-async function decodePieces(audio: AudioInput, activity: SpeechActivity, decode: (piece: Uint8Array) => void, signal?: AbortSignal): Promise<void> {
+async function decodePieces(
+  audio: AudioInput,
+  activity: SpeechActivity,
+  decode: (piece: Uint8Array) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const pause = timeSlicer();
   for await (const read of audio.read()) {
     for (let at = 0; at < read.length; at += PIECE_BYTES) {
@@ -115,7 +141,8 @@ async function decodePieces(audio: AudioInput, activity: SpeechActivity, decode:
         if (isInvalidAudio(error)) throw error;
         throw new InvalidAudioError(`The file could not be decoded: ${(error as Error)?.message ?? String(error)}`);
       }
-      if (activity.durationSeconds > AUDIO_BOUNDS.maxSeconds) throw new InvalidAudioError(`The audio lasts more than ${AUDIO_BOUNDS.maxSeconds / 3600} hours.`);
+      if (activity.durationSeconds > AUDIO_BOUNDS.maxSeconds)
+        throw new InvalidAudioError(`The audio lasts more than ${AUDIO_BOUNDS.maxSeconds / 3600} hours.`);
       await pause();
     }
   }

@@ -7,12 +7,22 @@ import { id3TagSize } from '../../../audio/audio-header';
 
 const HEADER_BYTES = 10;
 
-const syncsafe = (value: number) => Buffer.from([(value >> 21) & 0x7f, (value >> 14) & 0x7f, (value >> 7) & 0x7f, value & 0x7f]);
-const readSyncsafe = (bytes: Uint8Array, at: number) => ((bytes[at]! & 0x7f) << 21) | ((bytes[at + 1]! & 0x7f) << 14) | ((bytes[at + 2]! & 0x7f) << 7) | (bytes[at + 3]! & 0x7f);
+const syncsafe = (value: number) =>
+  Buffer.from([(value >> 21) & 0x7f, (value >> 14) & 0x7f, (value >> 7) & 0x7f, value & 0x7f]);
+const readSyncsafe = (bytes: Uint8Array, at: number) =>
+  ((bytes[at]! & 0x7f) << 21) |
+  ((bytes[at + 1]! & 0x7f) << 14) |
+  ((bytes[at + 2]! & 0x7f) << 7) |
+  (bytes[at + 3]! & 0x7f);
 
 /** An ID3v2.4 tag holding one USLT frame with `text` (language: ISO 639-2, e.g. `eng`). */
 export function usltTag(text: string, language: string): Buffer {
-  const content = Buffer.concat([Buffer.from([3]), Buffer.from(language.padEnd(3, ' ').slice(0, 3), 'latin1'), Buffer.from([0]), Buffer.from(text, 'utf8')]);
+  const content = Buffer.concat([
+    Buffer.from([3]),
+    Buffer.from(language.padEnd(3, ' ').slice(0, 3), 'latin1'),
+    Buffer.from([0]),
+    Buffer.from(text, 'utf8'),
+  ]);
   const frame = Buffer.concat([Buffer.from('USLT', 'latin1'), syncsafe(content.length), Buffer.from([0, 0]), content]);
   return Buffer.concat([Buffer.from('ID3', 'latin1'), Buffer.from([4, 0, 0]), syncsafe(frame.length), frame]);
 }
@@ -23,7 +33,8 @@ export function readUslt(tag: Uint8Array): { text: string; language: string } | 
   if (id3TagSize(tag) === 0 || (version !== 3 && version !== 4)) return undefined;
   const end = Math.min(tag.length, HEADER_BYTES + readSyncsafe(tag, 6));
   let at = HEADER_BYTES;
-  if ((tag[5]! & 0x40) !== 0) at += version === 4 ? readSyncsafe(tag, at) : 4 + Buffer.from(tag.subarray(at, at + 4)).readUInt32BE(0);
+  if ((tag[5]! & 0x40) !== 0)
+    at += version === 4 ? readSyncsafe(tag, at) : 4 + Buffer.from(tag.subarray(at, at + 4)).readUInt32BE(0);
   while (at + HEADER_BYTES <= end) {
     const id = Buffer.from(tag.subarray(at, at + 4)).toString('latin1');
     if (!/^[A-Z0-9]{4}$/.test(id)) break; // padding

@@ -30,7 +30,9 @@ export class SpeechActivity {
   private filled = 0;
   private samples = 0;
   private readonly levels: number[] = [];
-  private readonly histogram = new Uint32Array(Math.ceil((HISTOGRAM_CEILING_DB - HISTOGRAM_FLOOR_DB) / HISTOGRAM_STEP_DB) + 1);
+  private readonly histogram = new Uint32Array(
+    Math.ceil((HISTOGRAM_CEILING_DB - HISTOGRAM_FLOOR_DB) / HISTOGRAM_STEP_DB) + 1,
+  );
 
   /** Mono samples in [-1, 1] at `sampleRate` (the first call's rate is kept). */
   push(mono: Float32Array, sampleRate: number): void {
@@ -69,7 +71,10 @@ export class SpeechActivity {
     }
     const end = this.durationSeconds;
     return segments
-      .map(({ first, last }) => ({ start: round(first * windowSeconds), end: round(Math.min(end, (last + 1) * windowSeconds)) }))
+      .map(({ first, last }) => ({
+        start: round(first * windowSeconds),
+        end: round(Math.min(end, (last + 1) * windowSeconds)),
+      }))
       .filter((segment) => segment.end - segment.start >= MIN_SEGMENT_SECONDS);
   }
 
@@ -83,7 +88,10 @@ export class SpeechActivity {
   }
 
   private bin(level: number): number {
-    return Math.max(0, Math.min(this.histogram.length - 1, Math.round((level - HISTOGRAM_FLOOR_DB) / HISTOGRAM_STEP_DB)));
+    return Math.max(
+      0,
+      Math.min(this.histogram.length - 1, Math.round((level - HISTOGRAM_FLOOR_DB) / HISTOGRAM_STEP_DB)),
+    );
   }
 
   /** The level below which a `fraction` of the windows lie, to the histogram's step. */

@@ -18,7 +18,10 @@ export class WavReader {
       this.header = Buffer.concat([this.header, bytes]);
       const wav = readWavHeader(this.header);
       if (!wav) return { samples: new Float32Array(0), sampleRate: 0 };
-      if (!isPcm(wav.format)) throw new InvalidAudioError(`The WAV file is encoded with format ${wav.format.tag}; dev-stt reads PCM and IEEE float WAV only.`);
+      if (!isPcm(wav.format))
+        throw new InvalidAudioError(
+          `The WAV file is encoded with format ${wav.format.tag}; dev-stt reads PCM and IEEE float WAV only.`,
+        );
       this.format = wav.format;
       this.dataLeft = wav.dataBytes ?? Infinity;
       bytes = this.header.subarray(wav.dataOffset);
@@ -33,7 +36,8 @@ export class WavReader {
     const samples = new Float32Array(frames);
     for (let frame = 0; frame < frames; frame++) {
       let sum = 0;
-      for (let channel = 0; channel < format.channels; channel++) sum += this.sample(all, frame * format.blockAlign + channel * format.bytesPerSample);
+      for (let channel = 0; channel < format.channels; channel++)
+        sum += this.sample(all, frame * format.blockAlign + channel * format.bytesPerSample);
       samples[frame] = sum / format.channels;
     }
     return { samples, sampleRate: format.sampleRate };
@@ -62,7 +66,10 @@ export class WavReader {
 
 /** A WAV file (16-bit PCM, mono) of `samples` in [-1, 1]: the dev-tts pipeline and the tests build them. */
 export function wavFile(samples: Float32Array | Int16Array, sampleRate: number): Buffer {
-  const pcm = samples instanceof Int16Array ? samples : Int16Array.from(samples, (value) => Math.max(-32768, Math.min(32767, Math.round(value * 32767))));
+  const pcm =
+    samples instanceof Int16Array
+      ? samples
+      : Int16Array.from(samples, (value) => Math.max(-32768, Math.min(32767, Math.round(value * 32767))));
   const header = Buffer.alloc(44);
   header.write('RIFF', 0, 'latin1');
   header.writeUInt32LE(36 + pcm.byteLength, 4);
