@@ -75,15 +75,13 @@ export function createAudioService(deps: AudioServiceDeps) {
     const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
       let synthesized: SpeechResult;
       try {
-        synthesized = await deps.providers
-          .speechModel(model.vendor)
-          .synthesize({
-            model: model.upstreamId,
-            voice: body.voice,
-            text: body.text,
-            format: body.format,
-            speed: body.speed,
-          });
+        synthesized = await deps.providers.speechModel(model.vendor).synthesize({
+          model: model.upstreamId,
+          voice: body.voice,
+          text: body.text,
+          format: body.format,
+          speed: body.speed,
+        });
       } catch (error) {
         throw vendorErrorToApiError(error, 'audio');
       }
