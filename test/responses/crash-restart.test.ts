@@ -163,7 +163,7 @@ describe('crash and restart', () => {
         first,
         'POST',
         '/v2/responses',
-        { model: 'dev-echo', input: `/delay 100 ${'word '.repeat(30)}` },
+        { model: 'dev-echo', input: `/delay 100 ${Array(30).fill('word').join(' ')}` },
         { 'x-auth-token': key },
       );
       await readEvents(first, key, streaming.body.id, (event) => event.type === 'response.output_text.delta');
