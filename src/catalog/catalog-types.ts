@@ -35,6 +35,22 @@ export interface CatalogModel {
   price: Price | null;
   /** What a tts or stt model adds to its record; null for other types. */
   audio: AudioCapabilities | null;
+  /**
+   * Set on a route's model record (an alias, api-decisions 23): its capabilities are what its available targets
+   * share, its price the dearest target's (what holds are placed at), and it is served by one of `targets`.
+   */
+  route?: CatalogRoute;
+}
+
+export type RouteStrategy = 'fallback' | 'weighted';
+
+/** A route of the catalog (`routes:`): an alias code served by its targets, models or other routes of its type. */
+export interface CatalogRoute {
+  code: string;
+  name: string;
+  type: ModelType;
+  strategy: RouteStrategy;
+  targets: { model: string; weight?: number }[];
 }
 
 /**

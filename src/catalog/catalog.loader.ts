@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError } from '../config';
-import type { AudioCapabilities, CatalogModel, CatalogVendor, Price } from './catalog-types';
+import type { AudioCapabilities, CatalogModel, CatalogRoute, CatalogVendor, Price } from './catalog-types';
 import { catalogFileSchema, type CatalogFile } from './catalog.schema';
 
 /**
@@ -15,6 +15,8 @@ export interface CatalogDefinition {
   path: string;
   vendors: CatalogVendor[];
   models: CatalogModel[];
+  /** File order. */
+  routes: CatalogRoute[];
 }
 
 interface Issue {
@@ -109,6 +111,57 @@ function crossCheck(file: CatalogFile): Issue[] {
     if (!models.has(code))
       issues.push({ path: ['prices', code], message: `price for unknown model "${code}" (not under models)` });
   }
+  issues.push(...routeIssues(file));
+  return issues;
+}
+
+/** Routes: codes unique among models and routes, targets that exist and are of the route's type, no cycle. */
+export function routeIssues(file: Pick<CatalogFile, 'models' | 'routes'>): Issue[] {
+  const issues: Issue[] = [];
+  const typeOf = new Map<string, string>(file.models.map((model) => [model.code, model.type]));
+  const routes = new Map<string, CatalogFile['routes'][number]>();
+  file.routes.forEach((route, index) => {
+    if (routes.has(route.code))
+      issues.push({ path: ['routes', index, 'code'], message: `duplicate route code "${route.code}"` });
+    else if (typeOf.has(route.code))
+      issues.push({ path: ['routes', index, 'code'], message: `route "${route.code}" has the code of a model` });
+    else typeOf.set(route.code, route.type);
+    routes.set(route.code, route);
+  });
+  file.routes.forEach((route, index) => {
+    route.targets.forEach((target, at) => {
+      const type = typeOf.get(target.model);
+      const path = ['routes', index, 'targets', at, 'model'];
+      if (type === undefined) {
+        issues.push({
+          path,
+          message: `route "${route.code}": unknown target "${target.model}" (not under models or routes)`,
+        });
+      } else if (type !== route.type) {
+        issues.push({
+          path,
+          message: `route "${route.code}": target "${target.model}" is a ${type} model; the route is ${route.type}`,
+        });
+      }
+    });
+  });
+  // A route reaching itself through its targets could never be served. Depth-first from each route.
+  const visit = (code: string, trail: string[]): string[] | undefined => {
+    if (trail.includes(code)) return [...trail.slice(trail.indexOf(code)), code];
+    for (const target of routes.get(code)?.targets ?? []) {
+      const cycle = visit(target.model, [...trail, code]);
+      if (cycle) return cycle;
+    }
+    return undefined;
+  };
+  file.routes.forEach((route, index) => {
+    const cycle = visit(route.code, []);
+    if (cycle?.[0] === route.code)
+      issues.push({
+        path: ['routes', index, 'targets'],
+        message: `route "${route.code}" makes a cycle: ${cycle.join(' → ')}`,
+      });
+  });
   return issues;
 }
 
@@ -144,7 +197,14 @@ function toDefinition(file: CatalogFile, source: string): CatalogDefinition {
       audio: audioOf(model),
     };
   });
-  return { path: source, vendors, models };
+  const routes: CatalogRoute[] = file.routes.map((route) => ({
+    code: route.code,
+    name: route.name ?? route.code,
+    type: route.type,
+    strategy: route.strategy,
+    targets: route.targets.map((target) => ({ ...target })),
+  }));
+  return { path: source, vendors, models, routes };
 }
 
 function audioOf(model: CatalogFile['models'][number]): AudioCapabilities | null {

@@ -38,7 +38,8 @@ export function catalogRoutes(deps: CatalogRoutesDeps): Router {
     const { type } = parseInput(modelFilterSchema, ctx.query, 'model');
     const prices: Record<string, ReturnType<typeof priceToWire>> = {};
     for (const model of catalog.listModels({ type })) {
-      if (model.price) prices[model.code] = priceToWire(model.price);
+      // A route is billed at the price of the target that serves it (its own is only what holds are placed at).
+      if (model.price && !model.route) prices[model.code] = priceToWire(model.price);
     }
     ctx.body = prices;
   });

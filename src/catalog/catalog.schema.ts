@@ -134,12 +134,49 @@ const priceSchema = z.strictObject({
   output: z.number().min(0).max(1e9),
 });
 
+/** The kinds of model a route can stand for (issue 36): the ones requests name a model of. */
+export const routeTypes = ['llm', 'embed', 'tts', 'stt'] as const;
+
+/**
+ * A route (api-decisions 23): an alias code usable wherever a model code is, served by its targets. `fallback`
+ * tries them in order; `weighted` sends each request to one target drawn by `weight` and keeps the others, in
+ * file order, as its fallbacks. A target names a model or another route of the same type.
+ */
+const routeSchema = z
+  .strictObject({
+    code: codeSchema.refine((code) => code !== 'prices', 'is reserved (GET /v2/models/prices)'),
+    name: z.string().trim().min(1).optional(),
+    type: z.enum(routeTypes),
+    strategy: z.enum(['fallback', 'weighted']).default('fallback'),
+    targets: z
+      .array(z.strictObject({ model: codeSchema, weight: z.number().min(0).max(1e6).optional() }))
+      .min(1, 'a route needs at least one target'),
+  })
+  .superRefine((route, ctx) => {
+    const seen = new Set<string>();
+    route.targets.forEach((target, index) => {
+      if (seen.has(target.model))
+        ctx.addIssue({ code: 'custom', path: ['targets', index, 'model'], message: `lists "${target.model}" twice` });
+      seen.add(target.model);
+      if (route.strategy === 'fallback' && target.weight !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['targets', index, 'weight'],
+          message: 'only a weighted route gives its targets weights',
+        });
+    });
+    if (route.strategy === 'weighted' && !route.targets.some((target) => (target.weight ?? 0) > 0))
+      ctx.addIssue({ code: 'custom', path: ['targets'], message: 'a weighted route gives a target a weight above 0' });
+  });
+
 export const catalogFileSchema = z.strictObject({
   vendors: z.array(vendorSchema).min(1),
   models: z.array(modelSchema),
   prices: z.record(z.string(), priceSchema),
+  routes: z.array(routeSchema).default([]),
 });
 
 export type CatalogFile = z.output<typeof catalogFileSchema>;
 export type CatalogFileVendor = CatalogFile['vendors'][number];
 export type CatalogFileModel = CatalogFile['models'][number];
+export type CatalogFileRoute = CatalogFile['routes'][number];

@@ -1,9 +1,13 @@
 import type { Db } from '../db/database';
 import { ApiError, invalidRequest, notFound, type ErrorArea } from '../errors';
-import type { Availability, CatalogModel, CatalogVendor, ModelType } from './catalog-types';
+import type { Availability, CatalogModel, CatalogRoute, CatalogVendor, ModelType } from './catalog-types';
 import { loadCatalogFile, type CatalogDefinition } from './catalog.loader';
 import { syncCatalog } from './catalog.repository';
 import { resolveVendorConnection } from './vendor-connection';
+import { routeModelOf, routeLeaves } from './route-model';
+
+/** The areas whose requests may name a route (issue 36): the others refuse an alias with a clear message. */
+const ROUTED_AREAS: ReadonlySet<ErrorArea> = new Set(['response', 'chat']);
 
 export interface CatalogOptions {
   /** config.catalogPath. */
@@ -17,8 +21,14 @@ export interface CatalogOptions {
 export interface Catalog {
   /** The file the catalog was loaded from. */
   readonly path: string;
+  /** A model of the catalog (never a route: see resolveModel). */
   getModel(code: string): CatalogModel | undefined;
-  /** File order. */
+  /** A model, or a route's model record (`route` set): what a request's model code names. */
+  resolveModel(code: string): CatalogModel | undefined;
+  getRoute(code: string): CatalogRoute | undefined;
+  /** The models a route can be served by, available or not, in the order its targets declare them (nested routes expanded). */
+  routeTargets(code: string): CatalogModel[];
+  /** File order: the models, then the routes' model records (except under a vendor filter). */
   listModels(filter?: { type?: ModelType; vendor?: string }): CatalogModel[];
   getVendor(code: string): CatalogVendor | undefined;
   listVendors(filter?: { type?: ModelType }): CatalogVendor[];
@@ -31,7 +41,7 @@ export interface Catalog {
   /**
    * The model a request names, checked before any work starts: unknown → 400 `<area>.invalid_request`;
    * another type → 400 `<area>.invalid_request`; vendor not configured → 400 `model.not_available`
-   * naming the missing setting.
+   * naming the missing setting. A route (in the areas that serve them) is usable when one of its targets is.
    */
   requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel;
 }
@@ -64,8 +74,24 @@ export function catalogFromDefinition(
     return availability.get(code) ?? { available: false };
   }
 
+  const routes = new Map((definition.routes ?? []).map((route) => [route.code, route]));
+  const leaves = new Map([...routes.keys()].map((code) => [code, routeLeaves(code, routes, models)]));
+  const routeModels = new Map(
+    [...routes.values()].map((route) => [
+      route.code,
+      freezeModel(routeModelOf(route, leaves.get(route.code)!, (model) => vendorAvailability(model.vendor).available)),
+    ]),
+  );
+  const routeAvailable = (code: string) =>
+    leaves.get(code)!.some((model) => vendorAvailability(model.vendor).available);
+
+  function modelAvailability(model: CatalogModel): Availability {
+    if (model.route) return { available: routeAvailable(model.code) };
+    return vendorAvailability(model.vendor);
+  }
+
   function requireModel(code: string): CatalogModel {
-    const model = models.get(code);
+    const model = models.get(code) ?? routeModels.get(code);
     if (!model) throw notFound('model', `No model with code "${code}". GET /v2/models lists the available models.`);
     return model;
   }
@@ -77,6 +103,8 @@ export function catalogFromDefinition(
   }
 
   function requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel {
+    const route = routeModels.get(code);
+    if (route) return requireUsableRoute(route, area, type);
     const model = models.get(code);
     if (!model)
       throw invalidRequest(area, `Unknown model "${code}". GET /v2/models?type=${type} lists the ${type} models.`);
@@ -94,18 +122,47 @@ export function catalogFromDefinition(
     return model;
   }
 
+  function requireUsableRoute(route: CatalogModel, area: ErrorArea, type: ModelType): CatalogModel {
+    if (route.type !== type) {
+      throw invalidRequest(
+        area,
+        `Model "${route.code}" is a ${route.type} route; this operation needs a ${type} model.`,
+      );
+    }
+    if (!ROUTED_AREAS.has(area)) {
+      throw invalidRequest(
+        area,
+        `Model "${route.code}" is a route; this operation does not serve routes yet: name one of its models (${leaves
+          .get(route.code)!
+          .map((model) => model.code)
+          .join(', ')}).`,
+      );
+    }
+    if (!routeAvailable(route.code)) {
+      throw new ApiError(
+        400,
+        'model.not_available',
+        `Model "${route.code}" is not available: none of its targets' vendors is configured.`,
+      );
+    }
+    return route;
+  }
+
   return {
     path: definition.path,
     getModel: (code) => models.get(code),
+    resolveModel: (code) => models.get(code) ?? routeModels.get(code),
+    getRoute: (code) => routes.get(code),
+    routeTargets: (code) => leaves.get(code) ?? [],
     listModels: (filter = {}) =>
-      [...models.values()].filter(
+      [...models.values(), ...(filter.vendor ? [] : routeModels.values())].filter(
         (model) => (!filter.type || model.type === filter.type) && (!filter.vendor || model.vendor === filter.vendor),
       ),
     getVendor: (code) => vendors.get(code),
     listVendors: (filter = {}) =>
       [...vendors.values()].filter((vendor) => !filter.type || vendor.modelTypes.includes(filter.type)),
     vendorAvailability,
-    modelAvailability: (model) => vendorAvailability(model.vendor),
+    modelAvailability,
     requireModel,
     requireVendor,
     requireUsableModel,
@@ -115,6 +172,9 @@ export function catalogFromDefinition(
 function freezeModel(model: CatalogModel): CatalogModel {
   return Object.freeze({
     ...model,
+    ...(model.route
+      ? { route: Object.freeze({ ...model.route, targets: model.route.targets.map((t) => ({ ...t })) }) }
+      : {}),
     protocols: Object.freeze([...model.protocols]) as string[],
     price: model.price ? Object.freeze({ ...model.price }) : null,
     audio: model.audio

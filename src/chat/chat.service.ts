@@ -18,13 +18,18 @@ import type {
   ToolChoice,
 } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
+import { languageModelFor, type RoutingDeps } from '../routing/routed-language-model';
 import type { ChatMessage, ChatTool } from './chat.schema';
 
 /** The slices of AppDeps this service uses (structural, so it does not care how they are built). */
 export interface ChatDeps {
   ledger: Ledger;
-  catalog: { requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel | Promise<CatalogModel> };
+  catalog: RoutingDeps['catalog'] & {
+    requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel | Promise<CatalogModel>;
+  };
   providers: { languageModel(vendorCode: string): LanguageModel };
+  /** Failovers and the traffic per target of routes. */
+  metrics?: RoutingDeps['metrics'];
 }
 
 export interface ChatRequest {
@@ -108,16 +113,27 @@ export function createChatService(deps: ChatDeps) {
       responseFormat: request.responseFormat,
     });
 
-    /** Debits the call's usage (settling the hold) and answers the completion; a debit that fails releases the hold. */
-    async function settle(result: GenerateTextResult): Promise<ChatCompletion> {
+    /**
+     * Debits the call's usage (settling the hold) and answers the completion; a debit that fails releases the hold.
+     * `served`: the model that answered (a route's target, whose price and name the debit carries).
+     */
+    async function settle(result: GenerateTextResult, served: CatalogModel): Promise<ChatCompletion> {
       const { inputTokens, outputTokens } = result.usage;
-      const priced = priceCall(model.price, { input: inputTokens, output: outputTokens });
+      const priced = priceCall(served.price, { input: inputTokens, output: outputTokens });
+      const route = model.route ? { route: model.code } : {};
       await deps.ledger
         .debit({
           accountId,
           cost: priced.exact,
           operationKey,
-          metadata: { source: 'api', vendor: model.vendor, model: model.code, service: 'chat', request_id: requestId },
+          metadata: {
+            source: 'api',
+            vendor: served.vendor,
+            model: served.code,
+            ...route,
+            service: 'chat',
+            request_id: requestId,
+          },
           usage: {
             prompt_tokens: inputTokens,
             completion_tokens: outputTokens,
@@ -128,7 +144,7 @@ export function createChatService(deps: ChatDeps) {
           await deps.ledger.release(accountId, operationKey).catch(() => undefined);
           throw error;
         });
-      return { created, model: model.code, ...result, inputTokens, outputTokens, cost: priced.cost, requestId };
+      return { created, model: served.code, ...result, inputTokens, outputTokens, cost: priced.cost, requestId };
     }
 
     return { created, model, hold: plan.hold, call, settle };
@@ -139,12 +155,13 @@ export function createChatService(deps: ChatDeps) {
     const { model, hold, call, settle } = await prepare(accountId, request, requestId);
     return deps.ledger.withHold(hold, async (held) => {
       let generated: GenerateTextResult;
+      const languageModel = languageModelFor(model, deps);
       try {
-        generated = await deps.providers.languageModel(model.vendor).generateText(call(held));
+        generated = await languageModel.model.generateText(call(held));
       } catch (error) {
         throw vendorErrorToApiError(error, 'chat');
       }
-      return settle(generated);
+      return settle(generated, languageModel.served());
     });
   }
 
@@ -161,7 +178,8 @@ export function createChatService(deps: ChatDeps) {
   ): Promise<{ created: number; model: string; parts: AsyncIterable<ChatStreamPart> }> {
     const { created, model, hold, call, settle } = await prepare(accountId, request, requestId);
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
-    const languageModel = deps.providers.languageModel(model.vendor);
+    const routed = languageModelFor(model, deps);
+    const languageModel = routed.model;
     const held = await deps.ledger.hold(hold);
     let upstream: AsyncIterator<TextStreamPart> | undefined;
     const next = async () => {
@@ -206,16 +224,17 @@ export function createChatService(deps: ChatDeps) {
           // The consumer left: read the rest and bill it (a vendor failure now only releases the hold).
           try {
             for (step = await next(); !step.done; step = await next()) take(step.value);
-            await settle(result);
+            await settle(result, routed.served());
           } catch {
             // next() or settle() released the hold; nobody is left to tell.
           }
         }
       }
-      yield { type: 'completed', completion: await settle(result) };
+      yield { type: 'completed', completion: await settle(result, routed.served()) };
     }
 
-    return { created, model: model.code, parts: parts() };
+    // The first part is in: the model named is the one that answers (a route's target).
+    return { created, model: routed.served().code, parts: parts() };
   }
 
   return { complete, stream };

@@ -107,6 +107,18 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['vendor', 'kind', 'error'] as const,
       registers,
     }),
+    routeFailovers: new Counter({
+      name: 'switchyard_route_failovers_total',
+      help: 'Requests to a route moved from a failed target to the next, by route, reason (the failure kind) and the two models',
+      labelNames: ['route', 'reason', 'from', 'to'] as const,
+      registers,
+    }),
+    routeServed: new Counter({
+      name: 'switchyard_route_served_total',
+      help: 'Requests to a route, by route and the target model that served them',
+      labelNames: ['route', 'model'] as const,
+      registers,
+    }),
     billedKopecks: new Counter({
       name: 'switchyard_billed_kopecks_total',
       help: 'Kopecks debited, by model and service',

@@ -69,7 +69,7 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
   });
 
   router.get('/models/:id', (ctx) => {
-    const model = catalog.getModel(ctx.params.id);
+    const model = catalog.resolveModel(ctx.params.id);
     if (!model) throw notFound('model', `The model '${ctx.params.id}' does not exist.`);
     ctx.body = modelObject(model);
   });

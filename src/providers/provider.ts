@@ -40,6 +40,11 @@ export interface GenerateTextRequest {
    * `continuesReplies` is true; the reply streamed is the continuation alone.
    */
   continueFrom?: string;
+  /**
+   * Retries of this call before it fails, instead of the adapter's setting: 0 for a route's target that has another
+   * target after it (the next vendor is the retry, api-decisions 23).
+   */
+  maxRetries?: number;
 }
 
 export interface ResponseFormat {

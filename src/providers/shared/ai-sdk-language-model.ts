@@ -120,7 +120,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
             usage: toTokenCounts(result.usage),
           };
         },
-        { maxRetries: options.maxRetries, scope, classify },
+        { maxRetries: request.maxRetries ?? options.maxRetries, scope, classify },
       );
     } catch (error) {
       throw classify(error);
@@ -178,7 +178,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
         } catch (raw) {
           const error = classify(raw);
           if (produced) throw error;
-          const delay = retryDelayMs(error, retryNumber, options.maxRetries, scope.remainingMs());
+          const delay = retryDelayMs(error, retryNumber, request.maxRetries ?? options.maxRetries, scope.remainingMs());
           if (delay === undefined) throw error;
           await sleep(delay, scope);
         }
