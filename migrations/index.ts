@@ -14,6 +14,7 @@ import * as placeHolds from './20261130000000_place_holds';
 import * as placeHoldsNoKeyLock from './20261201000000_place_holds_no_key_lock';
 import * as costCarry from './20261202000000_cost_carry';
 import * as accountSuspension from './20261202010000_account_suspension';
+import * as oneIdempotencyTable from './20261203000000_one_idempotency_table';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '20261201000000_place_holds_no_key_lock': placeHoldsNoKeyLock,
   '20261202000000_cost_carry': costCarry,
   '20261202010000_account_suspension': accountSuspension,
+  '20261203000000_one_idempotency_table': oneIdempotencyTable,
 };

@@ -22,7 +22,7 @@ import { createInProcessBus, createPostgresBus, type EventBus } from './events/e
 import { createEventLog, type EventLog } from './events/event-log';
 import { createResponsesService, type ResponsesService } from './responses/responses.service';
 import { RowHandoff } from './responses/row-handoff';
-import { createIdempotentReplies } from './idempotency/idempotent-replies';
+import { createIdempotency } from './idempotency/idempotency';
 import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/webhook-dispatcher';
@@ -171,8 +171,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           exclusiveStorage: database.kind === 'pglite',
           liveness: database.postgres ? { connectionString: database.postgres.connectionString } : undefined,
         });
+    const idempotency = createIdempotency(db);
     const responses = createResponsesService({
       db,
+      idempotency,
       catalog,
       ledger,
       engine,
@@ -181,10 +183,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       metrics,
       allowPrivateNetworks: config.outbound.allowPrivateNetworks,
     });
-    const runs = createRunsService({ db, catalog, ledger, engine, metrics });
-    const replies = createIdempotentReplies(db);
+    const runs = createRunsService({ db, catalog, ledger, engine, metrics, idempotency });
     const audio = createAudioService({
       db,
+      idempotency,
       catalog,
       ledger,
       engine,
@@ -214,7 +216,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       engine,
       responses,
       runs,
-      replies,
+      idempotency,
       audio,
       lifecycle,
       replyBudget,

@@ -1,16 +1,15 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { readIdempotencyKey } from '../http/idempotency-key';
-import type { IdempotentReplies } from '../idempotency/idempotent-replies';
+import { idempotent, idempotentCall, type Idempotency } from '../idempotency/idempotency';
 import { parseSpeechBody, parseTranscriptionFields, type SpeechOrder } from './audio.schema';
-import type { AudioService } from './audio.service';
-import { readAudioUpload } from './multipart-upload';
+import type { AudioService, Transcribed } from './audio.service';
+import { readAudioUpload, type SpooledAudio } from './multipart-upload';
 import { transcriptionStatusToWire } from './transcription-result';
 
 export interface AudioRoutesDeps {
   audio: AudioService;
-  replies: IdempotentReplies;
+  idempotency: Idempotency;
 }
 
 /** A synthesis as an Idempotency-Key stores it: the whole file (a few hundred KB at most), base64. */
@@ -23,19 +22,14 @@ interface StoredSpeech {
 /**
  * Synthesises `order` and sends the audio: piped as the vendor produces it, or with an Idempotency-Key (docs/api-decisions.md
  * 17) read whole and stored with the key before it is sent, so a retry gets the same bytes and is not billed again
- * (a synthesis that fails midway stores nothing). `scope` keeps each surface's keys apart (their bodies differ).
+ * (a synthesis that fails midway stores nothing). Each surface declares its own scope (their bodies differ).
  */
-export async function sendSpeech(
-  ctx: Context,
-  deps: AudioRoutesDeps,
-  order: SpeechOrder,
-  scope: string,
-): Promise<void> {
+export async function sendSpeech(ctx: Context, deps: AudioRoutesDeps, order: SpeechOrder): Promise<void> {
   const { audio } = deps;
-  const key = readIdempotencyKey(ctx);
+  const call = idempotentCall(ctx, ctx.request.body);
   const extension = order.format ?? 'mp3';
   ctx.attachment(`speech.${extension}`, { type: 'inline' });
-  if (!key) {
+  if (!call) {
     const speech = await audio.speak(ctx.state.auth.accountId, order);
     ctx.type = speech.mediaType;
     ctx.set('X-Request-Id', speech.requestId);
@@ -43,19 +37,16 @@ export async function sendSpeech(
     ctx.body = Readable.from(speech.audio, { objectMode: false });
     return;
   }
-  const { reply, replayed } = await deps.replies.run(
-    { accountId: ctx.state.auth.accountId, scope, key, body: ctx.request.body },
-    async (requestId): Promise<StoredSpeech> => {
-      const speech = await audio.speak(ctx.state.auth.accountId, order, requestId);
-      const chunks: Buffer[] = [];
-      for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
-      return {
-        mediaType: speech.mediaType,
-        requestId: speech.requestId,
-        audio: Buffer.concat(chunks).toString('base64'),
-      };
-    },
-  );
+  const { reply, replayed } = await deps.idempotency.run(call, async (requestId): Promise<StoredSpeech> => {
+    const speech = await audio.speak(ctx.state.auth.accountId, order, requestId);
+    const chunks: Buffer[] = [];
+    for await (const chunk of speech.audio) chunks.push(Buffer.from(chunk));
+    return {
+      mediaType: speech.mediaType,
+      requestId: speech.requestId,
+      audio: Buffer.concat(chunks).toString('base64'),
+    };
+  });
   if (replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.type = reply.mediaType;
   ctx.set('X-Request-Id', reply.requestId);
@@ -70,15 +61,18 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
   const { audio } = deps;
   const router = new Router({ prefix: '/v2/audio' });
 
-  router.post('/speech', async (ctx) => {
-    await sendSpeech(ctx, deps, parseSpeechBody(ctx.request.body), 'speech');
+  router.post('/speech', idempotent('speech'), async (ctx) => {
+    await sendSpeech(ctx, deps, parseSpeechBody(ctx.request.body));
   });
 
-  router.post('/transcription', async (ctx) => {
+  router.post('/transcription', idempotent('transcription'), async (ctx) => {
     const upload = await readAudioUpload(ctx, { limitBytes: AUDIO_UPLOAD_LIMIT_BYTES });
     try {
       const fields = parseTranscriptionFields(upload.fields);
-      ctx.body = await audio.transcribe(ctx.state.auth.accountId, fields, upload);
+      ctx.body = markReplayed(
+        ctx,
+        await audio.transcribe(ctx.state.auth.accountId, fields, upload, idempotentUpload(ctx, upload)),
+      );
     } finally {
       await upload.discard();
     }
@@ -93,4 +87,14 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
   });
 
   return router;
+}
+
+/** An upload's Idempotency-Key, bound to its form fields and the file's bytes (by their SHA-256). */
+export const idempotentUpload = (ctx: Context, upload: SpooledAudio) =>
+  idempotentCall(ctx, { fields: upload.fields, file: upload.file.sha256 });
+
+/** A transcription's reply, marked `Idempotent-Replayed: true` when an earlier request with its key made it. */
+export function markReplayed(ctx: Context, transcribed: Transcribed): Transcribed['reply'] {
+  if (transcribed.replayed) ctx.set('Idempotent-Replayed', 'true');
+  return transcribed.reply;
 }

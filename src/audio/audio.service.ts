@@ -7,6 +7,7 @@ import { inTransaction, type Db } from '../db/database';
 import type { Engine } from '../engine/engine';
 import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
+import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
 import type { SpeechModel, SpeechResult, TranscriptionModel } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
 import { validateOutboundUrl } from '../outbound/address-guard';
@@ -18,6 +19,7 @@ import {
   transcriptionBody,
   transcriptionCharge,
   transcriptionOperationKey,
+  transcriptionStatusToWire,
 } from './transcription-result';
 import * as transcriptions from './transcriptions.repository';
 import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
@@ -27,6 +29,7 @@ export interface AudioServiceDeps {
   catalog: Catalog;
   ledger: Ledger;
   engine: Engine;
+  idempotency: Idempotency;
   providers: { speechModel(vendor: string): SpeechModel; transcriptionModel(vendor: string): TranscriptionModel };
   allowPrivateNetworks: boolean;
   metrics?: Metrics;
@@ -36,7 +39,9 @@ export interface AudioServiceDeps {
 const CHUNK_BYTES = 256 * 1024;
 
 export type TranscriptionReply = TranscriptionBody & { usage: { cost: number } };
-export type Submitted = { request_id: string; status: 'queued' };
+export type Submitted = { request_id: string; status: string };
+/** `replayed`: an Idempotency-Key matched an earlier request, whose outcome this is (nothing ran again). */
+export type Transcribed = { reply: TranscriptionReply | Submitted; replayed: boolean };
 
 /**
  * Speech synthesis and transcription (spec "Audio"). Speech and synchronous transcription call the vendor in
@@ -104,12 +109,17 @@ export function createAudioService(deps: AudioServiceDeps) {
     return { ...result, requestId };
   }
 
-  /** A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. */
+  /**
+   * A synchronous model's reply, or an asynchronous model's `{request_id, status: queued}`. With an Idempotency-Key
+   * (docs/api-decisions.md 17): a synchronous reply is stored with the key; an asynchronous request's key names the
+   * transcription it created, claimed in the transaction that writes it, and a repeat answers its current status.
+   */
   async function transcribe(
     accountId: string,
     fields: TranscriptionOrder,
     upload: SpooledAudio,
-  ): Promise<TranscriptionReply | Submitted> {
+    idempotent?: IdempotentCall,
+  ): Promise<Transcribed> {
     const model = catalog.requireUsableModel(fields.model, 'transcription', 'stt');
     const asynchronous = model.audio !== null && 'asynchronous' in model.audio && model.audio.asynchronous;
     if (!asynchronous) {
@@ -126,12 +136,10 @@ export function createAudioService(deps: AudioServiceDeps) {
     // The duration is known after the call: held for the longest the upload can play, which its header bounds.
     const held = heldSeconds(upload.file.maxSeconds);
     const maxCost = priceCall(model.price, { input: held, output: 0 }).amount;
-    if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost);
+    if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost, idempotent);
 
-    const requestId = newId('req');
-    return ledger.withHold(
-      { accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost },
-      async () => {
+    const transcribeNow = (requestId: string): Promise<TranscriptionReply> =>
+      ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
         let transcribed;
         try {
           transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
@@ -155,8 +163,9 @@ export function createAudioService(deps: AudioServiceDeps) {
         const reply = { ...transcriptionBody(transcribed), usage: { cost } };
         await ledger.debit(debit);
         return reply;
-      },
-    );
+      });
+    if (!idempotent) return { reply: await transcribeNow(newId('req')), replayed: false };
+    return deps.idempotency.run(idempotent, transcribeNow);
   }
 
   /** Stores the upload in chunks, then the row turns `queued` together with its job row, and the job starts. */
@@ -166,13 +175,18 @@ export function createAudioService(deps: AudioServiceDeps) {
     fields: TranscriptionOrder,
     upload: SpooledAudio,
     maxCost: number,
-  ): Promise<Submitted> {
+    idempotent?: IdempotentCall,
+  ): Promise<Transcribed> {
+    const replay = idempotent && (await findIdempotent(idempotent));
+    if (replay) return { reply: replay, replayed: true };
     // Uploads a crashed process left half-stored are removed by whoever stores the next one.
     await transcriptions.sweepAbandonedUploads(db);
     const id = newId('stt');
-    // The hold and the row are written together: a row that cannot be written (or a hold refused) leaves neither.
-    // Settled by the job's debit; released below if the upload is not stored (by the sweep if this process dies first).
-    await inTransaction(db, async (trx) => {
+    // The hold and the row (and the Idempotency-Key) are written together: a row that cannot be written (or a hold
+    // refused) leaves none of them. Settled by the job's debit; released below if the upload is not stored (by the
+    // sweep if this process dies first).
+    const written = await inTransaction(db, async (trx) => {
+      if (idempotent && !(await deps.idempotency.claimCreation(trx, idempotent, id))) return false;
       await ledger.hold({ accountId, operationKey: transcriptionOperationKey(id), amount: maxCost, jobId: id }, trx);
       await transcriptions.insertUploading(trx, {
         id,
@@ -194,7 +208,13 @@ export function createAudioService(deps: AudioServiceDeps) {
         result: JSON.stringify(null),
         error: JSON.stringify(null),
       });
+      return true;
     });
+    if (!written) {
+      const winner = await findIdempotent(idempotent!);
+      if (!winner) throw stillRunning();
+      return { reply: winner, replayed: true };
+    }
     try {
       let seq = 0;
       for await (const chunk of createReadStream(upload.file.path, { highWaterMark: CHUNK_BYTES })) {
@@ -204,11 +224,23 @@ export function createAudioService(deps: AudioServiceDeps) {
     } catch (error) {
       await transcriptions.deleteTranscription(db, id).catch(() => undefined);
       await ledger.release(accountId, transcriptionOperationKey(id)).catch(() => undefined);
+      // A key that named it is free again: the retry stores the upload anew.
+      if (idempotent) await deps.idempotency.forgetCreation(idempotent, id).catch(() => undefined);
       throw error;
     }
     await engine.launch({ id, kind: 'transcription' });
     recordJobStarted(deps.metrics, 'transcription', catalog.getModel(model));
-    return { request_id: id, status: 'queued' };
+    return { reply: { request_id: id, status: 'queued' }, replayed: false };
+  }
+
+  /** The transcription a live key created, with its current status (400 for another body). */
+  async function findIdempotent(idempotent: IdempotentCall): Promise<Submitted | undefined> {
+    const id = await deps.idempotency.findCreation(idempotent);
+    if (id === undefined) return undefined;
+    const row = await transcriptions.findTranscription(db, idempotent.accountId, id);
+    // Only a storing that failed deletes a transcription, and it frees the key with it (forgetCreation).
+    if (!row) return undefined;
+    return transcriptionStatusToWire(row);
   }
 
   async function find(accountId: string, id: string): Promise<TranscriptionRow> {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,7 @@ import { isInvalidAudio, maxAudioSeconds, readAudioHeader, type AudioHeader } fr
 export interface SpooledAudio {
   fields: Record<string, string>;
   /** `maxSeconds`: the longest the file can play by its header and size (audio-header.ts), fractional. */
-  file: { filename: string; format: AudioFormat; size: number; path: string; maxSeconds: number };
+  file: { filename: string; format: AudioFormat; size: number; path: string; maxSeconds: number; sha256: string };
   /** The spooled file as the provider port reads it. */
   input(): AudioInput;
   /** Removes the temporary file (safe to call twice). */
@@ -93,6 +93,8 @@ export async function readAudioUpload(
       if (filename.includes('\u0000'))
         return fail(invalidRequest('transcription', 'The file name must not contain NUL characters.'));
       let size = 0;
+      // What an Idempotency-Key binds the upload by (with the form's fields).
+      const digest = createHash('sha256');
       // The first bytes, until the format and its header are known (at most MAX_HEADER_BYTES and a chunk).
       let head = Buffer.alloc(0);
       let format: AudioFormat | undefined;
@@ -101,6 +103,7 @@ export async function readAudioUpload(
       stream.on('limit', () => fail(tooLarge(limitBytes)));
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
+        digest.update(chunk);
         if (inspected) return;
         head = Buffer.concat([head, chunk]);
         try {
@@ -136,6 +139,7 @@ export async function readAudioUpload(
           size,
           path: target,
           maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size)),
+          sha256: digest.digest('hex'),
         };
       });
       writing.catch(() => undefined);

@@ -1,23 +1,23 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { parseInput } from '../http/validation';
-import { sendIdempotent, type IdempotentReplies } from '../idempotency/idempotent-replies';
+import { idempotent, sendIdempotent, type Idempotency } from '../idempotency/idempotency';
 import { modelWork } from '../limits/account-limits';
 import type { FinishReason } from '../providers/provider';
 import { legacyChatBodySchema, v1ChatBodySchema } from './chat.schema';
 import { createChatService, type ChatCompletion, type ChatDeps } from './chat.service';
 
-export type ChatRoutesDeps = ChatDeps & { replies: IdempotentReplies };
+export type ChatRoutesDeps = ChatDeps & { idempotency: Idempotency };
 
 /** Legacy POST /v2/chat/completions and v1 POST /v1/chat/completions, each with an optional Idempotency-Key. */
 export function chatRoutes(deps: ChatRoutesDeps): Router {
   const service = createChatService(deps);
   const router = new Router();
 
-  const reply = (ctx: Context, scope: string, produce: (requestId?: string) => Promise<unknown>) =>
-    sendIdempotent(ctx, deps.replies, scope, produce);
+  const reply = (ctx: Context, produce: (requestId?: string) => Promise<unknown>) =>
+    sendIdempotent(ctx, deps.idempotency, produce);
 
-  router.post('/v2/chat/completions', modelWork({ job: false }), async (ctx) => {
+  router.post('/v2/chat/completions', idempotent('chat'), modelWork({ job: false }), async (ctx) => {
     const body = parseInput(legacyChatBodySchema, ctx.request.body ?? {}, 'chat');
     const request = {
       model: body.model,
@@ -27,14 +27,14 @@ export function chatRoutes(deps: ChatRoutesDeps): Router {
       temperature: body.temperature,
       tools: body.tools,
     };
-    await reply(ctx, 'chat', async (requestId) =>
+    await reply(ctx, async (requestId) =>
       legacyCompletionToWire(await service.complete(ctx.state.auth.accountId, request, requestId)),
     );
   });
 
-  router.post('/v1/chat/completions', modelWork({ job: false }), async (ctx) => {
+  router.post('/v1/chat/completions', idempotent('chat.v1'), modelWork({ job: false }), async (ctx) => {
     const body = parseInput(v1ChatBodySchema, ctx.request.body ?? {}, 'chat');
-    await reply(ctx, 'chat.v1', async (requestId) => {
+    await reply(ctx, async (requestId) => {
       const completion = await service.complete(
         ctx.state.auth.accountId,
         { model: body.model, messages: body.messages },

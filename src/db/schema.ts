@@ -7,8 +7,8 @@ import type { ConversationItemsTable, ConversationsTable } from '../conversation
 import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
 import type { StreamEventsTable } from '../events/events.table';
 import type { ThreadMessagesTable, ThreadsTable } from '../threads/threads.table';
-import type { IdempotentRepliesTable } from '../idempotency/idempotent-replies.table';
-import type { IdempotencyKeysTable, ResponsesTable } from '../responses/responses.table';
+import type { IdempotencyKeysTable } from '../idempotency/idempotency.table';
+import type { ResponsesTable } from '../responses/responses.table';
 import type { RunsTable } from '../threads/runs.table';
 import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
 import type { McpCallsTable } from '../mcp/mcp.table';
@@ -30,7 +30,6 @@ export interface Database {
   runs: RunsTable;
   stream_events: StreamEventsTable;
   idempotency_keys: IdempotencyKeysTable;
-  idempotent_replies: IdempotentRepliesTable;
   jobs: JobsTable;
   job_steps: JobStepsTable;
   webhook_deliveries: WebhookDeliveriesTable;

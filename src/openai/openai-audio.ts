@@ -1,12 +1,19 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { AUDIO_UPLOAD_LIMIT_BYTES, sendSpeech, type AudioRoutesDeps } from '../audio/audio.routes';
+import {
+  AUDIO_UPLOAD_LIMIT_BYTES,
+  idempotentUpload,
+  markReplayed,
+  sendSpeech,
+  type AudioRoutesDeps,
+} from '../audio/audio.routes';
 import { languageField, parseFormFields, promptField } from '../audio/audio.schema';
 import type { TranscriptionReply } from '../audio/audio.service';
 import { readAudioUpload } from '../audio/multipart-upload';
 import type { Catalog } from '../catalog/catalog.service';
 import { invalidRequest } from '../errors';
+import { idempotent } from '../idempotency/idempotency';
 import { nullable, parseInput } from '../http/validation';
 import { SPEECH_FORMATS, type SpeechFormat } from '../providers/provider';
 
@@ -86,18 +93,13 @@ export const openAITranscriptionFields = z
 export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
   const router = new Router({ prefix: '/openai/v1/audio' });
 
-  router.post('/speech', async (ctx) => {
+  router.post('/speech', idempotent('speech.openai'), async (ctx) => {
     const body = parseInput(openAISpeechBody, ctx.request.body ?? {}, 'audio');
     const format = body.response_format as SpeechFormat | undefined;
-    await sendSpeech(
-      ctx,
-      deps,
-      { model: body.model, voice: body.voice, text: body.input, format, speed: body.speed },
-      'speech.openai',
-    );
+    await sendSpeech(ctx, deps, { model: body.model, voice: body.voice, text: body.input, format, speed: body.speed });
   });
 
-  router.post('/transcriptions', async (ctx) => {
+  router.post('/transcriptions', idempotent('transcription.openai'), async (ctx) => {
     const upload = await readAudioUpload(ctx, { limitBytes: AUDIO_UPLOAD_LIMIT_BYTES });
     try {
       const fields = parseFormFields(openAITranscriptionFields, upload.fields);
@@ -108,11 +110,15 @@ export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
           `${model.code} transcribes asynchronously; its requests go to POST /v2/audio/transcription (OpenAI's endpoint answers within the request).`,
         );
       }
-      const reply = (await deps.audio.transcribe(
-        ctx.state.auth.accountId,
-        { model: fields.model, language: fields.language, prompt: fields.prompt, temperature: fields.temperature },
-        upload,
-      )) as TranscriptionReply;
+      const reply = markReplayed(
+        ctx,
+        await deps.audio.transcribe(
+          ctx.state.auth.accountId,
+          { model: fields.model, language: fields.language, prompt: fields.prompt, temperature: fields.temperature },
+          upload,
+          idempotentUpload(ctx, upload),
+        ),
+      ) as TranscriptionReply;
       sendTranscription(ctx, reply, fields.response_format ?? 'json', fields.temperature ?? 0);
     } finally {
       await upload.discard();

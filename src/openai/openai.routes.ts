@@ -7,8 +7,7 @@ import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/response
 import { encodeEmbedding } from '../embeddings/embeddings.schema';
 import { createEmbeddingsService, type EmbeddingsDeps } from '../embeddings/embeddings.service';
 import { invalidRequest, notFound } from '../errors';
-import { readIdempotencyKey } from '../http/idempotency-key';
-import { sendIdempotent, type IdempotentReplies } from '../idempotency/idempotent-replies';
+import { idempotent, sendIdempotent, type Idempotency } from '../idempotency/idempotency';
 import { modelWork } from '../limits/account-limits';
 import { openAIErrorBody, toApiError } from '../http/error-middleware';
 import { sendDataStream } from '../http/sse';
@@ -21,7 +20,7 @@ import { chatChunks, chatCompletionToOpenAI, openAIChatBody, toChatRequest } fro
  * keys and billing as `/v2`, for clients written against OpenAI (its SDK's `models.list()` and
  * `embeddings.create()`). Thin routes and mappers; errors there have OpenAI's body (http/error-middleware.ts).
  */
-export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog; replies: IdempotentReplies };
+export type OpenAIRoutesDeps = EmbeddingsDeps & ChatDeps & { catalog: Catalog; idempotency: Idempotency };
 
 export const OPENAI_PREFIX = '/openai/v1';
 
@@ -74,13 +73,13 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
     ctx.body = modelObject(model);
   });
 
-  router.post('/embeddings', modelWork({ job: false }), async (ctx) => {
+  router.post('/embeddings', idempotent('embeddings.openai'), modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAIEmbeddingsBody, ctx.request.body ?? {}, 'embedding');
     const { accountId } = ctx.state.auth;
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     // One vendor call (and one debit) per input, in order; the first failure fails the request. With an
     // Idempotency-Key each input's debit is keyed by the request id and its index, so a retry bills none twice.
-    await sendIdempotent(ctx, deps.replies, 'embeddings.openai', async (requestId) => {
+    await sendIdempotent(ctx, deps.idempotency, async (requestId) => {
       const results = [];
       for (const [index, input] of inputs.entries())
         results.push(
@@ -100,15 +99,15 @@ export function openAIRoutes(deps: OpenAIRoutesDeps): Router {
     });
   });
 
-  router.post('/chat/completions', modelWork({ job: false }), async (ctx) => {
+  router.post('/chat/completions', idempotent('chat.openai'), modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAIChatBody, ctx.request.body ?? {}, 'chat');
     const { accountId } = ctx.state.auth;
     if (!body.stream)
-      return sendIdempotent(ctx, deps.replies, 'chat.openai', async (requestId) =>
+      return sendIdempotent(ctx, deps.idempotency, async (requestId) =>
         chatCompletionToOpenAI(await chat.complete(accountId, toChatRequest(body), requestId)),
       );
     // A stream is not stored, so it cannot be replayed: a key with it would promise what is not kept.
-    if (readIdempotencyKey(ctx))
+    if (ctx.state.idempotency)
       throw invalidRequest(
         'chat',
         'Idempotency-Key applies to completions without stream: a stream is not stored to be replayed.',

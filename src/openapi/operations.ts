@@ -482,6 +482,7 @@ export const operations: Operation[] = [
     body: transcriptionFieldsSchema,
     bodyType: 'multipart',
     reply: z.union([reply.transcriptionReply, reply.transcriptionSubmitted]),
+    idempotencyKey: true,
   },
   {
     ...key,
@@ -649,6 +650,7 @@ export const operations: Operation[] = [
     summary: 'Create a thread and run it',
     body: createThreadAndRunSchema,
     reply: reply.runObject,
+    idempotencyKey: true,
   },
   {
     ...key,
@@ -658,6 +660,7 @@ export const operations: Operation[] = [
     summary: 'Run a thread',
     body: createRunSchema,
     reply: reply.runObject,
+    idempotencyKey: true,
   },
   {
     ...key,
@@ -818,6 +821,7 @@ export const operations: Operation[] = [
       { mediaType: 'text/plain', description: 'response_format text or srt' },
       { mediaType: 'text/vtt', description: 'response_format vtt' },
     ],
+    idempotencyKey: true,
   },
   ...responsesOperations('/openai/v1/responses', 'OpenAI-compatible', true),
   ...conversationsOperations('/openai/v1/conversations', 'OpenAI-compatible', true),

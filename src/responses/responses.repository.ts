@@ -7,9 +7,7 @@ import type { FinalRecord } from './finalization';
 import type { InputItem, OutputItem } from './response-types';
 import type { ResponseRow } from './responses.table';
 
-/** The Responses slice's queries (and its idempotency keys'); transactions and batching belong to the callers. */
-
-const IDEMPOTENCY_TTL = sql<Date>`now() - interval '24 hours'`;
+/** The Responses slice's queries; transactions and batching belong to the callers. */
 
 /** A Response of the account, unless deleted. */
 export async function findResponse(executor: Db, accountId: string, id: string): Promise<ResponseRow | undefined> {
@@ -213,11 +211,14 @@ export async function writeFinalizations(
       select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
         id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
         final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
-        debit_id text, debit_cost numeric, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text)),
+        debit_id text, debit_cost numeric, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text,
+        model text, vendor text)),
     updated as (
       update responses set
         status = input.status, output = input.output, usage = input.usage, error = input.error,
-        incomplete_details = input.incomplete_details, completed_at = input.completed_at
+        incomplete_details = input.incomplete_details, completed_at = input.completed_at,
+        -- A Response to a route shows the target that served it.
+        model = coalesce(input.model, responses.model), vendor = coalesce(input.vendor, responses.vendor)
       from input
       where responses.id = input.id and responses.status in ('queued', 'in_progress')
         -- The ids again as an array: an index condition for the planner, which otherwise guesses the recordset at
@@ -276,38 +277,4 @@ export async function markDeleted(executor: Db, accountId: string, id: string): 
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .execute();
-}
-
-/** The live idempotency record of (account, key): younger than 24 hours (api-decisions 17). */
-export async function findIdempotencyKey(executor: Db, accountId: string, key: string) {
-  return executor
-    .selectFrom('idempotency_keys')
-    .select(['request_hash', 'response_id'])
-    .where('account_id', '=', accountId)
-    .where('key', '=', key)
-    .where('created_at', '>=', IDEMPOTENCY_TTL)
-    .executeTakeFirst();
-}
-
-/** Claims (account, key) for a new Response, or an expired claim again; undefined when a live claim holds it. */
-export async function claimIdempotencyKey(
-  executor: Db,
-  claim: { accountId: string; key: string; requestHash: string; responseId: string },
-) {
-  return executor
-    .insertInto('idempotency_keys')
-    .values({
-      account_id: claim.accountId,
-      key: claim.key,
-      request_hash: claim.requestHash,
-      response_id: claim.responseId,
-    })
-    .onConflict((oc) =>
-      oc
-        .columns(['account_id', 'key'])
-        .doUpdateSet({ request_hash: claim.requestHash, response_id: claim.responseId, created_at: new Date() })
-        .where('idempotency_keys.created_at', '<', IDEMPOTENCY_TTL),
-    )
-    .returning('response_id')
-    .executeTakeFirst();
 }

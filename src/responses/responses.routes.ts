@@ -5,7 +5,7 @@ import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import type { EventLog } from '../events/event-log';
 import type { StreamEvent } from '../events/stream-event';
-import { readIdempotencyKey } from '../http/idempotency-key';
+import { idempotent, idempotentCall } from '../idempotency/idempotency';
 import { modelWork } from '../limits/account-limits';
 import { refuseUnsendableMcpHeaders } from '../mcp/mcp-headers';
 import {
@@ -56,16 +56,15 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
     return next();
   });
 
-  router.post('/', modelWork({ job: true }), async (ctx) => {
+  router.post('/', idempotent('responses'), modelWork({ job: true }), async (ctx) => {
     const body = canonicalResponseBody(parseInput(bodySchema, ctx.request.body, 'response'));
     refuseUnsendableMcpHeaders(body.tools);
-    const idempotencyKey = readIdempotencyKey(ctx);
     const { accountId } = ctx.state.auth;
     const waits = body.stream === true || body.background === false;
     const { response, replayed, follower } = await service.create(
       accountId,
       body,
-      idempotencyKey,
+      idempotentCall(ctx, body),
       ctx.state.auth.account,
       { subscribe: waits },
     );

@@ -11,7 +11,7 @@ import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import type { Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
-import { hashRequest } from '../http/request-hash';
+import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../outbound/address-guard';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
@@ -29,8 +29,6 @@ import { isFinalStatus } from './response-types';
 import { createdEvent, inProgressEvent, responseStream } from './response-events';
 import { responseToWire, type ResponseWire } from './response-wire';
 import {
-  claimIdempotencyKey,
-  findIdempotencyKey,
   findResponse,
   findResponseById,
   insertQueuedResponses,
@@ -45,6 +43,7 @@ import type { RowHandoff } from './row-handoff';
 
 export interface ResponsesServiceDeps {
   db: Db;
+  idempotency: Idempotency;
   catalog: Catalog;
   ledger: Ledger;
   engine: Engine;
@@ -83,15 +82,15 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
   async function create(
     accountId: string,
     body: CreateResponseBody,
-    idempotencyKey?: string,
+    /** The request's Idempotency-Key, bound to `body`. */
+    idempotent?: IdempotentCall,
     /** The account as read with the API key in this request; read here when absent. */
     knownAccount?: { mcpEnabled: boolean },
     /** Subscribe to the new Response's events (for a caller that streams them or waits for the end). */
     options: { subscribe?: boolean } = {},
   ): Promise<CreateResult> {
-    const requestHash = idempotencyKey ? hashRequest(body) : '';
-    if (idempotencyKey) {
-      const replay = await findIdempotent(accountId, idempotencyKey, requestHash);
+    if (idempotent) {
+      const replay = await findIdempotent(idempotent);
       if (replay) return { response: replay, replayed: true };
     }
 
@@ -230,7 +229,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     let row: ResponseRow | null;
     let partlyHeld = false; // a hold the first statement placed for a Response it did not write: ours to release
     try {
-      if (!idempotencyKey) {
+      if (!idempotent) {
         const created = await insertQueued({
           response: newResponse(placement.amount),
           initialEvents,
@@ -244,13 +243,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
       } else {
         row = await transactionRetryingConflicts(db, async (trx) => {
-          const claimed = await claimIdempotencyKey(trx, {
-            accountId,
-            key: idempotencyKey,
-            requestHash,
-            responseId: id,
-          });
-          if (!claimed) return null; // a concurrent request with the key won
+          // Null: a concurrent request with the key won.
+          if (!(await deps.idempotency.claimCreation(trx, idempotent, id))) return null;
           const held = await ledger.hold(hold, trx);
           return (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!
             .row!;
@@ -263,13 +257,8 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     }
     if (!row) {
       reservation?.release();
-      const replay = await findIdempotent(accountId, idempotencyKey!, requestHash);
-      if (!replay)
-        throw new ApiError(
-          409,
-          'request.conflict',
-          'A request with this Idempotency-Key is still being processed; retry shortly.',
-        );
+      const replay = await findIdempotent(idempotent!);
+      if (!replay) throw stillRunning();
       return { response: replay, replayed: true };
     }
     // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
@@ -288,18 +277,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     return { response: row, replayed: false, follower };
   }
 
-  /** api-decisions 17: same key + same body → the stored Response; different body → 400. */
-  async function findIdempotent(accountId: string, key: string, requestHash: string): Promise<ResponseRow | undefined> {
-    const existing = await findIdempotencyKey(db, accountId, key);
-    if (!existing) return undefined;
-    if (existing.request_hash !== requestHash) {
-      throw invalidRequest(
-        'request',
-        'This Idempotency-Key was already used with a different request body.',
-        'idempotency_key_reused',
-      );
-    }
-    const stored = await findResponseById(db, existing.response_id);
+  /** docs/api-decisions.md 17: the Response the key created, as it stands now (400 for another body). */
+  async function findIdempotent(idempotent: IdempotentCall): Promise<ResponseRow | undefined> {
+    const id = await deps.idempotency.findCreation(idempotent);
+    if (!id) return undefined;
+    const stored = await findResponseById(db, id);
     // The key still guards against running twice, but a deleted Response is not served again.
     if (stored?.deleted_at)
       throw notFound('response', `The Response created with this Idempotency-Key (${stored.id}) was deleted.`);

@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { CreatedAt, Json, JsonDefault, NullableTimestamp, Serial } from '../db/columns';
 import type { ResponseRequest, ResponseUsage, OutputItem, ResponseStatus, ResponseErrorBody } from './response-types';
 
@@ -24,15 +24,6 @@ export interface ResponsesTable {
   completed_at: NullableTimestamp;
   cancel_requested_at: NullableTimestamp;
   deleted_at: NullableTimestamp;
-}
-
-export interface IdempotencyKeysTable {
-  account_id: string;
-  key: string;
-  request_hash: string;
-  response_id: string;
-  /** Reset when an expired key (older than 24 h) is claimed again. */
-  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
 export type ResponseRow = Selectable<ResponsesTable>;

@@ -1,9 +1,11 @@
 import Router from '@koa/router';
+import type { Context } from 'koa';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
+import { idempotent, idempotentCall } from '../idempotency/idempotency';
 import { modelWork } from '../limits/account-limits';
 import { createRunSchema, createThreadAndRunSchema, submitToolOutputsSchema, updateRunSchema } from './runs.schema';
-import type { RunsService } from './runs.service';
+import type { Created, RunsService } from './runs.service';
 import { runToWire } from './runs.wire';
 
 export interface RunsRoutesDeps {
@@ -15,14 +17,16 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
   const { runs } = deps;
   const router = new Router({ prefix: '/v2/threads' });
 
-  router.post('/runs', modelWork({ job: true }), async (ctx) => {
+  router.post('/runs', idempotent('runs'), modelWork({ job: true }), async (ctx) => {
     const body = parseInput(createThreadAndRunSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.createThreadAndRun(ctx.state.auth.accountId, body));
+    sendCreated(ctx, await runs.createThreadAndRun(ctx.state.auth.accountId, body, idempotentCall(ctx, body)));
   });
 
-  router.post('/:threadId/runs', modelWork({ job: true }), async (ctx) => {
+  router.post('/:threadId/runs', idempotent('runs'), modelWork({ job: true }), async (ctx) => {
     const body = parseInput(createRunSchema, ctx.request.body ?? {}, 'run');
-    ctx.body = runToWire(await runs.create(ctx.state.auth.accountId, ctx.params.threadId, body));
+    // The thread is part of what the key is bound to: the same body on another thread is another request.
+    const call = idempotentCall(ctx, { thread_id: ctx.params.threadId, ...body });
+    sendCreated(ctx, await runs.create(ctx.state.auth.accountId, ctx.params.threadId, body, call));
   });
 
   router.get('/:threadId/runs', async (ctx) => {
@@ -53,4 +57,10 @@ export function runsRoutes(deps: RunsRoutesDeps): Router {
   });
 
   return router;
+}
+
+/** A created Run, or with an Idempotency-Key the Run an earlier request created (`Idempotent-Replayed: true`). */
+function sendCreated(ctx: Context, created: Created): void {
+  if (created.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.body = runToWire(created.run);
 }

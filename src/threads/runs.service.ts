@@ -12,6 +12,7 @@ import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
 import type { Engine } from '../engine/engine';
 import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
+import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
 import { submitToolOutputsSignal } from '../../workflows/definitions';
 import * as runs from './runs.repository';
 import type { CreateRunBody, CreateThreadAndRunBody } from './runs.schema';
@@ -26,6 +27,7 @@ export interface RunsServiceDeps {
   catalog: Catalog;
   ledger: Ledger;
   engine: Engine;
+  idempotency: Idempotency;
   metrics?: Metrics;
 }
 
@@ -34,13 +36,26 @@ export interface RunsServiceDeps {
  * together, then launches it; cancel and submit_tool_outputs are stored first and then signalled, so the
  * workflow reads what they changed from the database.
  */
+/** A Run creation's outcome: `replayed` when an Idempotency-Key matched an earlier request (nothing new was started). */
+export interface Created {
+  run: RunRow;
+  replayed: boolean;
+}
+
 export function createRunsService(deps: RunsServiceDeps) {
   const { db, catalog, ledger, engine } = deps;
 
-  async function create(accountId: string, threadId: string, body: CreateRunBody): Promise<RunRow> {
+  async function create(
+    accountId: string,
+    threadId: string,
+    body: CreateRunBody,
+    idempotent?: IdempotentCall,
+  ): Promise<Created> {
+    const replay = idempotent && (await findIdempotent(idempotent));
+    if (replay) return { run: replay, replayed: true };
     await requireThread(accountId, threadId);
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await transactionRetryingConflicts(db, async (trx) => {
+    const run = await createOnce(idempotent, prepared.id, async (trx) => {
       if (body.additional_messages?.length)
         await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
       const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
@@ -54,15 +69,22 @@ export function createRunsService(deps: RunsServiceDeps) {
       await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
       return inserted;
     });
-    await engine.launch({ id: run.id, kind: 'run' });
+    if (!run.created) return { run: run.replay, replayed: true };
+    await engine.launch({ id: run.created.id, kind: 'run' });
     recordJobStarted(deps.metrics, 'run', model);
-    return run;
+    return { run: run.created, replayed: false };
   }
 
   /** A thread of `thread.messages` and a Run of it, atomically (POST /v2/threads/runs). */
-  async function createThreadAndRun(accountId: string, body: CreateThreadAndRunBody): Promise<RunRow> {
+  async function createThreadAndRun(
+    accountId: string,
+    body: CreateThreadAndRunBody,
+    idempotent?: IdempotentCall,
+  ): Promise<Created> {
+    const replay = idempotent && (await findIdempotent(idempotent));
+    if (replay) return { run: replay, replayed: true };
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await transactionRetryingConflicts(db, async (trx) => {
+    const run = await createOnce(idempotent, prepared.id, async (trx) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
       const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map(
         (message: MessageInput) => messageInputToNew(message),
@@ -72,8 +94,38 @@ export function createRunsService(deps: RunsServiceDeps) {
       await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
       return inserted;
     });
-    await engine.launch({ id: run.id, kind: 'run' });
+    if (!run.created) return { run: run.replay, replayed: true };
+    await engine.launch({ id: run.created.id, kind: 'run' });
     recordJobStarted(deps.metrics, 'run', model);
+    return { run: run.created, replayed: false };
+  }
+
+  /**
+   * Writes a Run in one transaction, with its Idempotency-Key claimed in it when it has one (docs/api-decisions.md
+   * 17): the key, the Run, its messages and its hold commit together. A concurrent request that won the key makes
+   * this one create nothing and answer that request's Run.
+   */
+  async function createOnce(
+    idempotent: IdempotentCall | undefined,
+    runId: string,
+    write: (trx: Db) => Promise<RunRow>,
+  ): Promise<{ created: RunRow; replay?: undefined } | { created?: undefined; replay: RunRow }> {
+    const created = await transactionRetryingConflicts(db, async (trx) => {
+      if (idempotent && !(await deps.idempotency.claimCreation(trx, idempotent, runId))) return undefined;
+      return write(trx);
+    });
+    if (created) return { created };
+    const replay = await findIdempotent(idempotent!);
+    if (!replay) throw stillRunning();
+    return { replay };
+  }
+
+  /** The Run a live key created, as it stands now (400 for another body; 404 when its thread was deleted since). */
+  async function findIdempotent(idempotent: IdempotentCall): Promise<RunRow | undefined> {
+    const id = await deps.idempotency.findCreation(idempotent);
+    if (id === undefined) return undefined;
+    const run = await runs.loadRun(db, id);
+    if (!run) throw notFound('run', `The Run created with this Idempotency-Key (${id}) was deleted with its thread.`);
     return run;
   }
 

@@ -26,7 +26,6 @@ const TABLES = [
   'responses',
   'stream_events',
   'idempotency_keys',
-  'idempotent_replies',
   'conversations',
   'conversation_items',
   'transcriptions',

@@ -30,9 +30,7 @@ describe('billing: input the database cannot store is refused before any write',
         (select count(*) from runs where account_id = ${suite.accountId}) as runs,
         (select count(*) from responses where account_id = ${suite.accountId}) as responses,
         (select count(*) from transcriptions where account_id = ${suite.accountId}) as transcriptions,
-        (select count(*) from idempotent_replies where account_id = ${suite.accountId}) as replies`.execute(
-      suite.app.db,
-    );
+        (select count(*) from idempotency_keys where account_id = ${suite.accountId}) as replies`.execute(suite.app.db);
     return Object.fromEntries(Object.entries(rows[0]!).map(([name, value]) => [name, Number(value)]));
   }
 

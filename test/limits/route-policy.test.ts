@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import { publicRouteModules, type PublicRoutesDeps } from '../../src/http/routes';
 import { operations } from '../../src/openapi/operations';
+import { declaredIdempotency } from '../../src/idempotency/idempotency';
 import { declaredModelWork } from '../../src/limits/account-limits';
 import { pollUntil } from '../responses/helpers';
 import { useTestApp } from '../support/harness';
@@ -10,12 +11,16 @@ const inert: PublicRoutesDeps = new Proxy({} as PublicRoutesDeps, {
   get: () => new Proxy(function inert() {}, { get: () => () => undefined, apply: () => undefined }),
 });
 
-/** Every public POST route, with the model work its middleware declares. */
-function postRoutes(): Array<{ path: string; work: ReturnType<typeof declaredModelWork> }> {
+/** Every public POST route, with the model work and the Idempotency-Key scope its middleware declares. */
+function postRoutes(): Array<{ path: string; work: ReturnType<typeof declaredModelWork>; idempotency?: string }> {
   return publicRouteModules.flatMap((module) =>
     module(inert)
       .stack.filter((layer) => layer.methods.includes('POST'))
-      .map((layer) => ({ path: String(layer.path), work: layer.stack.map(declaredModelWork).find(Boolean) })),
+      .map((layer) => ({
+        path: String(layer.path),
+        work: layer.stack.map(declaredModelWork).find(Boolean),
+        idempotency: layer.stack.map(declaredIdempotency).find(Boolean),
+      })),
   );
 }
 
@@ -41,19 +46,33 @@ describe('account limits by route, on every surface', () => {
       expect(route).toMatchObject({ work: expect.anything() });
   });
 
-  it('every route that starts model work, and speech, takes an Idempotency-Key on every surface (Runs do not yet)', () => {
+  it('every billable route declares its Idempotency-Key scope, on every surface; the documentation says so', async () => {
+    const routes = postRoutes();
+    // Billable: model work, and audio (billed by characters or seconds, not tokens, so outside the token limits).
+    const billable = routes.filter((route) => route.work || /\/audio\/(speech|transcriptions?)$/.test(route.path));
+    expect(Object.fromEntries(billable.map((route) => [route.path, route.idempotency]))).toEqual({
+      '/v2/responses': 'responses',
+      '/openai/v1/responses': 'responses',
+      '/v2/threads/runs': 'runs',
+      '/v2/threads/:threadId/runs': 'runs',
+      '/v2/chat/completions': 'chat',
+      '/v1/chat/completions': 'chat.v1',
+      '/openai/v1/chat/completions': 'chat.openai',
+      '/v2/embeddings': 'embeddings',
+      '/openai/v1/embeddings': 'embeddings.openai',
+      '/v2/audio/speech': 'speech',
+      '/openai/v1/audio/speech': 'speech.openai',
+      '/v2/audio/transcription': 'transcription',
+      '/openai/v1/audio/transcriptions': 'transcription.openai',
+    });
+    // Nothing else takes a key: a key on a route that cannot honour it would promise what is not kept.
+    expect(routes.filter((route) => route.idempotency && !billable.includes(route))).toEqual([]);
     const documented = new Set(
       operations
         .filter((operation) => operation.method === 'post' && operation.idempotencyKey)
         .map((operation) => operation.path.replace(/\{(\w+)\}/g, ':$1')),
     );
-    const billable = postRoutes()
-      .filter((route) => route.work || /\/audio\/speech$/.test(route.path))
-      .map((route) => route.path);
-    expect(billable.filter((path) => !documented.has(path)).sort()).toEqual([
-      '/v2/threads/:threadId/runs',
-      '/v2/threads/runs',
-    ]);
+    expect(billable.map((route) => route.path).filter((path) => !documented.has(path))).toEqual([]);
   });
 });
 

@@ -90,7 +90,7 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     const first = await post('/v2/chat/completions', body, 'in-flight');
     expect(first.status).toBe(200);
     await suite.app.db
-      .updateTable('idempotent_replies')
+      .updateTable('idempotency_keys')
       .set({ status: 'running' })
       .where('key', '=', 'in-flight')
       .execute();
@@ -101,7 +101,7 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     const failed = await post('/v2/chat/completions', failing, 'fails');
     expect(failed.status).toBeGreaterThanOrEqual(400);
     const [left] = await suite.app.db
-      .selectFrom('idempotent_replies')
+      .selectFrom('idempotency_keys')
       .select(['status', 'reply', 'request_id'])
       .where('key', '=', 'fails')
       .execute();
@@ -109,7 +109,7 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     // Retried with its key, it runs again (and fails again), under the same request id.
     expect((await post('/v2/chat/completions', failing, 'fails')).status).toBe(failed.status);
     const [again] = await suite.app.db
-      .selectFrom('idempotent_replies')
+      .selectFrom('idempotency_keys')
       .select(['status', 'request_id'])
       .where('key', '=', 'fails')
       .execute();
@@ -121,13 +121,13 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     // What a process that died after billing, before storing the reply, leaves behind.
     const claimed = await post('/v2/chat/completions', body, 'crashed');
     const [row] = await suite.app.db
-      .selectFrom('idempotent_replies')
+      .selectFrom('idempotency_keys')
       .select('request_id')
       .where('key', '=', 'crashed')
       .execute();
     expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
     await suite.app.db
-      .updateTable('idempotent_replies')
+      .updateTable('idempotency_keys')
       .set({ status: 'running', reply: JSON.stringify(null), created_at: new Date(Date.now() - 12 * 60_000) })
       .where('key', '=', 'crashed')
       .execute();
@@ -136,7 +136,7 @@ describe('Idempotency-Key on chat completions, embeddings and speech', () => {
     expect(retried.body.message).toEqual(claimed.body.message);
     expect((await debits()).filter((debit) => debit.operation_key === `chat:${row.request_id}`)).toHaveLength(1);
     const [after] = await suite.app.db
-      .selectFrom('idempotent_replies')
+      .selectFrom('idempotency_keys')
       .select(['request_id', 'status'])
       .where('key', '=', 'crashed')
       .execute();
