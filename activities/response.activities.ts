@@ -2,6 +2,7 @@ import { recordBilled, recordJobFinished, type Metrics } from '../src/metrics/me
 import { holdForGeneration } from '../src/billing/generation-hold';
 import type { Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
+import type { Catalog } from '../src/catalog/catalog.service';
 import { ApiError } from '../src/errors';
 import { appendItems, findConversation } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
@@ -15,6 +16,8 @@ import type { StreamEvent } from '../src/events/stream-event';
 import type { Logger } from '../src/logger';
 import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
+import { countFailover, countServed, failoverReason } from '../src/routing/failover';
+import { planRoute, type RouteCatalog } from '../src/routing/route-plan';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
 import { capOutput } from '../src/responses/output-cap';
@@ -41,10 +44,13 @@ import { RowHandoff } from '../src/responses/row-handoff';
 import type { WebhookSender } from '../src/webhooks/webhook-sender';
 import type {
   FinalizeResult,
+  FinalOutcome,
   GenerationOutcome,
   GenerationRound,
   ResponseActivities,
   ResponseJobInput,
+  RoutePlan,
+  RouteTarget,
 } from '../workflows/response.flow';
 import { createMcpActivities, type McpActivityDeps } from './mcp.activities';
 
@@ -53,7 +59,7 @@ export interface ResponseActivityDeps extends McpActivityDeps {
   logger: Logger;
   events: EventLog;
   webhooks: WebhookSender;
-  catalog: { getModel(code: string): CatalogModel | undefined };
+  catalog: RouteCatalog & Pick<Catalog, 'resolveModel'>;
   providers: { languageModel(vendor: string): LanguageModel };
   heartbeatIntervalMs?: number;
   /** Rows handed between the steps of a Response in this process (see RowHandoff). */
@@ -113,8 +119,21 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /** `mcp` only when the Response has MCP tools: the result of any other Response is what it always was. */
-  const started = (row: ResponseRow) =>
-    row.request.tools.some((tool) => tool.type === 'mcp') ? { proceed: true, mcp: true } : { proceed: true };
+  const started = (row: ResponseRow) => ({
+    proceed: true,
+    ...(row.request.tools.some((tool) => tool.type === 'mcp') ? { mcp: true } : {}),
+    // A route's Response: its flow plans the route first (api-decisions 32).
+    ...(deps.catalog.getRoute(row.model) ? { route: true } : {}),
+  });
+
+  /** The draw is made here, in a recorded step: a replay or a re-run reads it back instead of drawing again. */
+  async function planResponseRoute({ responseId }: ResponseJobInput): Promise<RoutePlan> {
+    const row = await loadResponse(db, responseId);
+    const draw = Math.random();
+    const targets = planRoute(deps.catalog, row.model, draw);
+    // No target is available any more (its vendors' settings were removed since): the route itself fails cleanly.
+    return { targets: targets.length > 0 ? targets : [row.model], draw };
+  }
 
   /**
    * The Response and the sequence number its output starts at: as startResponse left them, or read. Only a
@@ -167,7 +186,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
 
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
   async function callProvider(
-    { responseId, round }: ResponseJobInput & { round?: GenerationRound },
+    { responseId, round, target }: ResponseJobInput & { round?: GenerationRound; target?: RouteTarget },
     passedContext?: ActivityContext,
   ): Promise<GenerationOutcome> {
     const context = currentActivityContext(passedContext);
@@ -193,8 +212,11 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     // A previous attempt that stored (some of) the pending events and died before the model answered: the rest.
     const pendingEvents = round?.pendingEvents.slice(Math.max(0, firstSequence - round.nextSequence)) ?? [];
     handoff.put(responseId, { row }); // for finalizeResponse
-    const model = deps.catalog.getModel(row.model);
-    if (!model) return failed('model.not_found', `Model ${row.model} is no longer in the catalog.`);
+    // A route's Response calls the target the flow chose; the outcome names it (billing, the Response's model).
+    const model = deps.catalog.getModel(target?.model ?? row.model);
+    if (!model) return failed('model.not_found', `Model ${target?.model ?? row.model} is no longer in the catalog.`);
+    const served = target ? { model: model.code } : {};
+    let produced = false;
     const request = row.request;
     // A synchronous Response without `stream` has no live reader: nobody has its id before the final reply. Its
     // events are still stored (a later GET ?stream=true replays them), but its vendor call need not stream and
@@ -245,13 +267,17 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
           'The available balance does not pay for another model turn of this Response; top up the balance and create it again.',
         );
       if (cap !== undefined) call.maxOutputTokens = cap;
+      // A target with another after it is not retried: the next vendor is the retry.
+      if (target?.next) call.maxRetries = 0;
       const vendorParts = live ? languageModel.streamText(call) : partsOf(await languageModel.generateText(call));
       // The cap holds even against a vendor that streams past it (or never stops): cut there, billed at the cap.
       const parts = capOutput(vendorParts, call.maxOutputTokens, () => Math.ceil(promptTokenBound(call) / 4));
       for await (const part of parts) {
         if (context.signal.aborted) break;
+        produced = true;
         assembler.accept(part, request.parallel_tool_calls);
       }
+      if (target) countServed(deps.metrics, row.model, model.code);
       if (context.signal.aborted) throw abortError();
       const finish = assembler.finish();
       const mcpCalls = assembler.mcpCalls;
@@ -260,6 +286,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         await writer.flush();
         return {
           kind: 'generated',
+          ...served,
           status: 'completed',
           output: assembler.output,
           inputTokens: finish.usage.inputTokens,
@@ -273,6 +300,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       const unwrittenEvents = await writer.takeUnwritten(MAX_UNWRITTEN_EVENT_CHARS);
       return {
         kind: 'generated',
+        ...served,
         status: finish.reason === 'length' ? 'incomplete' : 'completed',
         output: assembler.output,
         inputTokens: finish.usage.inputTokens,
@@ -302,10 +330,19 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         };
       }
       if (context.signal.aborted) throw abortError();
+      const reason = target?.next && !produced ? failoverReason(error) : undefined;
+      if (target?.next && reason) {
+        logger.warn(
+          { responseId, route: row.model, model: model.code, err: error },
+          'route target failed; failing over',
+        );
+        countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason });
+        return { kind: 'failover', model: model.code, reason };
+      }
       const failure = vendorFailureOf(error, 'response');
       if (!failure) throw error;
       logger.warn({ responseId, err: error }, 'vendor call failed');
-      return failed(failure.code, failure.message);
+      return { ...failed(failure.code, failure.message), ...served };
     } finally {
       clearInterval(heartbeat);
     }
@@ -348,7 +385,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   async function finalizeResponse({
     responseId,
     outcome,
-  }: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult> {
+  }: ResponseJobInput & { outcome: FinalOutcome }): Promise<FinalizeResult> {
     // A handed-over row may be older than the stored one, but only in its status, and the write below is
     // guarded by the stored status.
     const row = handoff.take(responseId)?.row ?? (await loadResponse(db, responseId));
@@ -356,7 +393,14 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     const settled = { status: row.status, webhook: Boolean(row.metadata.webhook_url) };
     if (isFinalStatus(row.status)) return settled;
 
-    const { record, status, unwritten } = finalRecordOf(row, outcome, deps.catalog.getModel(row.model)?.price ?? null);
+    // A route's Response is billed at the price of the target that served it (api-decisions 32).
+    const served = outcome.model !== undefined ? deps.catalog.getModel(outcome.model) : undefined;
+    const { record, status, unwritten } = finalRecordOf(
+      row,
+      outcome,
+      (served ?? deps.catalog.resolveModel(row.model))?.price ?? null,
+      served,
+    );
     const appendTo = outcome.kind === 'generated' && row.conversation_id ? { row, output: record.output } : undefined;
     const written = await finalizations({ record, appendTo });
     if (!written) {
@@ -368,10 +412,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       ...unwritten,
       { ...(record.final_event as StreamEvent), sequence_number: written.sequence },
     ]);
-    recordJobFinished(deps.metrics, 'response', status, deps.catalog.getModel(row.model));
+    recordJobFinished(deps.metrics, 'response', status, served ?? deps.catalog.getModel(row.model));
     // Written in the finalisation's own statement (not ledger.debit): counted here, as the ledger counts its debits.
     recordBilled(deps.metrics, {
-      model: row.model,
+      model: served?.code ?? row.model,
       service: 'responses',
       amount: written.debited,
       inputTokens: record.usage?.input_tokens,
@@ -408,7 +452,14 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     });
   }
 
-  return { startResponse, ...mcp.activities, callProvider, finalizeResponse, sendWebhook };
+  return {
+    startResponse,
+    planRoute: planResponseRoute,
+    ...mcp.activities,
+    callProvider,
+    finalizeResponse,
+    sendWebhook,
+  };
 }
 
 /** The prompt of a later model turn of an MCP loop: the earlier turns' output (calls and their results) after it. */

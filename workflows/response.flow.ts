@@ -31,9 +31,23 @@ export interface GenerationRound {
   billed?: { inputTokens: number; outputTokens: number };
 }
 
+/** A route's plan for one Response (api-decisions 32): its targets in order, from a draw made once and recorded. */
+export interface RoutePlan {
+  targets: string[];
+  draw: number;
+}
+
+/** The route's target a model turn calls, and the one after it (none: it is called with the usual retries). */
+export interface RouteTarget {
+  model: string;
+  next?: string;
+}
+
 export type GenerationOutcome =
   | {
       kind: 'generated';
+      /** A Response to a route: the target that served it (its price and name are billed). */
+      model?: string;
       status: 'completed' | 'incomplete';
       /** Output items in wire form. */
       output: unknown[];
@@ -54,6 +68,8 @@ export type GenerationOutcome =
     }
   | {
       kind: 'failed';
+      /** A Response to a route: the target that failed last. */
+      model?: string;
       code: string;
       message: string;
       inputTokens: number;
@@ -63,7 +79,15 @@ export type GenerationOutcome =
       unwrittenEvents?: unknown[];
     }
   /** Token counts only when earlier turns of an MCP loop finished before the cancel: they are billed. */
-  | { kind: 'cancelled'; inputTokens?: number; outputTokens?: number };
+  | { kind: 'cancelled'; inputTokens?: number; outputTokens?: number; model?: string }
+  /**
+   * A route's target failed before its first output with a failure another vendor may not have (api-decisions 32):
+   * the flow calls the next target. Recorded like any outcome, so a re-run goes on from the next target.
+   */
+  | { kind: 'failover'; model: string; reason: string };
+
+/** What a generation ends with (a failover is never final). */
+export type FinalOutcome = Exclude<GenerationOutcome, { kind: 'failover' }>;
 
 export interface FinalizeResult {
   status: string;
@@ -72,16 +96,21 @@ export interface FinalizeResult {
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface ResponseActivities {
-  /** queued → in_progress; false when the Response was cancelled (or finished) before it started. `mcp`: it has MCP tools. */
-  startResponse(input: ResponseJobInput): Promise<{ proceed: boolean; mcp?: boolean }>;
+  /**
+   * queued → in_progress; false when the Response was cancelled (or finished) before it started. `mcp`: it has MCP
+   * tools; `route`: it names a route.
+   */
+  startResponse(input: ResponseJobInput): Promise<{ proceed: boolean; mcp?: boolean; route?: boolean }>;
+  /** A route's targets in order, from a random draw: recorded, so a replay or a re-run never draws again. */
+  planRoute(input: ResponseJobInput): Promise<RoutePlan>;
   /** The tools of each MCP server of the request (reusing a listing found in the conversation or chain). */
   listMcpTools(input: ResponseJobInput): Promise<McpListing>;
-  /** Calls the vendor, streaming events to the event log; vendor failures come back as an outcome. */
-  callProvider(input: ResponseJobInput & { round?: GenerationRound }): Promise<GenerationOutcome>;
+  /** Calls the vendor (a route's `target`), streaming events to the event log; vendor failures come back as an outcome. */
+  callProvider(input: ResponseJobInput & { round?: GenerationRound; target?: RouteTarget }): Promise<GenerationOutcome>;
   /** One MCP tool call, at most once (its start and result are stored); a failure comes back as its result. */
   callMcpTool(input: ResponseJobInput & { call: McpCallRequest }): Promise<McpCallResult>;
   /** All at once (one statement; with a conversation append, one transaction): final status, output, usage, debit, final event. Idempotent. */
-  finalizeResponse(input: ResponseJobInput & { outcome: GenerationOutcome }): Promise<FinalizeResult>;
+  finalizeResponse(input: ResponseJobInput & { outcome: FinalOutcome }): Promise<FinalizeResult>;
   /** One-shot webhook to metadata.webhook_url (at most once, outcome recorded). */
   sendWebhook(input: ResponseJobInput): Promise<void>;
 }
@@ -89,20 +118,20 @@ export interface ResponseActivities {
 /** One durable run of a Response: start, generate (cancellable), finalise (not cancellable), notify. */
 export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput): Promise<string> {
   const { activities } = ctx;
-  let outcome: GenerationOutcome = { kind: 'cancelled' };
-  const start = ctx.cancelRequested()
+  let outcome: FinalOutcome = { kind: 'cancelled' };
+  const start: { proceed: boolean; mcp?: boolean; route?: boolean } = ctx.cancelRequested()
     ? { proceed: false }
     : await ctx.nonCancellable(() => activities.startResponse(input));
   if (start.proceed && !ctx.cancelRequested()) {
     ctx.setStatus('in_progress');
     const usage = { inputTokens: 0, outputTokens: 0 };
+    const turn = modelTurns(ctx, input, start.route === true);
     try {
-      outcome = start.mcp
-        ? await mcpLoop(ctx, input, usage)
-        : await ctx.cancellable(() => activities.callProvider(input));
+      outcome = start.mcp ? await mcpLoop(ctx, input, usage, turn) : await turn.call();
     } catch (err) {
       if (ctx.isCancellation(err)) {
         outcome = usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
+        if (turn.served) outcome = { ...outcome, model: turn.served };
       } else {
         // Infrastructure failure that outlived the activity's retries: end the Response cleanly.
         outcome = {
@@ -130,7 +159,8 @@ async function mcpLoop(
   ctx: FlowContext<ResponseActivities>,
   input: ResponseJobInput,
   usage: { inputTokens: number; outputTokens: number },
-): Promise<GenerationOutcome> {
+  turn: ModelTurns,
+): Promise<FinalOutcome> {
   const { activities } = ctx;
   const listing = await ctx.cancellable(() => activities.listMcpTools(input));
   let round: GenerationRound = {
@@ -143,7 +173,7 @@ async function mcpLoop(
   };
   for (;;) {
     const current = round;
-    const outcome = await ctx.cancellable(() => activities.callProvider({ ...input, round: current }));
+    const outcome = await turn.call(current);
     if (outcome.kind === 'cancelled') return outcome;
     usage.inputTokens += outcome.inputTokens;
     usage.outputTokens += outcome.outputTokens;
@@ -174,6 +204,49 @@ async function mcpLoop(
       billed: { ...usage },
     };
   }
+}
+
+interface ModelTurns {
+  /** One model turn (of an MCP loop: `round`), through the route's targets until one answers or fails for good. */
+  call(round?: GenerationRound): Promise<FinalOutcome>;
+  /** A route's target that served the last turn. */
+  served?: string;
+}
+
+/**
+ * The model turns of a Response. A model's: one callProvider each, exactly as before routes. A route's (api-decisions
+ * 23): its plan, drawn once in a recorded step; each turn starts at the target that served the turn before and, after
+ * a failover outcome (recorded too), calls the next target at once. A re-run replays the plan and the failovers and
+ * goes on from the target they reached: never another draw, never a target tried again.
+ */
+function modelTurns(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput, route: boolean): ModelTurns {
+  const { activities } = ctx;
+  if (!route) {
+    return {
+      call: (round) =>
+        ctx.cancellable(() => activities.callProvider(round ? { ...input, round } : input)) as Promise<FinalOutcome>,
+    };
+  }
+  let plan: RoutePlan | undefined;
+  let index = 0;
+  const turns: ModelTurns = {
+    async call(round) {
+      plan ??= await ctx.cancellable(() => activities.planRoute(input));
+      for (;;) {
+        const next = plan.targets[index + 1];
+        const target: RouteTarget = next ? { model: plan.targets[index], next } : { model: plan.targets[index] };
+        const outcome = await ctx.cancellable(() =>
+          activities.callProvider(round ? { ...input, round, target } : { ...input, target }),
+        );
+        if (outcome.kind !== 'failover') {
+          turns.served = target.model;
+          return outcome;
+        }
+        index += 1;
+      }
+    },
+  };
+  return turns;
 }
 
 /**

@@ -13,6 +13,7 @@ export async function responseWorkflow(input: ResponseJobInput): Promise<string>
   const context = temporalFlowContext<ResponseActivities>({
     // Named one by one: proxyActivities returns a Proxy with no own keys, so spreading it copies nothing.
     startResponse: bookkeeping.startResponse,
+    planRoute: bookkeeping.planRoute,
     listMcpTools: generation.listMcpTools,
     callProvider: generation.callProvider,
     callMcpTool: generation.callMcpTool,

@@ -36,7 +36,7 @@ export interface CatalogModel {
   /** What a tts or stt model adds to its record; null for other types. */
   audio: AudioCapabilities | null;
   /**
-   * Set on a route's model record (an alias, api-decisions 23): its capabilities are what its available targets
+   * Set on a route's model record (an alias, api-decisions 32): its capabilities are what its available targets
    * share, its price the dearest target's (what holds are placed at), and it is served by one of `targets`.
    */
   route?: CatalogRoute;

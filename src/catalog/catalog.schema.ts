@@ -138,7 +138,7 @@ const priceSchema = z.strictObject({
 export const routeTypes = ['llm', 'embed', 'tts', 'stt'] as const;
 
 /**
- * A route (api-decisions 23): an alias code usable wherever a model code is, served by its targets. `fallback`
+ * A route (api-decisions 32): an alias code usable wherever a model code is, served by its targets. `fallback`
  * tries them in order; `weighted` sends each request to one target drawn by `weight` and keeps the others, in
  * file order, as its fallbacks. A target names a model or another route of the same type.
  */

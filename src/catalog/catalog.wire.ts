@@ -18,7 +18,7 @@ export function modelToWire(model: CatalogModel, availability: Availability) {
     web_visible: model.webVisible,
     protocols: [...model.protocols],
     ...audioToWire(model.audio),
-    // An alias (api-decisions 23): how it is served. Its vendor is the service itself.
+    // An alias (api-decisions 32): how it is served. Its vendor is the service itself.
     ...(model.route
       ? {
           route: {

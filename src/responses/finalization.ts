@@ -1,9 +1,9 @@
 import { debitRow } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
-import type { Price } from '../catalog/catalog-types';
+import type { CatalogModel, Price } from '../catalog/catalog-types';
 import type { NewConversationItem } from '../conversations/conversations.repository';
 import type { StreamEvent } from '../events/stream-event';
-import type { GenerationOutcome } from '../../workflows/response.flow';
+import type { FinalOutcome } from '../../workflows/response.flow';
 import { inputItemId, type OutputItem, type ResponseStatus, type ResponseUsage } from './response-types';
 import { responseToWire } from './response-wire';
 import type { ResponseRow } from './responses.table';
@@ -32,6 +32,9 @@ export interface FinalRecord {
   debit_metadata: string | null;
   debit_usage: string | null;
   debit_operation_key: string | null;
+  /** A Response to a route: the target that served it, stored as its model and vendor; null for a model's. */
+  model: string | null;
+  vendor: string | null;
 }
 
 /**
@@ -41,8 +44,10 @@ export interface FinalRecord {
  */
 export function finalRecordOf(
   row: ResponseRow,
-  outcome: GenerationOutcome,
+  outcome: FinalOutcome,
   price: Price | null,
+  /** A Response to a route (row.model): the target that served it, whose price `price` is (api-decisions 32). */
+  served?: CatalogModel,
 ): { record: FinalRecord; status: ResponseStatus; unwritten: StreamEvent[] } {
   // A cancelled MCP loop still bills the model calls of the rounds it finished.
   const tokens = { input: outcome.inputTokens ?? 0, output: outcome.outputTokens ?? 0 };
@@ -57,6 +62,7 @@ export function finalRecordOf(
   const output = outcome.kind === 'generated' ? (outcome.output as OutputItem[]) : [];
   const final: ResponseRow = {
     ...row,
+    ...(served ? { model: served.code, vendor: served.vendor } : {}),
     status,
     output,
     usage,
@@ -70,7 +76,14 @@ export function finalRecordOf(
     accountId: row.account_id,
     cost: exact,
     operationKey: `response:${row.id}`,
-    metadata: { source: 'api', vendor: row.vendor, model: row.model, service: 'responses', response_id: row.id },
+    metadata: {
+      source: 'api',
+      vendor: final.vendor,
+      model: final.model,
+      ...(served ? { route: row.model } : {}),
+      service: 'responses',
+      response_id: row.id,
+    },
     usage: {
       prompt_tokens: usage.input_tokens,
       completion_tokens: usage.output_tokens,
@@ -97,6 +110,8 @@ export function finalRecordOf(
     debit_metadata: debit.metadata,
     debit_usage: debit.usage,
     debit_operation_key: debit.operation_key,
+    model: served?.code ?? null,
+    vendor: served?.vendor ?? null,
   };
   return { record, status, unwritten };
 }

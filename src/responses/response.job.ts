@@ -16,6 +16,8 @@ export const responseJob: JobKindDefinition<ResponseJobInput, ResponseActivities
   steps: {
     // Guarded by the stored status: a second run changes nothing.
     startResponse: 'rerun',
+    // A route's draw: a re-run replays it, never draws again (api-decisions 32).
+    planRoute: 'record',
     // Listed once per Response: a re-run replays the listing (and its item ids).
     listMcpTools: 'record',
     // The vendor call: not repeatable (cost, another text), so a re-run replays its recorded outcome.

@@ -2,7 +2,7 @@ import type { Metrics } from '../metrics/metrics';
 import { ProviderError } from '../providers/provider';
 
 /**
- * Why a failed call to one target of a route moves on to the next (api-decisions 23), or undefined when it must not:
+ * Why a failed call to one target of a route moves on to the next (api-decisions 32), or undefined when it must not:
  * the failures the adapters retry (ProviderError.isRetryable: connection refused or reset, timeouts, 408, 409, 429,
  * 5xx, an overloaded vendor) are the vendor's, and another vendor may answer; a refusal of the request itself (400,
  * too long, a content filter's finish) would be the same anywhere, and a cancel is the client's.

@@ -4,7 +4,7 @@ import type { Catalog } from '../catalog/catalog.service';
 export type RouteCatalog = Pick<Catalog, 'getRoute' | 'getModel' | 'modelAvailability'>;
 
 /**
- * The models to try for one request to `code`, in order (api-decisions 23): a `fallback` route's targets as
+ * The models to try for one request to `code`, in order (api-decisions 32): a `fallback` route's targets as
  * declared; a `weighted` route's target drawn by weight first, then its other targets as declared, as fallbacks.
  * A target that is a route is expanded in place. Targets whose vendor is not configured are left out, and each
  * model comes once. A pure function of the catalog and `draw` (a number in [0, 1)), so a job that recorded its draw

@@ -19,7 +19,7 @@ export interface ServedLanguageModel {
 
 /**
  * The language model a request names, for callers whose call is not a durable job (chat completions): a model's own;
- * for a route (api-decisions 23), one that tries the route's targets in the order planRoute gives for a fresh draw,
+ * for a route (api-decisions 32), one that tries the route's targets in the order planRoute gives for a fresh draw,
  * moving on at once (no retries, no backoff: the next vendor is the retry) when a target fails before its first
  * output with a failure that is not the request's fault. The last target is called with the usual retries. A failure
  * after output began is final. Each target is called with its own model id; `request.model` is ignored.

@@ -1,37 +1,17 @@
-import { startFakeAnthropic, startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import type { FakeVendorServer } from '../fakes';
 import type { FakeScript } from '../fakes/fake-script';
-import { TestApp } from '../support/harness';
-import { catalogWithRoutes, PAIR } from './route-catalog';
+import type { TestApp } from '../support/harness';
+import { useRouteSuite } from './route-catalog';
 
 /** Chat completions (v2, v1 and /openai/v1 share the chat service) to a route: failover before the first token. */
 describe('chat completions to a route', () => {
+  const suite = useRouteSuite({ PROVIDER_TIMEOUT_MS: '500' });
   let app: TestApp;
   let openai: FakeVendorServer;
   let anthropic: FakeVendorServer;
   let key: string;
   let accountId: string;
-  beforeAll(async () => {
-    [openai, anthropic] = await Promise.all([startFakeOpenAI(), startFakeAnthropic()]);
-    app = await TestApp.start({
-      env: {
-        CATALOG_PATH: catalogWithRoutes([PAIR]).file,
-        OPENAI_API_KEY: 'sk-openai-test',
-        OPENAI_BASE_URL: openai.baseURL,
-        ANTHROPIC_API_KEY: 'sk-ant-test',
-        ANTHROPIC_BASE_URL: anthropic.baseURL,
-        PROVIDER_TIMEOUT_MS: '500',
-      },
-    });
-    ({ key, accountId } = await app.createAccount({ balance: 100_000 }));
-  });
-  afterAll(async () => {
-    await app.close();
-    await Promise.all([openai.close(), anthropic.close()]);
-  });
-  beforeEach(() => {
-    openai.reset();
-    anthropic.reset();
-  });
+  beforeEach(() => ({ app, openai, anthropic, key, accountId } = suite));
 
   const lastDebit = () =>
     app.db

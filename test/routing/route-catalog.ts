@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
+import { startFakeAnthropic, startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { TestApp } from '../support/harness';
 
 /** The project's catalog plus `routes`, as a file for CATALOG_PATH; its text for parseCatalog. */
 export function catalogWithRoutes(routes: unknown[]): { file: string; text: string } {
@@ -20,3 +22,40 @@ export const PAIR = {
   strategy: 'fallback',
   targets: [{ model: 'gpt-5-mini' }, { model: 'claude-haiku-4-5' }],
 };
+
+/** The suite of a describe block: OpenAI and Anthropic fakes, an app whose catalog has PAIR, an account. */
+export interface RouteSuite {
+  app: TestApp;
+  openai: FakeVendorServer;
+  anthropic: FakeVendorServer;
+  key: string;
+  accountId: string;
+}
+
+/** Starts the suite (beforeAll), resets the fakes before each test, closes everything (afterAll). */
+export function useRouteSuite(env: Record<string, string> = {}): RouteSuite {
+  const suite = {} as RouteSuite;
+  beforeAll(async () => {
+    [suite.openai, suite.anthropic] = await Promise.all([startFakeOpenAI(), startFakeAnthropic()]);
+    suite.app = await TestApp.start({
+      env: {
+        CATALOG_PATH: catalogWithRoutes([PAIR]).file,
+        OPENAI_API_KEY: 'sk-openai-test',
+        OPENAI_BASE_URL: suite.openai.baseURL,
+        ANTHROPIC_API_KEY: 'sk-ant-test',
+        ANTHROPIC_BASE_URL: suite.anthropic.baseURL,
+        ...env,
+      },
+    });
+    Object.assign(suite, await suite.app.createAccount({ balance: 100_000 }));
+  });
+  afterAll(async () => {
+    await suite.app?.close();
+    await Promise.all([suite.openai?.close(), suite.anthropic?.close()]);
+  });
+  beforeEach(() => {
+    suite.openai.reset();
+    suite.anthropic.reset();
+  });
+  return suite;
+}
