@@ -42,7 +42,7 @@ export interface GenerateTextRequest {
   continueFrom?: string;
   /**
    * Retries of this call before it fails, instead of the adapter's setting: 0 for a route's target that has another
-   * target after it (the next vendor is the retry, api-decisions 23).
+   * target after it (the next vendor is the retry, api-decisions 32).
    */
   maxRetries?: number;
 }
