@@ -2,6 +2,7 @@ import { recordJobStarted, type Metrics } from '../metrics/metrics';
 import { createReadStream } from 'node:fs';
 import type { Ledger } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
+import type { CatalogModel } from '../catalog/catalog-types';
 import type { Catalog } from '../catalog/catalog.service';
 import { inTransaction, type Db } from '../db/database';
 import type { Engine } from '../engine/engine';
@@ -10,6 +11,7 @@ import { newId } from '../ids';
 import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
 import type { SpeechModel, SpeechResult, TranscriptionModel } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
+import { callWithFailover } from '../routing/failover-call';
 import { validateOutboundUrl } from '../outbound/address-guard';
 import type { SpeechOrder, TranscriptionOrder } from './audio.schema';
 import type { SpooledAudio } from './multipart-upload';
@@ -74,30 +76,36 @@ export function createAudioService(deps: AudioServiceDeps) {
         'text_too_long',
       );
     }
-    const { amount, exact } = priceCall(model.price, { input: characters, output: 0 });
+    const { amount } = priceCall(model.price, { input: characters, output: 0 });
     const operationKey = `speech:${requestId}`;
-    // The price is known before the call: held, then settled by the debit (released if the vendor fails).
+    // The price is known before the call: held (a route's dearest target's), then settled by the debit at the price of
+    // the model that served (released if the vendor fails).
     const result = await ledger.withHold({ accountId, operationKey, amount }, async () => {
       let synthesized: SpeechResult;
+      let served: CatalogModel;
       try {
-        synthesized = await deps.providers.speechModel(model.vendor).synthesize({
-          model: model.upstreamId,
-          voice: body.voice,
-          text: body.text,
-          format: body.format,
-          speed: body.speed,
-        });
+        ({ result: synthesized, served } = await callWithFailover(model, deps, ({ target, maxRetries }) =>
+          deps.providers.speechModel(target.vendor).synthesize({
+            model: target.upstreamId,
+            voice: body.voice,
+            text: body.text,
+            format: body.format,
+            speed: body.speed,
+            maxRetries,
+          }),
+        ));
       } catch (error) {
         throw vendorErrorToApiError(error, 'audio');
       }
       await ledger.debit({
         accountId,
-        cost: exact,
+        cost: priceCall(served.price, { input: characters, output: 0 }).exact,
         operationKey,
         metadata: {
           source: 'api',
-          vendor: model.vendor,
-          model: model.code,
+          vendor: served.vendor,
+          model: served.code,
+          ...(model.route ? { route: model.code } : {}),
           service: 'speech',
           request_id: requestId,
           characters,
@@ -136,28 +144,39 @@ export function createAudioService(deps: AudioServiceDeps) {
     // The duration is known after the call: held for the longest the upload can play, which its header bounds.
     const held = heldSeconds(upload.file.maxSeconds);
     const maxCost = priceCall(model.price, { input: held, output: 0 }).amount;
+    if (asynchronous && model.route) {
+      throw invalidRequest(
+        'transcription',
+        `Route ${model.code} transcribes asynchronously; asynchronous transcription does not serve routes yet: name one of its models.`,
+      );
+    }
     if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost, idempotent);
 
     const transcribeNow = (requestId: string): Promise<TranscriptionReply> =>
       ledger.withHold({ accountId, operationKey: transcriptionOperationKey(requestId), amount: maxCost }, async () => {
         let transcribed;
+        let served: CatalogModel;
         try {
-          transcribed = await deps.providers.transcriptionModel(model.vendor).transcribe({
-            model: model.upstreamId,
-            audio: upload.input(),
-            language: fields.language,
-            prompt: fields.prompt,
-            beamSize: fields.beam_size,
-            temperature: fields.temperature,
-          });
+          ({ result: transcribed, served } = await callWithFailover(model, deps, ({ target, maxRetries }) =>
+            deps.providers.transcriptionModel(target.vendor).transcribe({
+              model: target.upstreamId,
+              audio: upload.input(),
+              language: fields.language,
+              prompt: fields.prompt,
+              beamSize: fields.beam_size,
+              temperature: fields.temperature,
+              maxRetries,
+            }),
+          ));
         } catch (error) {
           throw vendorErrorToApiError(error, 'transcription');
         }
         const { cost, debit } = transcriptionCharge({
           accountId,
-          model,
+          model: served,
           seconds: billedSeconds(transcribed.durationSeconds, held),
           requestId,
+          ...(model.route ? { route: model.code } : {}),
         });
         // The reply is made before the debit: nothing that can still fail comes after the charge.
         const reply = { ...transcriptionBody(transcribed), usage: { cost } };

@@ -45,6 +45,8 @@ export function transcriptionCharge(input: {
   model: CatalogModel;
   seconds: number;
   requestId: string;
+  /** A request to a route (api-decisions 32): its code; `model` is then the target that served. */
+  route?: string;
 }): { cost: number; debit: DebitInput } {
   const { cost, exact } = priceCall(input.model.price, { input: input.seconds, output: 0 });
   return {
@@ -57,6 +59,7 @@ export function transcriptionCharge(input: {
         source: 'api',
         vendor: input.model.vendor,
         model: input.model.code,
+        ...(input.route ? { route: input.route } : {}),
         service: 'transcription',
         request_id: input.requestId,
         seconds: input.seconds,

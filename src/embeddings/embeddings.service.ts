@@ -6,12 +6,17 @@ import type { CatalogModel, ModelType } from '../catalog/catalog-types';
 import type { ErrorArea } from '../errors';
 import type { EmbeddingModel } from '../providers/provider';
 import { vendorErrorToApiError } from '../providers/provider-errors';
+import { callWithFailover, type FailoverDeps } from '../routing/failover-call';
 
 /** The slices of AppDeps this service uses (kept structural so it does not depend on how they are built). */
 export interface EmbeddingsDeps {
   ledger: Ledger;
-  catalog: { requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel | Promise<CatalogModel> };
+  catalog: FailoverDeps['catalog'] & {
+    requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel | Promise<CatalogModel>;
+  };
   providers: { embeddingModel(vendorCode: string): EmbeddingModel };
+  /** Failovers and the traffic per target of routes. */
+  metrics?: FailoverDeps['metrics'];
 }
 
 export interface EmbeddingResult {
@@ -37,33 +42,37 @@ export function createEmbeddingsService(deps: EmbeddingsDeps) {
       input: promptTokenBound({ items: [{ type: 'message', role: 'user', text: input.input }] }),
       output: 0,
     }).amount;
-    const result = await deps.ledger.withHold({ accountId, operationKey, amount: maxCost }, async () => {
-      let embedded: Awaited<ReturnType<EmbeddingModel['embed']>>;
+    // A route's hold is at its dearest target's price; the debit at the price of the one that served (api-decisions 32).
+    const { embedded, served } = await deps.ledger.withHold({ accountId, operationKey, amount: maxCost }, async () => {
+      let answered: { result: Awaited<ReturnType<EmbeddingModel['embed']>>; served: CatalogModel };
       try {
-        embedded = await deps.providers
-          .embeddingModel(model.vendor)
-          .embed({ model: model.upstreamId, input: input.input });
+        answered = await callWithFailover(model, deps, ({ target, maxRetries }) =>
+          deps.providers
+            .embeddingModel(target.vendor)
+            .embed({ model: target.upstreamId, input: input.input, maxRetries }),
+        );
       } catch (error) {
         throw vendorErrorToApiError(error, 'embedding');
       }
-      const promptTokens = embedded.usage.inputTokens;
+      const promptTokens = answered.result.usage.inputTokens;
       await deps.ledger.debit({
         accountId,
-        cost: priceCall(model.price, { input: promptTokens, output: 0 }).exact,
+        cost: priceCall(answered.served.price, { input: promptTokens, output: 0 }).exact,
         operationKey,
         metadata: {
           source: 'api',
-          vendor: model.vendor,
-          model: model.code,
+          vendor: answered.served.vendor,
+          model: answered.served.code,
+          ...(model.route ? { route: model.code } : {}),
           service: 'embeddings',
           request_id: requestId,
         },
         usage: { prompt_tokens: promptTokens, completion_tokens: 0, total_tokens: promptTokens },
       });
-      return embedded;
+      return { embedded: answered.result, served: answered.served };
     });
-    const promptTokens = result.usage.inputTokens;
-    return { embedding: result.embedding, model: model.code, promptTokens, requestId };
+    const promptTokens = embedded.usage.inputTokens;
+    return { embedding: embedded.embedding, model: served.code, promptTokens, requestId };
   }
 
   return { embed };

@@ -98,6 +98,8 @@ export interface EmbedRequest {
   model: string;
   input: string;
   signal?: AbortSignal;
+  /** Retries instead of the adapter's setting (a route's target with another after it: 0, api-decisions 32). */
+  maxRetries?: number;
 }
 
 export interface EmbeddingModel {
@@ -127,6 +129,8 @@ export interface TranscribeRequest {
   /** Sampling temperature, for vendors that sample (OpenAI's); models that do not sample have nothing to apply it to. */
   temperature?: number;
   signal?: AbortSignal;
+  /** Retries instead of the adapter's setting (a route's target with another after it: 0, api-decisions 32). */
+  maxRetries?: number;
 }
 
 export interface TranscriptionSegment {
@@ -167,6 +171,8 @@ export interface SpeechRequest {
   /** How fast, 1 the model's normal speed; absent: 1. A model that cannot honour it refuses (bad_request). */
   speed?: number;
   signal?: AbortSignal;
+  /** Retries instead of the adapter's setting (a route's target with another after it: 0, api-decisions 32). */
+  maxRetries?: number;
 }
 
 export interface SpeechResult {

@@ -38,7 +38,7 @@ export function createAiSdkSpeechModel(config: {
           message: `${options.vendor} speech has no speed setting; send speed 1 or none.`,
         });
       }
-      const audio = await callVendor(options, request.signal, async (abortSignal) => {
+      const audio = await callVendor(options, request, async (abortSignal) => {
         const result = await config.model(request.model, request.voice).doGenerate({
           text: request.text,
           voice: config.voiceParameter === false ? undefined : request.voice,
@@ -83,7 +83,7 @@ export function createAiSdkTranscriptionModel(config: {
       const pieces: Buffer[] = [];
       for await (const piece of request.audio.read()) pieces.push(Buffer.from(piece));
       const audio = new Uint8Array(Buffer.concat(pieces));
-      return callVendor(options, request.signal, async (abortSignal) => {
+      return callVendor(options, request, async (abortSignal) => {
         const result = await config.model(request.model).doGenerate({
           audio,
           mediaType: request.audio.mediaType,

@@ -15,7 +15,7 @@ export function createAiSdkEmbeddingModel(config: {
   const { options } = config;
   return {
     embed(request: EmbedRequest) {
-      return callVendor(options, request.signal, async (abortSignal) => {
+      return callVendor(options, request, async (abortSignal) => {
         const result = await config.model(request.model).doEmbed({ values: [request.input], abortSignal });
         const embedding = result.embeddings[0];
         if (embedding === undefined) {

@@ -11,10 +11,11 @@ import { withRetries } from './retry';
  */
 export async function callVendor<T>(
   options: VendorAdapterOptions,
-  signal: AbortSignal | undefined,
+  /** The request's signal, and its own retries (a route's target with another after it: 0) instead of the adapter's. */
+  request: { signal?: AbortSignal; maxRetries?: number },
   attempt: (abortSignal: AbortSignal) => Promise<T>,
 ): Promise<T> {
-  const scope = openCallScope(signal, options.timeoutMs);
+  const scope = openCallScope(request.signal, options.timeoutMs);
   const classify = (error: unknown) =>
     classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
   try {
@@ -24,7 +25,7 @@ export async function callVendor<T>(
         scope.complete();
         return result;
       },
-      { maxRetries: options.maxRetries, scope, classify },
+      { maxRetries: request.maxRetries ?? options.maxRetries, scope, classify },
     );
   } catch (error) {
     throw classify(error);
