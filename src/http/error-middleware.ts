@@ -45,11 +45,10 @@ export function errorMiddleware(logger: Logger) {
           'request failed',
         );
       }
-      // The OpenAI-compatible surface answers with OpenAI's status and error body; the rest in the spec's envelope.
-      const openAI = ctx.path.startsWith('/openai/');
-      ctx.status = openAI ? openAIStatusOf(apiError) : apiError.status;
+      const reply = errorReply(apiError, ctx.path);
+      ctx.status = reply.status;
       if (apiError.headers) ctx.set(apiError.headers);
-      ctx.body = openAI ? openAIErrorBody(apiError) : { error: { code: apiError.code, message: apiError.message } };
+      ctx.body = reply.body;
     }
   };
 }
@@ -83,6 +82,16 @@ export function toApiError(error: unknown): ApiError {
     );
   }
   return new ApiError(500, 'request.execution_failed', 'The request failed unexpectedly.');
+}
+
+/**
+ * An error's status and body for a request to `path`: the OpenAI-compatible surface answers with OpenAI's status and
+ * error body, the rest with the spec's envelope `{error: {code, message}}`. The one place both are chosen: the
+ * middleware above, and the HTTP server's own answers (src/http/server.ts: a body arriving too slowly, malformed HTTP).
+ */
+export function errorReply(apiError: ApiError, path: string): { status: number; body: object } {
+  if (path.startsWith('/openai/')) return { status: openAIStatusOf(apiError), body: openAIErrorBody(apiError) };
+  return { status: apiError.status, body: { error: { code: apiError.code, message: apiError.message } } };
 }
 
 /** OpenAI's error body (also the `error` frame of a chat stream that fails midway). */

@@ -2,7 +2,9 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type Koa from 'koa';
 import type { Config } from '../config';
+import { ApiError } from '../errors';
 import type { Metrics } from '../metrics/metrics';
+import { errorReply } from './error-middleware';
 
 export type ConnectionLimits = Pick<
   Config['http'],
@@ -129,13 +131,14 @@ export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Serve
     metrics?.connectionsClosed.inc({ reason: 'slow_body' });
     const response = tracked.response;
     if (response && !response.headersSent && socket.writable) {
-      const body = JSON.stringify({
-        error: {
-          code: 'request.timeout',
-          message: `The request body arrived too slowly (under ${limits.bodyMinBytesPerSecond} bytes per second); the connection is closed.`,
-        },
-      });
-      response.writeHead(408, {
+      const slow = new ApiError(
+        408,
+        'request.timeout',
+        `The request body arrived too slowly (under ${limits.bodyMinBytesPerSecond} bytes per second); the connection is closed.`,
+      );
+      const reply = errorReply(slow, tracked.request?.url ?? '');
+      const body = JSON.stringify(reply.body);
+      response.writeHead(reply.status, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
         connection: 'close',
@@ -205,13 +208,9 @@ export function createHttpServer(app: Koa, limits: ConnectionLimits): http.Serve
 /** A request whose body is still arriving (a GET is 'receiving' only until the next sweep sees it complete). */
 const receivingBody = (tracked: Tracked) => tracked.phase === 'receiving' && tracked.request?.complete === false;
 
-const CLIENT_ERRORS: Record<string, { status: number; code: string; message: string }> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431,
-    code: 'request.headers_too_large',
-    message: 'The request headers are too large.',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request.timeout', message: 'The request did not arrive in time.' },
+const CLIENT_ERRORS: Record<string, () => ApiError> = {
+  HPE_HEADER_OVERFLOW: () => new ApiError(431, 'request.headers_too_large', 'The request headers are too large.'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => new ApiError(408, 'request.timeout', 'The request did not arrive in time.'),
 };
 
 function answerClientError(error: NodeJS.ErrnoException, socket: Socket) {
@@ -220,14 +219,14 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Socket) {
     socket.destroy();
     return;
   }
-  const known = CLIENT_ERRORS[error.code ?? ''] ?? {
-    status: 400,
-    code: 'request.invalid_request',
-    message: 'The request is not valid HTTP.',
-  };
-  const body = JSON.stringify({ error: { code: known.code, message: known.message } });
+  const known =
+    CLIENT_ERRORS[error.code ?? '']?.() ??
+    new ApiError(400, 'request.invalid_request', 'The request is not valid HTTP.');
+  // The request was not parsed, so its path (and surface) is unknown: the spec's envelope.
+  const reply = errorReply(known, '');
+  const body = JSON.stringify(reply.body);
   socket.end(
-    `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
 }

@@ -112,6 +112,29 @@ describe('http: hostile clients cannot hold connections', () => {
     expect(fine.status).toBe(200);
   });
 
+  it("answers a trickling body on /openai/v1 with OpenAI's error body, as every error there", async () => {
+    const client = await connect();
+    client.socket.write(
+      head('POST', '/openai/v1/chat/completions', {
+        authorization: `Bearer ${suite.key}`,
+        'content-type': 'application/json',
+        'content-length': 9_000_000,
+      }) + '{"messages":[',
+    );
+    trickle(client);
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408 /);
+    const body = JSON.parse(client.received().slice(client.received().indexOf('\r\n\r\n') + 4));
+    expect(body).toEqual({
+      error: {
+        message: expect.stringContaining('too slowly'),
+        type: 'invalid_request_error',
+        param: null,
+        code: 'request.timeout',
+      },
+    });
+  });
+
   it('keeps /healthz and the API answering while tricklers fill the connection cap', async () => {
     const tricklers = await Promise.all(Array.from({ length: 60 }, () => connect()));
     for (const client of tricklers) {
