@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { itOnEmbeddedEngine, postgresUrl, TestApp } from '../support/harness';
-import { pollUntil } from '../responses/helpers';
+import { pollUntil, storedRequest } from '../responses/helpers';
 import { holdPlacement } from '../../src/billing/ledger';
 import { createdEvent } from '../../src/responses/response-events';
 import { insertQueuedResponses, type QueuedInsert } from '../../src/responses/responses.repository';
@@ -111,21 +111,7 @@ describe('billing holds', () => {
         assistant_id: null,
         conversation_id: null,
         previous_response_id: null,
-        request: {
-          input: [],
-          instructions: null,
-          temperature: null,
-          top_p: null,
-          reasoning_effort: null,
-          verbosity: null,
-          parallel_tool_calls: true,
-          message_limit: null,
-          truncation: 'disabled',
-          tools: [],
-          tool_choice: null,
-          max_output_tokens: null,
-          stream: false,
-        },
+        request: storedRequest('', { input: [] }),
         metadata: {},
       },
       initialEvents: [createdEvent(id)],

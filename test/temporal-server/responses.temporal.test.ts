@@ -8,6 +8,7 @@ import { newId } from '../../src/ids';
 import { TestApp } from '../support/harness';
 import { connectClient, describeOnTemporal } from './temporal-client';
 import { startMcpTestServer } from '../mcp/mcp-test-server';
+import { storedRequest } from '../responses/helpers';
 
 /**
  * Responses as an operator sees them on a real Temporal server (`npm run test:temporal`, TEST_TEMPORAL_ADDRESS):
@@ -271,21 +272,7 @@ describeOnTemporal('Responses on a real Temporal server', () => {
   it('the outbox sweeper starts a workflow for a committed job that was never launched', async () => {
     // What a crash between commit and launch leaves: a queued Response and an unlaunched jobs row.
     const id = newId('resp');
-    const request = {
-      input: [{ type: 'message', role: 'user', content: 'swept up' }],
-      instructions: null,
-      temperature: null,
-      top_p: null,
-      reasoning_effort: null,
-      verbosity: null,
-      parallel_tool_calls: true,
-      message_limit: null,
-      truncation: 'disabled',
-      tools: [],
-      tool_choice: null,
-      max_output_tokens: null,
-      stream: false,
-    };
+    const request = storedRequest('swept up');
     await app.db
       .insertInto('responses')
       .values({
