@@ -16,6 +16,7 @@ import type { StreamEvent } from '../src/events/stream-event';
 import type { Logger } from '../src/logger';
 import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
 import { vendorFailureOf } from '../src/providers/provider-errors';
+import { circuitsOf } from '../src/routing/circuits';
 import { countFailover, countServed, failoverReason } from '../src/routing/failover';
 import { planRoute, type RouteCatalog } from '../src/routing/route-plan';
 import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
@@ -217,6 +218,12 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     if (!model) return failed('model.not_found', `Model ${target?.model ?? row.model} is no longer in the catalog.`);
     const served = target ? { model: model.code } : {};
     let produced = false;
+    const circuits = circuitsOf(deps.providers);
+    if (target?.next && circuits.isOpen(model.vendor)) {
+      // The vendor failed its last calls: skipped at once, without waiting for its timeout (routing/circuits.ts).
+      countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason: 'circuit_open' });
+      return { kind: 'failover', model: model.code, reason: 'circuit_open' };
+    }
     const request = row.request;
     // A synchronous Response without `stream` has no live reader: nobody has its id before the final reply. Its
     // events are still stored (a later GET ?stream=true replays them), but its vendor call need not stream and
@@ -277,7 +284,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         produced = true;
         assembler.accept(part, request.parallel_tool_calls);
       }
-      if (target) countServed(deps.metrics, row.model, model.code);
+      if (target) {
+        circuits.success(model.vendor);
+        countServed(deps.metrics, row.model, model.code);
+      }
       if (context.signal.aborted) throw abortError();
       const finish = assembler.finish();
       const mcpCalls = assembler.mcpCalls;
@@ -330,6 +340,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         };
       }
       if (context.signal.aborted) throw abortError();
+      if (target && failoverReason(error)) circuits.failure(model.vendor);
       const reason = target?.next && !produced ? failoverReason(error) : undefined;
       if (target?.next && reason) {
         logger.warn(

@@ -1,10 +1,13 @@
 import type { CatalogModel } from '../catalog/catalog-types';
 import type { Metrics } from '../metrics/metrics';
+import { circuitsOf } from './circuits';
 import { countFailover, countServed, failoverReason } from './failover';
 import { planRoute, type RouteCatalog } from './route-plan';
 
 export interface FailoverDeps {
   catalog: RouteCatalog;
+  /** The process's provider registry: the key of its vendors' circuits (circuits.ts). */
+  providers: object;
   metrics?: Pick<Metrics, 'routeFailovers' | 'routeServed'>;
 }
 
@@ -31,15 +34,22 @@ export async function callWithFailover<T>(
   if (!model.route) return { result: await attempt({ target: model }), served: model };
   const route = model.code;
   const targets = planTargets(model, deps, draw());
+  const circuits = circuitsOf(deps.providers);
   for (let index = 0; ; index += 1) {
     const target = targets[index];
     const next = targets[index + 1];
+    if (next && circuits.isOpen(target.vendor)) {
+      countFailover(deps.metrics, { route, from: target.code, to: next.code, reason: 'circuit_open' });
+      continue;
+    }
     try {
       const result = await attempt(next ? { target, maxRetries: 0 } : { target });
+      circuits.success(target.vendor);
       countServed(deps.metrics, route, target.code);
       return { result, served: target };
     } catch (error) {
       const reason = failoverReason(error);
+      if (reason) circuits.failure(target.vendor);
       if (!next || !reason) throw error;
       countFailover(deps.metrics, { route, from: target.code, to: next.code, reason });
     }

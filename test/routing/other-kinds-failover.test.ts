@@ -1,5 +1,6 @@
 import { startFakeGemini, startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { postTranscription, toneWav } from '../audio/audio-fixtures';
+import { circuitsOf } from '../../src/routing/circuits';
 import { TestApp } from '../support/harness';
 import { catalogWithRoutes } from './route-catalog';
 
@@ -41,6 +42,8 @@ describe('routes of embedding, speech and transcription models', () => {
   beforeEach(() => {
     openai.reset();
     gemini.reset();
+    // Each test starts with closed circuits (circuit.test.ts).
+    for (const vendor of ['openai', 'google']) circuitsOf(app.runtime.deps.providers).success(vendor);
   });
 
   const lastDebit = (service: string) =>

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { startFakeAnthropic, startFakeOpenAI, type FakeVendorServer } from '../fakes';
+import { circuitsOf } from '../../src/routing/circuits';
 import { TestApp } from '../support/harness';
 
 /** The project's catalog plus `routes`, as a file for CATALOG_PATH; its text for parseCatalog. */
@@ -56,6 +57,9 @@ export function useRouteSuite(env: Record<string, string> = {}): RouteSuite {
   beforeEach(() => {
     suite.openai.reset();
     suite.anthropic.reset();
+    // Each test starts with closed circuits: the failures of the tests before would open them (circuit.test.ts).
+    const circuits = circuitsOf(suite.app.runtime.deps.providers);
+    for (const vendor of ['openai', 'anthropic']) circuits.success(vendor);
   });
   return suite;
 }
