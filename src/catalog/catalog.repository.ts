@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
-import type { CatalogModel, CatalogVendor } from './catalog-types';
+import type { CatalogModel, CatalogRoute, CatalogVendor } from './catalog-types';
 import { audioToWire } from './catalog.wire';
-import type { CatalogModelRow, CatalogPriceRow, CatalogVendorRow } from './catalog.table';
+import type { CatalogModelRow, CatalogPriceRow, CatalogRouteRow, CatalogVendorRow } from './catalog.table';
 
 /** Any stable number: serialises catalog syncs of processes starting together (api + workers). */
 const SYNC_LOCK = 7_310_251_122;
@@ -14,7 +14,7 @@ const SYNC_LOCK = 7_310_251_122;
  */
 export async function syncCatalog(
   db: Db,
-  catalog: { vendors: CatalogVendor[]; models: CatalogModel[] },
+  catalog: { vendors: CatalogVendor[]; models: CatalogModel[]; routes?: CatalogRoute[] },
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${SYNC_LOCK})`.execute(trx);
@@ -96,6 +96,24 @@ export async function syncCatalog(
         )
         .execute();
     }
+    // Routes reference nothing by key (a target may be a route): replaced whole, in file order.
+    await trx.deleteFrom('catalog_routes').execute();
+    const routes = catalog.routes ?? [];
+    if (routes.length > 0) {
+      await trx
+        .insertInto('catalog_routes')
+        .values(
+          routes.map((route, position) => ({
+            code: route.code,
+            name: route.name,
+            type: route.type,
+            strategy: route.strategy,
+            targets: JSON.stringify(route.targets),
+            position,
+          })),
+        )
+        .execute();
+    }
     if (priced.length > 0) {
       await trx
         .insertInto('catalog_prices')
@@ -114,13 +132,17 @@ export async function syncCatalog(
 }
 
 /** The mirrored rows, in file order (operators' inspection and tests). */
-export async function readCatalogTables(
-  db: Db,
-): Promise<{ vendors: CatalogVendorRow[]; models: CatalogModelRow[]; prices: CatalogPriceRow[] }> {
-  const [vendors, models, prices] = await Promise.all([
+export async function readCatalogTables(db: Db): Promise<{
+  vendors: CatalogVendorRow[];
+  models: CatalogModelRow[];
+  prices: CatalogPriceRow[];
+  routes: CatalogRouteRow[];
+}> {
+  const [vendors, models, prices, routes] = await Promise.all([
     db.selectFrom('catalog_vendors').selectAll().orderBy('position').execute(),
     db.selectFrom('catalog_models').selectAll().orderBy('position').execute(),
     db.selectFrom('catalog_prices').selectAll().orderBy('model_code').execute(),
+    db.selectFrom('catalog_routes').selectAll().orderBy('position').execute(),
   ]);
-  return { vendors, models, prices };
+  return { vendors, models, prices, routes };
 }

@@ -38,6 +38,17 @@ export interface CatalogPricesTable {
   output: number;
 }
 
+/** A route of the catalog (api-decisions 32): its targets, models or routes, in order. */
+export interface CatalogRoutesTable {
+  code: string;
+  name: string;
+  type: ModelType;
+  strategy: 'fallback' | 'weighted';
+  targets: Json<{ model: string; weight?: number }[]>;
+  position: number;
+}
+
 export type CatalogVendorRow = Selectable<CatalogVendorsTable>;
+export type CatalogRouteRow = Selectable<CatalogRoutesTable>;
 export type CatalogModelRow = Selectable<CatalogModelsTable>;
 export type CatalogPriceRow = Selectable<CatalogPricesTable>;

@@ -2,7 +2,12 @@ import type { AccountsTable, ApiKeysTable, RequestWindowsTable } from '../accoun
 import type { AssistantsTable } from '../assistants/assistants.table';
 import type { TranscriptionChunksTable, TranscriptionsTable } from '../audio/transcriptions.table';
 import type { LedgerHoldsTable, LedgerTransactionsTable } from '../billing/ledger.table';
-import type { CatalogModelsTable, CatalogPricesTable, CatalogVendorsTable } from '../catalog/catalog.table';
+import type {
+  CatalogModelsTable,
+  CatalogPricesTable,
+  CatalogRoutesTable,
+  CatalogVendorsTable,
+} from '../catalog/catalog.table';
 import type { ConversationItemsTable, ConversationsTable } from '../conversations/conversations.table';
 import type { JobStepsTable, JobsTable } from '../engine/jobs.table';
 import type { StreamEventsTable } from '../events/events.table';
@@ -26,6 +31,7 @@ export interface Database {
   catalog_vendors: CatalogVendorsTable;
   catalog_models: CatalogModelsTable;
   catalog_prices: CatalogPricesTable;
+  catalog_routes: CatalogRoutesTable;
   responses: ResponsesTable;
   runs: RunsTable;
   stream_events: StreamEventsTable;

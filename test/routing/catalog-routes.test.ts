@@ -1,5 +1,6 @@
 import { CatalogError, parseCatalog } from '../../src/catalog/catalog.loader';
 import { catalogFromDefinition } from '../../src/catalog/catalog.service';
+import { readCatalogTables } from '../../src/catalog/catalog.repository';
 import { planRoute } from '../../src/routing/route-plan';
 import { TestApp } from '../support/harness';
 import { catalogWithRoutes } from './route-catalog';
@@ -123,6 +124,28 @@ describe('routes in the catalog', () => {
       expect(openai.body).toMatchObject({ id: 'smart', object: 'model' });
       // A route has no price of its own: it is billed at its serving target's.
       expect((await app.request('GET', '/v2/models/prices', { key })).body.smart).toBeUndefined();
+    });
+
+    it('mirrors the routes into the catalog tables', async () => {
+      const { routes } = await readCatalogTables(app.db);
+      expect(routes).toEqual([
+        {
+          code: 'smart',
+          name: 'smart',
+          type: 'llm',
+          strategy: 'fallback',
+          targets: [{ model: 'gpt-5-mini' }, { model: 'claude-haiku-4-5' }, { model: 'dev-echo' }],
+          position: 0,
+        },
+        {
+          code: 'inner',
+          name: 'inner',
+          type: 'llm',
+          strategy: 'fallback',
+          targets: [{ model: 'smart' }, { model: 'gpt-5' }],
+          position: 1,
+        },
+      ]);
     });
   });
 });
