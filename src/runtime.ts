@@ -64,6 +64,8 @@ export interface Runtime {
   operationsApp: Koa;
   /** Where a generated admin token was written, when it was generated on this start. */
   adminTokenFile?: string;
+  /** This process's name as the owner of its job leases (embedded engine), its liveness lock and its billing holds. */
+  owner: string;
   /** Starts processing jobs (embedded engine) or the launch sweeper (Temporal). */
   startEngine(): Promise<void>;
   /**
@@ -229,6 +231,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       app,
       operationsApp: createOperationsApp(deps),
       adminTokenFile,
+      owner,
       async startEngine() {
         await engine.start();
         // Webhooks claimed and never attempted (their process ended, or was drained, while they waited to be sent).

@@ -1,60 +1,25 @@
 import Router from '@koa/router';
-import { z } from 'zod';
-import { accountToWire, keyToWire, type AccountsService } from '../accounts/accounts.service';
-import { MAX_KEY_LIFETIME_SECONDS } from '../accounts/api-keys';
+import type { AccountsService } from '../accounts/accounts.service';
+import { accountToWire, keyToWire } from '../accounts/accounts.wire';
 import { toListEnvelope } from '../http/lists';
 import { toUnixSeconds } from '../time';
 import type { Ledger } from '../billing/ledger';
-import { transactionToWire } from '../billing/ledger';
+import { transactionToWire } from '../billing/ledger.wire';
 import { requireAdminToken } from '../http/auth';
-import { parseInput, queryInteger } from '../http/validation';
+import { parseInput } from '../http/validation';
 import type { Db } from '../db/database';
 import { invalidRequest } from '../errors';
 import { usageQuerySchema } from '../organization/organization.schema';
 import { createOrganizationService } from '../organization/organization.service';
 import { usageToWire } from '../organization/organization.wire';
-
-/** Text Postgres cannot store (U+0000) is refused by the body reader (http/json-limits.ts), as for every route. */
-const storedName = z.string().trim().min(1).max(256);
-
-export const createAccountSchema = z.strictObject({
-  name: storedName,
-  balance: z.number().int().min(0).max(1e12).optional(),
-  mcp_enabled: z.boolean().optional(),
-});
-/** A limit: a positive whole number, or null for the configured default. */
-const limit = (max: number) => z.number().int().positive().max(max).nullable().optional();
-export const updateAccountSchema = z.strictObject({
-  name: storedName.optional(),
-  mcp_enabled: z.boolean().optional(),
-  limits: z
-    .strictObject({
-      requests_per_minute: limit(10_000_000),
-      tokens_per_minute: limit(2_000_000_000),
-      concurrent_jobs: limit(1_000_000),
-    })
-    .optional(),
-});
-export const listAccountsQuery = z.strictObject({
-  name: z.string().trim().min(1).max(256).optional(),
-  limit: queryInteger(1, 100).optional(),
-  after: z.string().min(1).max(128).optional(),
-});
-export const creditSchema = z.strictObject({
-  amount: z.number().int().positive().max(1e12),
-  note: z.string().max(512).optional(),
-});
-/** An operator's debit or refund: whole kopecks, why, and a key that makes a repeat of it a no-op. */
-export const adjustmentSchema = z.strictObject({
-  type: z.enum(['debit', 'refund']),
-  amount: z.number().int().positive().max(1e12),
-  reason: z.string().trim().min(1).max(512),
-  idempotency_key: z.string().min(1).max(255),
-});
-export const createKeySchema = z.strictObject({
-  name: storedName.optional(),
-  expires_in: z.number().int().positive().max(MAX_KEY_LIFETIME_SECONDS).optional(),
-});
+import {
+  adjustmentSchema,
+  createAccountSchema,
+  createKeySchema,
+  creditSchema,
+  listAccountsQuery,
+  updateAccountSchema,
+} from './admin.schema';
 
 /** The operators' "personal account area": accounts, credits and keys, behind the admin token. */
 export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; adminToken: string; db: Db }): Router {

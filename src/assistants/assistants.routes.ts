@@ -3,7 +3,7 @@ import { invalidRequest, notFound } from '../errors';
 import { parseInput } from '../http/validation';
 import type { Catalog } from '../catalog/catalog.service';
 import type { Db } from '../db/database';
-import { assistantToListEntry, assistantToWire } from './assistants.repository';
+import { assistantToListEntry, assistantToWire } from './assistants.wire';
 import { MAX_ASSISTANT_ID, assistantBodySchema, listAssistantsQuerySchema } from './assistants.schema';
 import { createAssistantsService } from './assistants.service';
 

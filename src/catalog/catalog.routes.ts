@@ -1,23 +1,9 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import { parseInput } from '../http/validation';
 import type { CatalogModel } from './catalog-types';
-import { modelTypeSchema } from './catalog.schema';
+import { modelFilterSchema, vendorFilterSchema } from './catalog.schema';
 import type { Catalog } from './catalog.service';
 import { modelToWire, priceToWire, vendorToWire, type ModelWire } from './catalog.wire';
-
-const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of ${types.join(', ')}` });
-export const modelFilterSchema = z.object({
-  type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional(),
-});
-/** api-decisions 1: the vendor listing does not support type=ttv (and its error does not offer it). */
-const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
-export const vendorFilterSchema = z.object({
-  type: z
-    .enum(modelTypeSchema.options, typeFilter(vendorTypes))
-    .refine((type) => type !== 'ttv', 'the vendor listing does not support type ttv')
-    .optional(),
-});
 
 /** GET /v2/models, /v2/models/prices, /v2/models/{code}, /v2/vendors, /v2/vendors/{code}, /v2/vendors/{code}/models. */
 export interface CatalogRoutesDeps {

@@ -180,3 +180,17 @@ export type CatalogFile = z.output<typeof catalogFileSchema>;
 export type CatalogFileVendor = CatalogFile['vendors'][number];
 export type CatalogFileModel = CatalogFile['models'][number];
 export type CatalogFileRoute = CatalogFile['routes'][number];
+
+/** The models and vendors listings' `type` filter (src/catalog/catalog.routes.ts). */
+const typeFilter = (types: readonly string[]) => ({ error: () => `must be one of ${types.join(', ')}` });
+export const modelFilterSchema = z.object({
+  type: z.enum(modelTypeSchema.options, typeFilter(modelTypeSchema.options)).optional(),
+});
+/** api-decisions 1: the vendor listing does not support type=ttv (and its error does not offer it). */
+const vendorTypes = modelTypeSchema.options.filter((type) => type !== 'ttv');
+export const vendorFilterSchema = z.object({
+  type: z
+    .enum(modelTypeSchema.options, typeFilter(vendorTypes))
+    .refine((type) => type !== 'ttv', 'the vendor listing does not support type ttv')
+    .optional(),
+});

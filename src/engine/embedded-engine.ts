@@ -316,7 +316,6 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   return {
     name: 'embedded',
-    workerId: owner,
     async launch() {
       backlog = true;
       void pump();

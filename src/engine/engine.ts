@@ -23,8 +23,6 @@ export interface JobReservation {
  */
 export interface Engine {
   readonly name: 'embedded' | 'temporal';
-  /** Embedded: the lease owner this process writes into `jobs.lease_owner`. */
-  readonly workerId?: string;
   launch(job: JobRef): Promise<void>;
   /** A slot for a job this process will run itself at once, when the engine runs jobs in-process and has one free. */
   reserve?(): JobReservation | undefined;

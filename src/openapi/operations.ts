@@ -6,10 +6,10 @@ import {
   creditSchema,
   listAccountsQuery,
   updateAccountSchema,
-} from '../admin/admin.routes';
+} from '../admin/admin.schema';
 import { assistantBodySchema, listAssistantsQuerySchema } from '../assistants/assistants.schema';
 import { speechBodySchema, transcriptionFieldsSchema } from '../audio/audio.schema';
-import { modelFilterSchema, vendorFilterSchema } from '../catalog/catalog.routes';
+import { modelFilterSchema, vendorFilterSchema } from '../catalog/catalog.schema';
 import { legacyChatBodySchema, v1ChatBodySchema } from '../chat/chat.schema';
 import {
   addItemsSchema,

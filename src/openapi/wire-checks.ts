@@ -1,7 +1,7 @@
 import type { z } from 'zod';
-import type { accountToWire, keyToWire } from '../accounts/accounts.service';
-import type { assistantToWire } from '../assistants/assistants.repository';
-import type { transactionToWire } from '../billing/ledger';
+import type { accountToWire, keyToWire } from '../accounts/accounts.wire';
+import type { assistantToWire } from '../assistants/assistants.wire';
+import type { transactionToWire } from '../billing/ledger.wire';
 import type { ModelWire, VendorWire } from '../catalog/catalog.wire';
 import type { legacyCompletionToWire } from '../chat/chat.routes';
 import type { conversationToWire, itemToWire } from '../conversations/conversations.repository';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { AccountsService } from '../accounts/accounts.service';
-import { transactionToWire } from '../billing/ledger';
+import { transactionToWire } from '../billing/ledger.wire';
 import { toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import type { Db } from '../db/database';

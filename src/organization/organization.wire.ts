@@ -1,4 +1,4 @@
-import { keyToWire } from '../accounts/accounts.service';
+import { keyToWire } from '../accounts/accounts.wire';
 import type { ApiKeyRow } from '../accounts/accounts.table';
 import { toUnixSeconds } from '../time';
 import type { ResponseSummaryRow, RunSummaryRow, WebhookOutcomeRow } from './activity.repository';

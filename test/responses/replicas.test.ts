@@ -20,7 +20,7 @@ async function otherReplica(apps: TestApp[], id: string): Promise<TestApp> {
       .select('lease_owner')
       .where('id', '=', id)
       .executeTakeFirstOrThrow();
-    if (job.lease_owner) return apps.find((app) => app.runtime.deps.engine.workerId !== job.lease_owner)!;
+    if (job.lease_owner) return apps.find((app) => app.runtime.owner !== job.lease_owner)!;
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
