@@ -1,7 +1,10 @@
 import type { Availability, CatalogVendor } from './catalog-types';
 
 export interface VendorConnection extends Availability {
+  /** The first of `apiKeys`. */
   apiKey?: string;
+  /** The keys of the setting, a comma-separated list (several keys per vendor, api-decisions 32). */
+  apiKeys?: string[];
   baseURL?: string;
 }
 
@@ -16,10 +19,14 @@ export function resolveVendorConnection(
   settings: Readonly<Record<string, string>>,
 ): VendorConnection {
   if (vendor.adapter === 'dev') return { available: true };
-  const apiKey = vendor.apiKeyEnv ? settings[vendor.apiKeyEnv] || undefined : undefined;
+  const apiKeys = (vendor.apiKeyEnv ? (settings[vendor.apiKeyEnv] ?? '') : '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key.length > 0);
+  const apiKey = apiKeys[0];
   const baseURL = (vendor.baseUrlEnv ? settings[vendor.baseUrlEnv] || undefined : undefined) ?? vendor.defaultBaseUrl;
   if (vendor.requiresKey && !apiKey) return { available: false, missing: vendor.apiKeyEnv };
   const needsBaseUrl = !vendor.requiresKey || vendor.adapter === 'openai-compatible';
   if (needsBaseUrl && !baseURL) return { available: false, missing: vendor.baseUrlEnv };
-  return { available: true, apiKey, baseURL };
+  return { available: true, apiKey, ...(apiKeys.length > 1 ? { apiKeys } : {}), baseURL };
 }

@@ -107,6 +107,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['vendor', 'kind', 'error'] as const,
       registers,
     }),
+    vendorKeyCalls: new Counter({
+      name: 'switchyard_vendor_keyed_calls_total',
+      help: 'Calls of a vendor with several keys, by vendor, key (its position in the setting, #1, #2, ...) and outcome',
+      labelNames: ['vendor', 'key', 'outcome'] as const,
+      registers,
+    }),
     routeFailovers: new Counter({
       name: 'switchyard_route_failovers_total',
       help: 'Requests to a route moved from a failed target to the next, by route, reason (the failure kind) and the two models',
@@ -199,6 +205,7 @@ export function vendorCallObserver(metrics: Metrics, logger: Logger): VendorCall
       metrics.vendorTimeToFirstToken.observe({ vendor: call.vendor }, call.firstTokenSeconds);
     if (call.outcome !== 'ok' && call.outcome !== 'cancelled')
       metrics.vendorErrors.inc({ vendor: call.vendor, kind: call.kind, error: call.outcome });
+    if (call.key) metrics.vendorKeyCalls.inc({ vendor: call.vendor, key: call.key, outcome: call.outcome });
     if (logger.isLevelEnabled('debug')) {
       const ms = (seconds: number | undefined) => (seconds === undefined ? undefined : Math.round(seconds * 1e6) / 1e3);
       logger.debug(

@@ -11,6 +11,8 @@ export interface VendorCallRecord {
   seconds: number;
   /** Streamed language calls: time to the first text or tool call. */
   firstTokenSeconds?: number;
+  /** A vendor with several keys: which one made the call (`#1`, `#2`, ...; never the key itself). */
+  key?: string;
 }
 
 export type VendorCallObserver = (record: VendorCallRecord) => void;
@@ -19,7 +21,13 @@ export type VendorCallObserver = (record: VendorCallRecord) => void;
  * The provider with every call timed and reported to `observe` when it ends (a stream: when it is read to its
  * end, fails, or its reader stops). A decorator over the port, so the adapters know nothing of it.
  */
-export function observeProvider(provider: VendorProvider, vendor: string, observe: VendorCallObserver): VendorProvider {
+export function observeProvider(
+  provider: VendorProvider,
+  vendor: string,
+  observeCall: VendorCallObserver,
+  key?: string,
+): VendorProvider {
+  const observe: VendorCallObserver = key ? (record) => observeCall({ ...record, key }) : observeCall;
   const since = (started: bigint) => Number(process.hrtime.bigint() - started) / 1e9;
   const outcomeOf = (error: unknown) => (ProviderError.isInstance(error) ? error.kind : 'unexpected');
 

@@ -4,6 +4,7 @@ import { resolveVendorConnection } from '../catalog/vendor-connection';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import { createDevProvider } from './dev/dev-provider';
+import { pooledProvider } from './key-pool';
 import { observeProvider, type VendorCallObserver } from './observed-provider';
 import type {
   EmbeddingModel,
@@ -77,16 +78,22 @@ export function createProviderRegistry(options: ProviderRegistryOptions): Provid
         `Vendor "${vendor.code}" is not configured${connection.missing ? ` (set ${connection.missing})` : ''}.`,
       );
     }
-    const created = adapterFactories[vendor.adapter]({
-      vendor: vendor.code,
-      apiKey: connection.apiKey,
-      baseURL: connection.baseURL,
-      timeoutMs: settings.timeoutMs,
-      maxRetries: settings.maxRetries,
-      maxStreamBytes: settings.maxStreamBytes,
-      fetch: options.fetch,
-    });
-    const observed = options.observer ? observeProvider(created, vendor.code, options.observer) : created;
+    const adapterFor = (apiKey: string | undefined) =>
+      adapterFactories[vendor.adapter]({
+        vendor: vendor.code,
+        apiKey,
+        baseURL: connection.baseURL,
+        timeoutMs: settings.timeoutMs,
+        maxRetries: settings.maxRetries,
+        maxStreamBytes: settings.maxStreamBytes,
+        fetch: options.fetch,
+      });
+    const observe = (adapter: VendorProvider, key?: string) =>
+      options.observer ? observeProvider(adapter, vendor.code, options.observer, key) : adapter;
+    // Several keys: one adapter each, observed by the key's position (never the key), taken in turn (key-pool.ts).
+    const observed = connection.apiKeys
+      ? pooledProvider(connection.apiKeys.map((apiKey, index) => observe(adapterFor(apiKey), `#${index + 1}`)))
+      : observe(adapterFor(connection.apiKey));
     providers.set(vendorCode, observed);
     return observed;
   }
