@@ -5,7 +5,7 @@ import type { StreamEvent } from '../../src/events/stream-event';
 import { newId } from '../../src/ids';
 import type { FunctionToolSpec } from '../../src/responses/response-types';
 import { storedRequest } from '../responses/helpers';
-import type { GenerationOutcome } from '../../workflows/response.flow';
+import type { FinalOutcome, GenerationOutcome } from '../../workflows/response.flow';
 import { TestApp } from '../support/harness';
 import { startReceiver, type Receiver } from '../webhooks/receiver';
 import { quietLogger } from './workflow-bundle';
@@ -84,9 +84,12 @@ describe('response activities under MockActivityEnvironment', () => {
       .balance;
 
   /** startResponse + callProvider, each in its own environment, as a worker would run them. */
-  async function generate(id: string): Promise<GenerationOutcome> {
+  /** A Response of a model (not a route) generated: an outcome finalizeResponse takes (never a failover). */
+  async function generate(id: string): Promise<FinalOutcome> {
     expect(await environment().run(activities.startResponse, { responseId: id })).toEqual({ proceed: true });
-    return environment().run(activities.callProvider, { responseId: id });
+    const outcome: GenerationOutcome = await environment().run(activities.callProvider, { responseId: id });
+    if (outcome.kind === 'failover') throw new Error(`unexpected failover: ${JSON.stringify(outcome)}`);
+    return outcome;
   }
 
   describe('startResponse', () => {
