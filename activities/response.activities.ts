@@ -185,6 +185,16 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     }
   }
 
+  /** Whether a route's target continues an assistant reply it is given (LanguageModel.continuesReplies). */
+  function continuesReplies(code: string): boolean {
+    const model = deps.catalog.getModel(code);
+    try {
+      return model !== undefined && deps.providers.languageModel(model.vendor).continuesReplies === true;
+    } catch {
+      return false; // its vendor is not configured any more
+    }
+  }
+
   /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
   async function callProvider(
     { responseId, round, target }: ResponseJobInput & { round?: GenerationRound; target?: RouteTarget },
@@ -341,7 +351,9 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       }
       if (context.signal.aborted) throw abortError();
       if (target && failoverReason(error)) circuits.failure(model.vendor);
-      const reason = target?.next && !produced ? failoverReason(error) : undefined;
+      // After output began, only to a target that continues a reply: it goes on from the text already streamed, as
+      // a crash's re-run does (interrupted-turn.ts); otherwise the Response ends as a failed attempt would.
+      const reason = target?.next && (!produced || continuesReplies(target.next)) ? failoverReason(error) : undefined;
       if (target?.next && reason) {
         logger.warn(
           { responseId, route: row.model, model: model.code, err: error },

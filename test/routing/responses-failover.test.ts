@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { newId } from '../../src/ids';
 import type { FakeVendorServer } from '../fakes';
 import { itOnEmbeddedEngine, type TestApp } from '../support/harness';
-import { pollUntil, storedRequest } from '../responses/helpers';
+import { outputText, pollUntil, storedRequest, waitForFinal } from '../responses/helpers';
 import { useRouteSuite } from './route-catalog';
 
 /** Responses to a route: failover before the first token as recorded steps of the job, billed once at the server. */
@@ -61,6 +61,32 @@ describe('Responses to a route', () => {
     expect(reply.body).toMatchObject({ status: 'failed', model: 'gpt-5-mini' });
     expect(reply.body.error.code).toBe('response.invalid_request');
     expect(anthropic.requests).toHaveLength(0);
+  });
+
+  it('after output began, continues on a next target that continues replies, from the text already streamed', async () => {
+    openai.script({ text: 'one two three four', textChunks: ['one', ' two', ' three', ' four'], dropAfterDeltas: 2 });
+    anthropic.script({ text: ' three four', textChunks: [' three', ' four'] });
+    const created = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'pair', input: 'count to four', background: true },
+    });
+    const final = await waitForFinal(app, key, created.body.id);
+    expect(final).toMatchObject({ status: 'completed', model: 'claude-haiku-4-5' });
+    expect(outputText(final)).toBe('one two three four');
+    // Claude was given the reply so far to continue (its prefill).
+    expect(anthropic.requests[0].body.messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect(JSON.stringify(anthropic.requests[0].body.messages.at(-1))).toContain('one two');
+  });
+
+  it('after output began, ends as a failed attempt would when the next target cannot continue the reply', async () => {
+    anthropic.script({ text: 'one two three', textChunks: ['one', ' two', ' three'], dropAfterDeltas: 2 });
+    const created = await app.request('POST', '/v2/responses', {
+      key,
+      body: { model: 'reversed', input: 'count to three', background: true },
+    });
+    const final = await waitForFinal(app, key, created.body.id);
+    expect(final.status).toBe('failed');
+    expect(openai.requests).toHaveLength(0);
   });
 
   itOnEmbeddedEngine(

@@ -24,6 +24,9 @@ export const PAIR = {
   targets: [{ model: 'gpt-5-mini' }, { model: 'claude-haiku-4-5' }],
 };
 
+/** PAIR the other way round: Anthropic first, then OpenAI (which does not continue a reply it is given). */
+export const REVERSED = { ...PAIR, code: 'reversed', targets: [...PAIR.targets].reverse() };
+
 /** The suite of a describe block: OpenAI and Anthropic fakes, an app whose catalog has PAIR, an account. */
 export interface RouteSuite {
   app: TestApp;
@@ -40,7 +43,7 @@ export function useRouteSuite(env: Record<string, string> = {}): RouteSuite {
     [suite.openai, suite.anthropic] = await Promise.all([startFakeOpenAI(), startFakeAnthropic()]);
     suite.app = await TestApp.start({
       env: {
-        CATALOG_PATH: catalogWithRoutes([PAIR]).file,
+        CATALOG_PATH: catalogWithRoutes([PAIR, REVERSED]).file,
         OPENAI_API_KEY: 'sk-openai-test',
         OPENAI_BASE_URL: suite.openai.baseURL,
         ANTHROPIC_API_KEY: 'sk-ant-test',
