@@ -222,6 +222,13 @@ export const modelRecord = z
     default: z.boolean(),
     web_visible: z.boolean(),
     protocols: z.array(z.string()),
+    route: z
+      .object({
+        strategy: z.enum(['fallback', 'weighted']),
+        targets: z.array(z.object({ model: z.string(), weight: z.number().optional() })),
+      })
+      .optional()
+      .describe('A route (api-decisions 32): an alias served by these targets; its vendor is "switchyard"'),
   })
   .meta({ id: 'Model' });
 export const vendorRecord = z

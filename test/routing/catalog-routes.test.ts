@@ -1,6 +1,7 @@
 import { CatalogError, parseCatalog } from '../../src/catalog/catalog.loader';
 import { catalogFromDefinition } from '../../src/catalog/catalog.service';
 import { readCatalogTables } from '../../src/catalog/catalog.repository';
+import { modelRecord } from '../../src/openapi/reply-schemas';
 import { planRoute } from '../../src/routing/route-plan';
 import { TestApp } from '../support/harness';
 import { catalogWithRoutes } from './route-catalog';
@@ -112,6 +113,8 @@ describe('routes in the catalog', () => {
           targets: [{ model: 'gpt-5-mini' }, { model: 'claude-haiku-4-5' }, { model: 'dev-echo' }],
         },
       });
+      // The OpenAPI document describes it.
+      expect(modelRecord.strict().safeParse(all.body.smart).success).toBe(true);
       expect((await app.request('GET', '/v2/models/inner', { key })).body.route.targets).toEqual([
         { model: 'smart' },
         { model: 'gpt-5' },
