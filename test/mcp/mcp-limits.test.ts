@@ -1,49 +1,24 @@
 import { performance } from 'node:perf_hooks';
 import { createResponse } from '../responses/helpers';
 import { TestApp } from '../support/harness';
-import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
+import { useMcpSuite } from './mcp-suite';
 
 /**
  * What a hostile MCP server or caller cannot make the service do: read a listing past its byte budget (the reply is
  * cut while it is read), or send headers that frame or route the request (refused at creation).
  */
 describe('MCP budgets and caller headers', () => {
-  let app: TestApp;
-  let mcp: McpTestServer;
-  let key: string;
   const budget = 256 * 1024;
+  const suite = useMcpSuite({ MCP_TOOL_TIMEOUT_MS: '10000', MCP_MAX_RESPONSE_BYTES: String(budget) });
 
-  beforeAll(async () => {
-    mcp = await startMcpTestServer();
-    app = await TestApp.start({
-      env: {
-        OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
-        MCP_TOOL_TIMEOUT_MS: '10000',
-        MCP_MAX_RESPONSE_BYTES: String(budget),
-      },
-    });
-    ({ key } = await app.createAccount({ mcpEnabled: true, balance: 1_000_000 }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await mcp?.close();
-  });
-  beforeEach(() => mcp.reset());
-
-  const server = (overrides: Record<string, unknown> = {}) => ({
-    type: 'mcp',
-    server_label: 'calc',
-    server_url: `${mcp.url}/mcp`,
-    require_approval: 'never',
-    ...overrides,
-  });
+  const { server } = suite;
 
   it('a 128 MiB listing is cut at the reply budget: the listing fails with a clear error, the Response still answers', async () => {
     const started = performance.now();
-    const reply = await createResponse(app, key, {
+    const reply = await createResponse(suite.app, suite.key, {
       background: false,
       input: 'hi',
-      tools: [server({ server_url: `${mcp.url}/huge/mcp` })],
+      tools: [server({ server_url: `${suite.mcp.url}/huge/mcp` })],
     });
     const elapsedMs = performance.now() - started;
     expect(reply.status).toBe(200);
@@ -80,7 +55,7 @@ describe('MCP budgets and caller headers', () => {
   });
 
   it("a tool result past the reply budget is the call's error; the model is told and the Response goes on", async () => {
-    const reply = await createResponse(app, key, {
+    const reply = await createResponse(suite.app, suite.key, {
       background: false,
       input: '/call flood {"mb": 8}',
       tools: [server()],
@@ -113,26 +88,30 @@ describe('MCP budgets and caller headers', () => {
     ],
     ['too many bytes', { 'X-Big': 'v'.repeat(9000) }, /at most 8192 are allowed/],
   ])(
-    '400 mcp.invalid_request for headers with %s, nothing stored, the server never called',
+    '400 suite.mcp.invalid_request for headers with %s, nothing stored, the server never called',
     async (_case, headers, message) => {
-      const before = await app.db
+      const before = await suite.app.db
         .selectFrom('responses')
-        .select(app.db.fn.countAll<number>().as('n'))
+        .select(suite.app.db.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
-      const reply = await createResponse(app, key, { background: false, input: 'hi', tools: [server({ headers })] });
+      const reply = await createResponse(suite.app, suite.key, {
+        background: false,
+        input: 'hi',
+        tools: [server({ headers })],
+      });
       expect(reply.status).toBe(400);
       expect(reply.body).toEqual({ error: { code: 'mcp.invalid_request', message: expect.stringMatching(message) } });
-      const after = await app.db
+      const after = await suite.app.db
         .selectFrom('responses')
-        .select(app.db.fn.countAll<number>().as('n'))
+        .select(suite.app.db.fn.countAll<number>().as('n'))
         .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n));
-      expect(mcp.listings).toHaveLength(0);
+      expect(suite.mcp.listings).toHaveLength(0);
     },
   );
 
   it('ordinary application headers still reach the server', async () => {
-    const reply = await createResponse(app, key, {
+    const reply = await createResponse(suite.app, suite.key, {
       background: false,
       input: '/call whoami {}',
       tools: [server({ headers: { 'X-Tenant': 'acme' } })],

@@ -1,6 +1,4 @@
-import { createResponse } from '../responses/helpers';
-import { TestApp } from '../support/harness';
-import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
+import { useMcpSuite } from './mcp-suite';
 
 /**
  * Issue 34, MCP: two servers offering tools of the same name get them namespaced by `server_label`
@@ -9,37 +7,24 @@ import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
  * endpoint and its token-protected one (whose `whoami` answers the Authorization header it received).
  */
 describe('MCP: tool names across servers, and the authorization prefix', () => {
-  let app: TestApp;
-  let mcp: McpTestServer;
-  let key: string;
-
-  beforeAll(async () => {
-    mcp = await startMcpTestServer();
-    app = await TestApp.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', MCP_TOOL_TIMEOUT_MS: '5000' } });
-    ({ key } = await app.createAccount({ mcpEnabled: true, balance: 1_000_000 }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await mcp?.close();
-  });
-  beforeEach(() => mcp.reset());
+  const suite = useMcpSuite();
 
   const servers = (authorization: string) => [
-    { type: 'mcp', server_label: 'open', server_url: `${mcp.url}/mcp`, require_approval: 'never' },
+    { type: 'mcp', server_label: 'open', server_url: `${suite.mcp.url}/mcp`, require_approval: 'never' },
     {
       type: 'mcp',
       server_label: 'locked',
-      server_url: `${mcp.url}/secure/mcp`,
+      server_url: `${suite.mcp.url}/secure/mcp`,
       require_approval: 'never',
       authorization,
     },
   ];
-  const create = (body: Record<string, unknown>) => createResponse(app, key, { background: false, ...body });
+  const { create } = suite;
 
   it('a tool both servers offer is namespaced by server_label, and each call reaches the server it names', async () => {
     const reply = await create({
       input: '/call locked__whoami {} /then /call open__add {"a": 1, "b": 2}',
-      tools: servers(mcp.token),
+      tools: servers(suite.mcp.token),
     });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe('completed');
@@ -49,30 +34,30 @@ describe('MCP: tool names across servers, and the authorization prefix', () => {
       ['open', 'add', 'completed'],
     ]);
     // whoami ran on the token-protected server: it saw the token.
-    expect(JSON.parse(calls[0].output).authorization).toBe(`Bearer ${mcp.token}`);
+    expect(JSON.parse(calls[0].output).authorization).toBe(`Bearer ${suite.mcp.token}`);
     expect(calls[1].output).toBe('3');
     expect(reply.body.output.some((item: any) => item.type === 'function_call')).toBe(false);
   });
 
   it('a bare name both servers offer is not a client function call: the model is told which names to use', async () => {
-    const reply = await create({ input: '/call add {"a": 1, "b": 2}', tools: servers(mcp.token) });
+    const reply = await create({ input: '/call add {"a": 1, "b": 2}', tools: servers(suite.mcp.token) });
     expect(reply.status).toBe(200);
     expect(reply.body.status).toBe('completed');
     expect(reply.body.output.some((item: any) => item.type === 'function_call')).toBe(false);
     const [call] = reply.body.output.filter((item: any) => item.type === 'mcp_call');
     expect(call).toMatchObject({ name: 'add', status: 'failed', output: null });
     expect(call.error).toMatch(/offered by more than one MCP server \(open, locked\); call open__add or locked__add/);
-    expect(mcp.calls).toEqual([]);
+    expect(suite.mcp.calls).toEqual([]);
   });
 
   it('authorization with its Bearer prefix is sent once, as without it', async () => {
-    for (const authorization of [`Bearer ${mcp.token}`, mcp.token, `bearer ${mcp.token}`]) {
-      mcp.reset();
+    for (const authorization of [`Bearer ${suite.mcp.token}`, suite.mcp.token, `bearer ${suite.mcp.token}`]) {
+      suite.mcp.reset();
       const reply = await create({ input: '/call locked__whoami {}', tools: servers(authorization) });
       expect(reply.body.status).toBe('completed');
       const [call] = reply.body.output.filter((item: any) => item.type === 'mcp_call');
       expect(call.error).toBeNull();
-      expect(JSON.parse(call.output).authorization).toBe(`Bearer ${mcp.token}`);
+      expect(JSON.parse(call.output).authorization).toBe(`Bearer ${suite.mcp.token}`);
     }
   });
 });

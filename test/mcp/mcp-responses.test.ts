@@ -1,35 +1,15 @@
 import { createResponse, openCreateStream, waitForFinal } from '../responses/helpers';
-import { TestApp } from '../support/harness';
-import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
+import { useMcpSuite } from './mcp-suite';
 
 /**
  * Remote MCP tools in Responses, over real HTTP, against a real MCP server built with the official SDK on
  * loopback (test/mcp/mcp-test-server.ts). dev-echo's `/call NAME JSON` names an MCP tool; `/then` chains turns.
  */
 describe('Responses with remote MCP tools (dev-echo)', () => {
-  let app: TestApp;
-  let mcp: McpTestServer;
-  let key: string;
+  const suite = useMcpSuite();
 
-  beforeAll(async () => {
-    mcp = await startMcpTestServer();
-    app = await TestApp.start({ env: { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true', MCP_TOOL_TIMEOUT_MS: '5000' } });
-    ({ key } = await app.createAccount({ mcpEnabled: true, balance: 1_000_000 }));
-  });
-  afterAll(async () => {
-    await app?.close();
-    await mcp?.close();
-  });
-  beforeEach(() => mcp.reset());
-
-  const server = (overrides: Record<string, unknown> = {}) => ({
-    type: 'mcp',
-    server_label: 'calc',
-    server_url: `${mcp.url}/mcp`,
-    require_approval: 'never',
-    ...overrides,
-  });
-  const create = (body: Record<string, unknown>) => createResponse(app, key, { background: false, ...body });
+  const { server } = suite;
+  const { create } = suite;
 
   it('one call: lists the tools, calls the tool with the arguments, feeds the result back, bills the two model turns once', async () => {
     const reply = await create({ input: '/call add {"a": 2, "b": 40}', tools: [server()] });
@@ -73,12 +53,12 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       status: 'completed',
     });
     expect(message.content[0].text).toBe('Tool add returned: 42');
-    expect(mcp.calls).toEqual([expect.objectContaining({ tool: 'add', args: { a: 2, b: 40 } })]);
+    expect(suite.mcp.calls).toEqual([expect.objectContaining({ tool: 'add', args: { a: 2, b: 40 } })]);
 
     // Both turns are billed: usage sums them, one debit.
     expect(response.usage.input_tokens).toBeGreaterThan(5);
     const transactions = (
-      await app.request('GET', '/v2/organization/transactions?limit=50', { key })
+      await suite.app.request('GET', '/v2/organization/transactions?limit=50', { key: suite.key })
     ).body.transactions.filter((row: any) => row.metadata.response_id === response.id);
     expect(transactions).toHaveLength(1);
     expect(transactions[0].usage).toEqual({
@@ -101,9 +81,9 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       'mcp_call:add:30',
       'message::',
     ]);
-    expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout', 'add']);
+    expect(suite.mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout', 'add']);
     // Listed once for the whole Response.
-    expect(mcp.listings).toHaveLength(1);
+    expect(suite.mcp.listings).toHaveLength(1);
   });
 
   it('allowed_tools limits what is listed and callable; the token and headers reach the server and no stored copy shows them', async () => {
@@ -112,8 +92,8 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       input: '/call whoami {}',
       tools: [
         server({
-          server_url: `${mcp.url}/secure/mcp`,
-          authorization: mcp.token,
+          server_url: `${suite.mcp.url}/secure/mcp`,
+          authorization: suite.mcp.token,
           headers: { 'X-Tenant': secret },
           allowed_tools: ['whoami', 'add'],
         }),
@@ -121,16 +101,19 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
     });
     expect(reply.body.status).toBe('completed');
     expect(reply.body.output[0].tools.map((tool: any) => tool.name).sort()).toEqual(['add', 'whoami']);
-    expect(JSON.parse(reply.body.output[1].output)).toEqual({ authorization: `Bearer ${mcp.token}`, tenant: secret });
+    expect(JSON.parse(reply.body.output[1].output)).toEqual({
+      authorization: `Bearer ${suite.mcp.token}`,
+      tenant: secret,
+    });
     // The Response as returned, read back and listed, and the conversation items: no token, no header value.
-    const read = await app.request('GET', `/v2/responses/${reply.body.id}`, { key });
+    const read = await suite.app.request('GET', `/v2/responses/${reply.body.id}`, { key: suite.key });
     for (const body of [reply.body, read.body]) {
-      expect(JSON.stringify(body.tools)).not.toContain(mcp.token);
+      expect(JSON.stringify(body.tools)).not.toContain(suite.mcp.token);
       expect(JSON.stringify(body.tools)).not.toContain(secret);
       expect(body.tools[0]).toEqual({
         type: 'mcp',
         server_label: 'calc',
-        server_url: `${mcp.url}/secure/mcp`,
+        server_url: `${suite.mcp.url}/secure/mcp`,
         allowed_tools: ['whoami', 'add'],
         require_approval: 'never',
       });
@@ -139,11 +122,14 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
     // A tool outside allowed_tools is not offered: dev-echo's call of it is an ordinary function call for the client.
     const outside = await create({ input: '/call shout {"text": "x"}', tools: [server({ allowed_tools: ['add'] })] });
     expect(outside.body.output.map((item: any) => item.type)).toEqual(['mcp_list_tools', 'function_call']);
-    expect(mcp.calls.filter((call) => call.tool === 'shout')).toHaveLength(0);
+    expect(suite.mcp.calls.filter((call) => call.tool === 'shout')).toHaveLength(0);
   });
 
   it('a server that requires a token refuses a request without it: the listing reports the error and the model answers without tools', async () => {
-    const reply = await create({ input: 'hello there', tools: [server({ server_url: `${mcp.url}/secure/mcp` })] });
+    const reply = await create({
+      input: 'hello there',
+      tools: [server({ server_url: `${suite.mcp.url}/secure/mcp` })],
+    });
     expect(reply.body.status).toBe('completed');
     expect(reply.body.output[0]).toMatchObject({
       type: 'mcp_list_tools',
@@ -156,11 +142,11 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
   it('the older HTTP+SSE transport: a server that only speaks it is listed and called', async () => {
     const reply = await create({
       input: '/call add {"a": 5, "b": 6}',
-      tools: [server({ server_url: `${mcp.url}/sse` })],
+      tools: [server({ server_url: `${suite.mcp.url}/sse` })],
     });
     expect(reply.body.status).toBe('completed');
     expect(reply.body.output[1]).toMatchObject({ type: 'mcp_call', output: '11', error: null });
-    expect(mcp.calls).toEqual([expect.objectContaining({ path: '/sse', tool: 'add' })]);
+    expect(suite.mcp.calls).toEqual([expect.objectContaining({ path: '/sse', tool: 'add' })]);
   });
 
   it('a failing tool (isError), a throwing tool and bad arguments are errors told to the model, not crashes', async () => {
@@ -187,7 +173,7 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       type: 'mcp_call',
       error: 'The arguments are not a JSON object.',
     });
-    expect(mcp.calls.filter((call) => call.tool === 'add')).toHaveLength(0);
+    expect(suite.mcp.calls.filter((call) => call.tool === 'add')).toHaveLength(0);
   });
 
   it('a tool that outlasts MCP_TOOL_TIMEOUT_MS is an error result; an unreachable server is a listing error', async () => {
@@ -209,23 +195,23 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
   });
 
   it('cancel during a slow tool aborts the call in flight and ends the Response cancelled', async () => {
-    const created = await createResponse(app, key, {
+    const created = await createResponse(suite.app, suite.key, {
       background: true,
       input: '/call slow {"ms": 60000}',
       tools: [server()],
     });
     expect(created.status).toBe(200);
-    await mcp.waitForCalls('slow', 1);
-    const cancelled = await app.request('POST', `/v2/responses/${created.body.id}/cancel`, { key });
+    await suite.mcp.waitForCalls('slow', 1);
+    const cancelled = await suite.app.request('POST', `/v2/responses/${created.body.id}/cancel`, { key: suite.key });
     expect(cancelled.status).toBe(200);
-    await mcp.waitForAbort('slow');
-    const final = await waitForFinal(app, key, created.body.id);
+    await suite.mcp.waitForAbort('slow');
+    const final = await waitForFinal(suite.app, suite.key, created.body.id);
     expect(final.status).toBe('cancelled');
   });
 
   it('SSE: listing, call and answer events in order, then the conversation holds the MCP items; a follow-up reuses the listing', async () => {
-    const conversation = (await app.request('POST', '/v2/conversations', { key, body: {} })).body.id;
-    const stream = await openCreateStream(app, key, {
+    const conversation = (await suite.app.request('POST', '/v2/conversations', { key: suite.key, body: {} })).body.id;
+    const stream = await openCreateStream(suite.app, suite.key, {
       input: '/call add {"a": 1, "b": 1}',
       tools: [server()],
       conversation,
@@ -258,7 +244,9 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
     const callDone = events.filter((event) => event.event === 'response.output_item.done')[1]!;
     expect(callDone.data.item).toMatchObject({ type: 'mcp_call', output: '2', status: 'completed' });
 
-    const items = (await app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key })).body.data;
+    const items = (
+      await suite.app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key: suite.key })
+    ).body.data;
     expect(items.map((item: any) => item.type)).toEqual(['message', 'mcp_list_tools', 'mcp_call', 'message']);
     expect(items[2]).toMatchObject({
       server_label: 'calc',
@@ -270,11 +258,11 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
     expect(JSON.stringify(items)).not.toContain('authorization');
 
     // The follow-up in the same conversation does not list again, and the model sees the earlier call.
-    const listingsBefore = mcp.listings.length;
+    const listingsBefore = suite.mcp.listings.length;
     const followUp = await create({ input: '/call add {"a": 2, "b": 2}', tools: [server()], conversation });
     expect(followUp.body.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
     expect(followUp.body.output[0].output).toBe('4');
-    expect(mcp.listings.length).toBe(listingsBefore);
+    expect(suite.mcp.listings.length).toBe(listingsBefore);
 
     // In a previous_response_id chain too (its first link lists, the next reuses).
     const first = await create({ input: 'no tools needed', tools: [server()] });
@@ -285,6 +273,6 @@ describe('Responses with remote MCP tools (dev-echo)', () => {
       previous_response_id: first.body.id,
     });
     expect(chained.body.output.map((item: any) => item.type)).toEqual(['mcp_call', 'message']);
-    expect(mcp.listings.length).toBe(listingsBefore + 1);
+    expect(suite.mcp.listings.length).toBe(listingsBefore + 1);
   });
 });

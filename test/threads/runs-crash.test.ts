@@ -1,15 +1,15 @@
-import fs from 'node:fs';
 import { openDatabase } from '../../src/db/database';
 import { startFakeOpenAI } from '../fakes';
 import { pollUntil, wordList } from '../responses/helpers';
 import {
-  callServer,
-  newServerStorage,
-  startServerProcess,
-  type ServerProcess,
+  callServer as call,
+  newServerAccount,
+  stopServer,
+  useServerProcesses,
+  type ServerProcess as Server,
   type ServerStorage,
 } from '../support/crash-server';
-import { ADMIN_TOKEN, dropSchema, postgresUrl } from '../support/harness';
+import { postgresUrl } from '../support/harness';
 
 /**
  * A server killed (SIGKILL) while a legacy Run is in flight, then started again on the same storage (the PGlite
@@ -17,28 +17,6 @@ import { ADMIN_TOKEN, dropSchema, postgresUrl } from '../support/harness';
  * is never left stuck, is never billed twice for one vendor call (operation key `run:<id>:<round>`), and never
  * gets two assistant messages.
  */
-type Server = ServerProcess;
-const newStorage = () => newServerStorage('switchyard-run-crash-');
-const startServer = startServerProcess;
-
-/** SIGKILL (a crash) or SIGTERM (a clean stop); resolves once the process is gone. */
-async function stopServer(server: Server | undefined, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
-  if (!server || server.child.exitCode !== null || server.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => server.child.once('exit', resolve));
-  server.child.kill(signal);
-  await exited;
-}
-
-const call = callServer;
-
-/** An account and its key on `server`; answers the headers of that key. */
-async function newAccount(server: Server): Promise<{ accountId: string; auth: Record<string, string> }> {
-  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
-  const account = await call(server, 'POST', '/admin/accounts', { name: 'run-crash', balance: 1_000_000 }, admin);
-  const key = (await call(server, 'POST', `/admin/accounts/${account.body.id}/keys`, {}, admin)).body.key as string;
-  return { accountId: account.body.id, auth: { 'x-auth-token': key } };
-}
-
 const FINAL = ['completed', 'incomplete', 'failed', 'cancelled', 'expired'];
 
 /** Runs have no event stream: poll. */
@@ -96,91 +74,114 @@ async function storedFor(storage: ServerStorage, runId: string) {
 }
 
 describe('a legacy Run across a crash of its server', () => {
-  const storages: ServerStorage[] = [];
-  afterAll(async () => {
-    for (const storage of storages) {
-      if (storage.schema) await dropSchema(storage.schema);
-      fs.rmSync(storage.dataDir, { recursive: true, force: true });
-    }
+  const servers = useServerProcesses('switchyard-run-crash-');
+
+  /**
+   * On `server`: an account, an assistant of `model` (with `tools`, `instructions`), a thread of one user message
+   * `content`, and a Run of it; answers the key's headers and the ids.
+   */
+  async function startRun(
+    server: Server,
+    content: string,
+    assistant: { model?: string; tools?: unknown[]; instructions?: string } = {},
+  ) {
+    const { auth } = await newServerAccount(server, { name: 'run-crash', balance: 1_000_000 });
+    const created = await call(
+      server,
+      'POST',
+      '/v2/assistants',
+      { model: 'dev-echo', name: 'Crash', ...assistant },
+      auth,
+    );
+    expect(created.status).toBe(200);
+    const thread = await call(server, 'POST', '/v2/threads', { messages: [{ role: 'user', content }] }, auth);
+    const run = await call(
+      server,
+      'POST',
+      `/v2/threads/${thread.body.id}/runs`,
+      { assistant_id: created.body.id },
+      auth,
+    );
+    expect([run.status, run.body.error]).toEqual([200, undefined]);
+    return {
+      auth,
+      assistantId: created.body.id as number,
+      threadId: thread.body.id as string,
+      runId: run.body.id as string,
+    };
+  }
+
+  const lookup = (properties?: object) => ({
+    type: 'function',
+    function: { name: 'lookup', parameters: { type: 'object', ...(properties ? { properties } : {}) } },
   });
+  type RunIds = { threadId: string; runId: string };
+  const runEnd = (server: Server, auth: Record<string, string>, ids: RunIds, timeoutMs: number) =>
+    pollRun(server, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), timeoutMs);
+  const messagesOf = async (server: Server, auth: Record<string, string>, ids: RunIds) =>
+    (await call(server, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth)).body.data as any[];
+  const submitOutputs = (server: Server, auth: Record<string, string>, ids: RunIds, body: unknown) =>
+    call(server, 'POST', `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`, body, auth);
+  const waitForAction = (server: Server, auth: Record<string, string>, ids: RunIds, timeoutMs = 10_000) =>
+    pollRun(
+      server,
+      auth,
+      ids.threadId,
+      ids.runId,
+      (current) => current.status === 'requires_action' || FINAL.includes(current.status),
+      timeoutMs,
+    );
 
   it('a Run killed mid-generation is not left stuck: it ends, billed at most once per round, with at most one answer', async () => {
-    const storage = await newStorage();
-    storages.push(storage);
-    const first = await startServer(storage);
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    let run: any;
-    try {
-      const { auth } = await newAccount(first);
-      const assistant = await call(first, 'POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo' }, auth);
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: '/delay 50 /words 400' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      expect([created.status, created.body.error]).toEqual([200, undefined]);
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      // 400 words 50 ms apart: some 20 s of generation, well under way when the process dies.
-      const started = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status !== 'queued',
-        10_000,
-      );
-      expect(started.status).toBe('in_progress');
+    const first = await servers.start();
+    const { auth, assistantId, ...ids } = await startRun(first, '/delay 50 /words 400');
+    // 400 words 50 ms apart: some 20 s of generation, well under way when the process dies.
+    const started = await pollRun(
+      first,
+      auth,
+      ids.threadId,
+      ids.runId,
+      (current) => current.status !== 'queued',
+      10_000,
+    );
+    expect(started.status).toBe('in_progress');
 
-      await stopServer(first, 'SIGKILL');
-      second = await startServer(storage);
+    await stopServer(first, 'SIGKILL');
+    const second = await servers.start();
 
-      // Not stuck: it ends within a bound (a full re-run of the generation, plus an expired lease on Postgres).
-      run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 60_000);
-      expect(['completed', 'failed']).toContain(run.status);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
-      const answers = messages.filter((message) => message.run_id === ids.runId);
-      expect(answers.length).toBeLessThanOrEqual(1);
-      if (run.status === 'completed') {
-        // Nothing of it reached a client, so it ran again from the start: the whole answer, once.
-        expect(answers.map((message) => message.content[0].text)).toEqual([wordList(400)]);
-        expect(run.usage).toMatchObject({ completion_tokens: 400 });
-      } else {
-        expect(answers).toEqual([]);
-        expect(run.last_error).toEqual({ code: expect.any(String), message: expect.any(String) });
-      }
-      expect(messages.map((message) => message.role)).toEqual(
-        run.status === 'completed' ? ['user', 'assistant'] : ['user'],
-      );
-      // The thread is free again (the Run no longer holds it active).
-      const next = await call(
-        second,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs`,
-        { assistant_id: assistant.body.id, additional_messages: [{ role: 'user', content: 'after the crash' }] },
-        auth,
-      );
-      expect([next.status, next.body.error]).toEqual([200, undefined]);
-      expect(
-        (await pollRun(second, auth, ids.threadId, next.body.id, (current) => FINAL.includes(current.status), 15_000))
-          .status,
-      ).toBe('completed');
-    } finally {
-      await stopServer(first, 'SIGKILL');
-      await stopServer(second, 'SIGTERM');
+    // Not stuck: it ends within a bound (a full re-run of the generation, plus an expired lease on Postgres).
+    const run = await runEnd(second, auth, ids, 60_000);
+    expect(['completed', 'failed']).toContain(run.status);
+    const messages = await messagesOf(second, auth, ids);
+    const answers = messages.filter((message) => message.run_id === ids.runId);
+    expect(answers.length).toBeLessThanOrEqual(1);
+    if (run.status === 'completed') {
+      // Nothing of it reached a client, so it ran again from the start: the whole answer, once.
+      expect(answers.map((message) => message.content[0].text)).toEqual([wordList(400)]);
+      expect(run.usage).toMatchObject({ completion_tokens: 400 });
+    } else {
+      expect(answers).toEqual([]);
+      expect(run.last_error).toEqual({ code: expect.any(String), message: expect.any(String) });
     }
+    expect(messages.map((message) => message.role)).toEqual(
+      run.status === 'completed' ? ['user', 'assistant'] : ['user'],
+    );
+    // The thread is free again (the Run no longer holds it active).
+    const next = await call(
+      second,
+      'POST',
+      `/v2/threads/${ids.threadId}/runs`,
+      { assistant_id: assistantId, additional_messages: [{ role: 'user', content: 'after the crash' }] },
+      auth,
+    );
+    expect([next.status, next.body.error]).toEqual([200, undefined]);
+    expect(
+      (await pollRun(second, auth, ids.threadId, next.body.id, (current) => FINAL.includes(current.status), 15_000))
+        .status,
+    ).toBe('completed');
+    await stopServer(second, 'SIGTERM');
 
-    const stored = await storedFor(storage, ids.runId);
+    const stored = await storedFor(servers.storage, ids.runId);
     const keys = stored.debits.map((debit) => debit.operation_key);
     expect(new Set(keys).size).toBe(keys.length);
     expect(stored.byMetadata.map((debit) => debit.operation_key).sort()).toEqual(keys);
@@ -193,93 +194,41 @@ describe('a legacy Run across a crash of its server', () => {
   }, 120_000);
 
   it('a Run waiting in requires_action survives a crash: submit_tool_outputs after the restart completes it, one debit per round', async () => {
-    const storage = await newStorage();
-    storages.push(storage);
-    const first = await startServer(storage);
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    try {
-      const { auth } = await newAccount(first);
-      const lookup = {
-        type: 'function',
-        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
-      };
-      const assistant = await call(
-        first,
-        'POST',
-        '/v2/assistants',
-        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
-        auth,
-      );
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: '/call lookup {"q":1}' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      expect([created.status, created.body.error]).toEqual([200, undefined]);
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
-        10_000,
-      );
-      expect(waiting.status).toBe('requires_action');
-      const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
-      expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":1}' });
+    const first = await servers.start();
+    const { auth, ...ids } = await startRun(first, '/call lookup {"q":1}', {
+      tools: [lookup({ q: { type: 'integer' } })],
+    });
+    const waiting = await waitForAction(first, auth, ids);
+    expect(waiting.status).toBe('requires_action');
+    const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
+    expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":1}' });
 
-      await stopServer(first, 'SIGKILL');
-      second = await startServer(storage);
+    await stopServer(first, 'SIGKILL');
+    const second = await servers.start();
 
-      // Still waiting after the restart, for the same call, with the same deadline.
-      const after = (await call(second, 'GET', `/v2/threads/${ids.threadId}/runs/${ids.runId}`, undefined, auth)).body;
-      expect(after).toMatchObject({
-        status: 'requires_action',
-        required_action: waiting.required_action,
-        expires_at: waiting.expires_at,
-        usage: waiting.usage,
-      });
+    // Still waiting after the restart, for the same call, with the same deadline.
+    const after = (await call(second, 'GET', `/v2/threads/${ids.threadId}/runs/${ids.runId}`, undefined, auth)).body;
+    expect(after).toMatchObject({
+      status: 'requires_action',
+      required_action: waiting.required_action,
+      expires_at: waiting.expires_at,
+      usage: waiting.usage,
+    });
 
-      const submitted = await call(
-        second,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
-        { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-1' }] },
-        auth,
-      );
-      expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
-      const run = await pollRun(
-        second,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => FINAL.includes(current.status),
-        30_000,
-      );
-      expect([run.status, run.last_error]).toEqual(['completed', null]);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
-      expect(messages.map((message) => [message.role, message.content[0].text, message.run_id])).toEqual([
-        ['user', '/call lookup {"q":1}', null],
-        ['assistant', 'Tool lookup returned: found-1', ids.runId],
-      ]);
-    } finally {
-      await stopServer(first, 'SIGKILL');
-      await stopServer(second, 'SIGTERM');
-    }
+    const submitted = await submitOutputs(second, auth, ids, {
+      tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-1' }],
+    });
+    expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
+    const run = await runEnd(second, auth, ids, 30_000);
+    expect([run.status, run.last_error]).toEqual(['completed', null]);
+    const messages = await messagesOf(second, auth, ids);
+    expect(messages.map((message) => [message.role, message.content[0].text, message.run_id])).toEqual([
+      ['user', '/call lookup {"q":1}', null],
+      ['assistant', 'Tool lookup returned: found-1', ids.runId],
+    ]);
+    await stopServer(second, 'SIGTERM');
 
-    const stored = await storedFor(storage, ids.runId);
+    const stored = await storedFor(servers.storage, ids.runId);
     // The round that asked for the tool and the round that answered: one debit each.
     expect(stored.debits.map((debit) => debit.operation_key)).toEqual([`run:${ids.runId}:0`, `run:${ids.runId}:1`]);
     expect(stored.byMetadata).toHaveLength(2);
@@ -288,87 +237,42 @@ describe('a legacy Run across a crash of its server', () => {
   }, 90_000);
 
   it('a Run killed during the vendor call that asks for a tool runs that call again, then waits, completes, one debit per round', async () => {
-    const storage = await newStorage();
-    storages.push(storage);
-    const first = await startServer(storage);
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    let run: any;
-    try {
-      const { auth } = await newAccount(first);
-      const lookup = {
-        type: 'function',
-        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
-      };
-      const assistant = await call(
-        first,
-        'POST',
-        '/v2/assistants',
-        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
-        auth,
-      );
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: '/delay 3000 /call lookup {"q":3}' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      // The vendor takes 3 s before it answers with the call: the process dies in the middle of it.
-      const started = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status !== 'queued',
-        10_000,
-      );
-      expect(started.status).toBe('in_progress');
+    const first = await servers.start();
+    const { auth, ...ids } = await startRun(first, '/delay 3000 /call lookup {"q":3}', {
+      tools: [lookup({ q: { type: 'integer' } })],
+    });
+    // The vendor takes 3 s before it answers with the call: the process dies in the middle of it.
+    const started = await pollRun(
+      first,
+      auth,
+      ids.threadId,
+      ids.runId,
+      (current) => current.status !== 'queued',
+      10_000,
+    );
+    expect(started.status).toBe('in_progress');
 
-      await stopServer(first, 'SIGKILL');
-      second = await startServer(storage);
+    await stopServer(first, 'SIGKILL');
+    const second = await servers.start();
 
-      const waiting = await pollRun(
-        second,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
-        30_000,
-      );
-      expect(waiting.status).toBe('requires_action');
-      const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
-      expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":3}' });
-      const submitted = await call(
-        second,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
-        { tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-3' }] },
-        auth,
-      );
-      expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
-      run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 30_000);
-      expect([run.status, run.last_error]).toEqual(['completed', null]);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
-      expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
-        ['user', '/delay 3000 /call lookup {"q":3}'],
-        ['assistant', 'Tool lookup returned: found-3'],
-      ]);
-    } finally {
-      await stopServer(first, 'SIGKILL');
-      await stopServer(second, 'SIGTERM');
-    }
+    const waiting = await waitForAction(second, auth, ids, 30_000);
+    expect(waiting.status).toBe('requires_action');
+    const toolCall = waiting.required_action.submit_tool_outputs.tool_calls[0];
+    expect(toolCall.function).toEqual({ name: 'lookup', arguments: '{"q":3}' });
+    const submitted = await submitOutputs(second, auth, ids, {
+      tool_outputs: [{ tool_call_id: toolCall.id, output: 'found-3' }],
+    });
+    expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
+    const run = await runEnd(second, auth, ids, 30_000);
+    expect([run.status, run.last_error]).toEqual(['completed', null]);
+    const messages = await messagesOf(second, auth, ids);
+    expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
+      ['user', '/delay 3000 /call lookup {"q":3}'],
+      ['assistant', 'Tool lookup returned: found-3'],
+    ]);
+    await stopServer(second, 'SIGTERM');
 
-    const stored = await storedFor(storage, ids.runId);
+    const stored = await storedFor(servers.storage, ids.runId);
     expect(stored.debits.map((debit) => debit.operation_key)).toEqual([`run:${ids.runId}:0`, `run:${ids.runId}:1`]);
     expect(stored.byMetadata).toHaveLength(2);
     // The Run's usage is what was debited, round by round: the replayed round was not counted twice.
@@ -382,81 +286,35 @@ describe('a legacy Run across a crash of its server', () => {
   }, 90_000);
 
   it('a Run waiting in requires_action across a crash can be cancelled after the restart: cancelled, its round billed once', async () => {
-    const storage = await newStorage();
-    storages.push(storage);
-    const first = await startServer(storage);
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    try {
-      const { auth } = await newAccount(first);
-      const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } };
-      const assistant = await call(
-        first,
-        'POST',
-        '/v2/assistants',
-        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
-        auth,
-      );
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: '/call lookup {"q":4}' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
-        10_000,
-      );
-      expect(waiting.status).toBe('requires_action');
+    const first = await servers.start();
+    const { auth, ...ids } = await startRun(first, '/call lookup {"q":4}', { tools: [lookup()] });
+    const waiting = await waitForAction(first, auth, ids);
+    expect(waiting.status).toBe('requires_action');
 
-      await stopServer(first, 'SIGKILL');
-      second = await startServer(storage);
+    await stopServer(first, 'SIGKILL');
+    const second = await servers.start();
 
-      const cancelling = await call(
-        second,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs/${ids.runId}/cancel`,
-        undefined,
-        auth,
-      );
-      expect([cancelling.status, cancelling.body.status]).toEqual([200, 'cancelling']);
-      const run = await pollRun(
-        second,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => FINAL.includes(current.status),
-        20_000,
-      );
-      expect(run).toMatchObject({
-        status: 'cancelled',
-        required_action: null,
-        last_error: null,
-        usage: waiting.usage,
-        cancelled_at: expect.any(Number),
-      });
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
-      expect(messages.map((message) => message.role)).toEqual(['user']);
-    } finally {
-      await stopServer(first, 'SIGKILL');
-      await stopServer(second, 'SIGTERM');
-    }
+    const cancelling = await call(
+      second,
+      'POST',
+      `/v2/threads/${ids.threadId}/runs/${ids.runId}/cancel`,
+      undefined,
+      auth,
+    );
+    expect([cancelling.status, cancelling.body.status]).toEqual([200, 'cancelling']);
+    const run = await runEnd(second, auth, ids, 20_000);
+    expect(run).toMatchObject({
+      status: 'cancelled',
+      required_action: null,
+      last_error: null,
+      usage: waiting.usage,
+      cancelled_at: expect.any(Number),
+    });
+    const messages = await messagesOf(second, auth, ids);
+    expect(messages.map((message) => message.role)).toEqual(['user']);
+    await stopServer(second, 'SIGTERM');
 
-    const stored = await storedFor(storage, ids.runId);
+    const stored = await storedFor(servers.storage, ids.runId);
     expect(stored.debits.map((debit) => debit.operation_key)).toEqual([`run:${ids.runId}:0`]);
     expect(stored.byMetadata).toHaveLength(1);
     expect(stored.messages).toEqual([]);
@@ -464,82 +322,28 @@ describe('a legacy Run across a crash of its server', () => {
   }, 90_000);
 
   it('a Run whose wait for tool outputs runs out across a crash ends expired after the restart, its round billed once', async () => {
-    const storage = await newStorage();
-    storages.push(storage);
     const env = { RUN_REQUIRES_ACTION_TIMEOUT_MS: '3000' };
-    const first = await startServer(storage, env);
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    try {
-      const { auth } = await newAccount(first);
-      const lookup = { type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } };
-      const assistant = await call(
-        first,
-        'POST',
-        '/v2/assistants',
-        { model: 'dev-echo', name: 'Lookup', tools: [lookup] },
-        auth,
-      );
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: '/call lookup {"q":2}' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
-        10_000,
-      );
-      expect(waiting.status).toBe('requires_action');
+    const first = await servers.start(env);
+    const { auth, ...ids } = await startRun(first, '/call lookup {"q":2}', { tools: [lookup()] });
+    const waiting = await waitForAction(first, auth, ids);
+    expect(waiting.status).toBe('requires_action');
 
-      await stopServer(first, 'SIGKILL');
-      second = await startServer(storage, env);
+    await stopServer(first, 'SIGKILL');
+    const second = await servers.start(env);
 
-      // Nobody submits: the deadline is kept across the restart and the Run ends expired.
-      const run = await pollRun(
-        second,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => FINAL.includes(current.status),
-        20_000,
-      );
-      expect(run).toMatchObject({ status: 'expired', required_action: null, usage: waiting.usage });
-      expect(run.last_error).toEqual({ code: 'run.expired', message: expect.any(String) });
-      const late = await call(
-        second,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
-        {
-          tool_outputs: [
-            { tool_call_id: waiting.required_action.submit_tool_outputs.tool_calls[0].id, output: 'late' },
-          ],
-        },
-        auth,
-      );
-      expect([late.status, late.body.error?.code]).toEqual([400, 'run.not_requires_action']);
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
-      expect(messages.map((message) => message.role)).toEqual(['user']);
-    } finally {
-      await stopServer(first, 'SIGKILL');
-      await stopServer(second, 'SIGTERM');
-    }
+    // Nobody submits: the deadline is kept across the restart and the Run ends expired.
+    const run = await runEnd(second, auth, ids, 20_000);
+    expect(run).toMatchObject({ status: 'expired', required_action: null, usage: waiting.usage });
+    expect(run.last_error).toEqual({ code: 'run.expired', message: expect.any(String) });
+    const late = await submitOutputs(second, auth, ids, {
+      tool_outputs: [{ tool_call_id: waiting.required_action.submit_tool_outputs.tool_calls[0].id, output: 'late' }],
+    });
+    expect([late.status, late.body.error?.code]).toEqual([400, 'run.not_requires_action']);
+    const messages = await messagesOf(second, auth, ids);
+    expect(messages.map((message) => message.role)).toEqual(['user']);
+    await stopServer(second, 'SIGTERM');
 
-    const stored = await storedFor(storage, ids.runId);
+    const stored = await storedFor(servers.storage, ids.runId);
     expect(stored.debits.map((debit) => debit.operation_key)).toEqual([`run:${ids.runId}:0`]);
     expect(stored.byMetadata).toHaveLength(1);
     expect(stored.messages).toEqual([]);
@@ -549,14 +353,8 @@ describe('a legacy Run across a crash of its server', () => {
   it('a Run killed during the vendor call after its tool outputs calls the vendor again with the same prompt and completes', async () => {
     // The vendor is the fake OpenAI server in this process; the service in its own process calls it over loopback.
     const fake = await startFakeOpenAI();
-    const storage = await newStorage();
-    storages.push(storage);
-    const env = { OPENAI_API_KEY: 'sk-run-crash', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' };
-    let first: Server | undefined;
-    let second: Server | undefined;
-    let ids: { threadId: string; runId: string };
-    let run: any;
     try {
+      const env = { OPENAI_API_KEY: 'sk-run-crash', OPENAI_BASE_URL: fake.baseURL, PROVIDER_MAX_RETRIES: '0' };
       fake.script(
         {
           toolCalls: [{ name: 'lookup', arguments: { q: 5 }, callId: 'call_crash_5' }],
@@ -566,64 +364,28 @@ describe('a legacy Run across a crash of its server', () => {
         { hang: true },
         { text: 'Found it after the crash.', usage: { inputTokens: 200, outputTokens: 7 } },
       );
-      first = await startServer(storage, env);
-      const { auth } = await newAccount(first);
-      const lookup = {
-        type: 'function',
-        function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'integer' } } } },
-      };
-      const assistant = await call(
-        first,
-        'POST',
-        '/v2/assistants',
-        { model: 'gpt-4.1-mini', name: 'Lookup', instructions: 'Look things up.', tools: [lookup] },
-        auth,
-      );
-      expect(assistant.status).toBe(200);
-      const thread = await call(
-        first,
-        'POST',
-        '/v2/threads',
-        { messages: [{ role: 'user', content: 'Find five.' }] },
-        auth,
-      );
-      const created = await call(
-        first,
-        'POST',
-        `/v2/threads/${thread.body.id}/runs`,
-        { assistant_id: assistant.body.id },
-        auth,
-      );
-      expect([created.status, created.body.error]).toEqual([200, undefined]);
-      ids = { threadId: thread.body.id, runId: created.body.id };
-      const waiting = await pollRun(
-        first,
-        auth,
-        ids.threadId,
-        ids.runId,
-        (current) => current.status === 'requires_action' || FINAL.includes(current.status),
-        10_000,
-      );
+      const first = await servers.start(env);
+      const { auth, ...ids } = await startRun(first, 'Find five.', {
+        model: 'gpt-4.1-mini',
+        instructions: 'Look things up.',
+        tools: [lookup({ q: { type: 'integer' } })],
+      });
+      const waiting = await waitForAction(first, auth, ids);
       expect(waiting.status).toBe('requires_action');
-      const submitted = await call(
-        first,
-        'POST',
-        `/v2/threads/${ids.threadId}/runs/${ids.runId}/submit_tool_outputs`,
-        { tool_outputs: [{ tool_call_id: 'call_crash_5', output: 'five' }] },
-        auth,
-      );
+      const submitted = await submitOutputs(first, auth, ids, {
+        tool_outputs: [{ tool_call_id: 'call_crash_5', output: 'five' }],
+      });
       expect([submitted.status, submitted.body.error]).toEqual([200, undefined]);
       await fake.waitForRequests(2);
 
       await stopServer(first, 'SIGKILL');
       await fake.waitForClientAbort(1);
-      second = await startServer(storage, env);
+      const second = await servers.start(env);
 
-      run = await pollRun(second, auth, ids.threadId, ids.runId, (current) => FINAL.includes(current.status), 30_000);
+      const run = await runEnd(second, auth, ids, 30_000);
       expect([run.status, run.last_error]).toEqual(['completed', null]);
       expect(run.usage).toMatchObject({ prompt_tokens: 300, completion_tokens: 17, total_tokens: 317 });
-      const messages = (await call(second, 'GET', `/v2/threads/${ids.threadId}/messages?order=asc`, undefined, auth))
-        .body.data as any[];
+      const messages = await messagesOf(second, auth, ids);
       expect(messages.map((message) => [message.role, message.content[0].text])).toEqual([
         ['user', 'Find five.'],
         ['assistant', 'Found it after the crash.'],
@@ -637,19 +399,18 @@ describe('a legacy Run across a crash of its server', () => {
         { type: 'function_call', call_id: 'call_crash_5', name: 'lookup', arguments: '{"q":5}' },
         { type: 'function_call_output', call_id: 'call_crash_5', output: 'five' },
       ]);
-    } finally {
-      await stopServer(first, 'SIGKILL');
       await stopServer(second, 'SIGTERM');
+
+      const stored = await storedFor(servers.storage, ids.runId);
+      expect(stored.debits.map((debit) => [debit.operation_key, debit.usage])).toEqual([
+        [`run:${ids.runId}:0`, { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }],
+        [`run:${ids.runId}:1`, { prompt_tokens: 200, completion_tokens: 7, total_tokens: 207 }],
+      ]);
+      expect(stored.byMetadata).toHaveLength(2);
+      expect(stored.messages).toHaveLength(1);
+      expect(stored.job?.status).toBe('completed');
+    } finally {
       await fake.close();
     }
-
-    const stored = await storedFor(storage, ids.runId);
-    expect(stored.debits.map((debit) => [debit.operation_key, debit.usage])).toEqual([
-      [`run:${ids.runId}:0`, { prompt_tokens: 100, completion_tokens: 10, total_tokens: 110 }],
-      [`run:${ids.runId}:1`, { prompt_tokens: 200, completion_tokens: 7, total_tokens: 207 }],
-    ]);
-    expect(stored.byMetadata).toHaveLength(2);
-    expect(stored.messages).toHaveLength(1);
-    expect(stored.job?.status).toBe('completed');
   }, 90_000);
 });
