@@ -12,65 +12,50 @@ describe('admin: operators without SQL', () => {
       headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
       ...(body === undefined ? {} : { body }),
     });
+  /** An operator's debit or refund of `accountId`, with its reason and idempotency key. */
+  const adjust = (
+    accountId: string,
+    type: 'debit' | 'refund',
+    amount: number,
+    reason: string,
+    idempotencyKey: string,
+  ) =>
+    admin('POST', `/admin/accounts/${accountId}/adjustments`, {
+      type,
+      amount,
+      reason,
+      idempotency_key: idempotencyKey,
+    });
 
   it('debits and refunds with a reason, idempotent by the key; a debit beyond what is available is refused whole', async () => {
     const { accountId, key } = await suite.app.createAccount({ balance: 1_000 });
-    const debit = await admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-      type: 'debit',
-      amount: 300,
-      reason: 'manual correction #12',
-      idempotency_key: 'corr-12',
-    });
+    const debit = await adjust(accountId, 'debit', 300, 'manual correction #12', 'corr-12');
     expect(debit.status).toBe(201);
     expect(debit.body).toMatchObject({
       type: 'debit',
       amount: 300,
       metadata: { source: 'admin', reason: 'manual correction #12', idempotency_key: 'corr-12' },
     });
-    const again = await admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-      type: 'debit',
-      amount: 300,
-      reason: 'manual correction #12',
-      idempotency_key: 'corr-12',
-    });
+    const again = await adjust(accountId, 'debit', 300, 'manual correction #12', 'corr-12');
     expect([again.status, again.body.id, again.headers.get('idempotent-replayed')]).toEqual([
       201,
       debit.body.id,
       'true',
     ]);
     expect(debit.headers.get('idempotent-replayed')).toBeNull();
-    const refund = await admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-      type: 'refund',
-      amount: 120,
-      reason: 'outage credit',
-      idempotency_key: 'refund-7',
-    });
+    const refund = await adjust(accountId, 'refund', 120, 'outage credit', 'refund-7');
     expect(refund.status).toBe(201);
     expect(refund.body).toMatchObject({
       type: 'credit',
       amount: 120,
       metadata: { source: 'admin', reason: 'outage credit' },
     });
-    const twice = await Promise.all(
-      [1, 2].map(() =>
-        admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-          type: 'refund',
-          amount: 120,
-          reason: 'outage credit',
-          idempotency_key: 'refund-7',
-        }),
-      ),
-    );
+    const twice = await Promise.all([1, 2].map(() => adjust(accountId, 'refund', 120, 'outage credit', 'refund-7')));
     expect(twice.map((reply) => reply.body.id)).toEqual([refund.body.id, refund.body.id]);
     const balance = await suite.app.request('GET', '/v2/organization/balance', { key });
     expect(balance.body.balance).toBe(1_000 - 300 + 120);
 
-    const tooMuch = await admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-      type: 'debit',
-      amount: 5_000,
-      reason: 'too much',
-      idempotency_key: 'big',
-    });
+    const tooMuch = await adjust(accountId, 'debit', 5_000, 'too much', 'big');
     expect(tooMuch.status).toBe(400);
     expect(tooMuch.body).toEqual({
       error: { code: 'admin.invalid_request', message: expect.stringMatching(/has 820 kopecks available/) },
@@ -116,12 +101,7 @@ describe('admin: operators without SQL', () => {
       body: { model: 'dev-echo', input: '/words 30', background: false },
     });
     await suite.app.request('POST', '/v2/embeddings', { key, body: { model: 'dev-embed', input: 'a few words' } });
-    await admin('POST', `/admin/accounts/${accountId}/adjustments`, {
-      type: 'debit',
-      amount: 7,
-      reason: 'fee',
-      idempotency_key: 'fee-1',
-    });
+    await adjust(accountId, 'debit', 7, 'fee', 'fee-1');
     const byService = await admin('GET', `/admin/accounts/${accountId}/usage?group_by=service`);
     expect(byService.status).toBe(200);
     expect(byService.body).toMatchObject({ object: 'organization.usage', group_by: 'service' });
