@@ -23,12 +23,15 @@ import {
 import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from '../src/threads/runs.table';
 import { findThread, insertMessages } from '../src/threads/threads.repository';
 import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
+import type { Catalog } from '../src/catalog/catalog.service';
+import { callWithFailover } from '../src/routing/failover-call';
+import type { RouteCatalog } from '../src/routing/route-plan';
 
 export interface RunActivityDeps {
   db: Db;
   logger: Logger;
   metrics?: Metrics;
-  catalog: { getModel(code: string): CatalogModel | undefined };
+  catalog: RouteCatalog & Pick<Catalog, 'resolveModel'>;
   providers: { languageModel(vendor: string): LanguageModel };
   /** The ledger of the process; one over `db` when absent. */
   ledger: Ledger;
@@ -73,7 +76,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         inputTokens: 0,
         outputTokens: 0,
       };
-    const model = deps.catalog.getModel(run.model);
+    // A route's Run (api-decisions 32): its call goes to the route's targets, the one that served named in the outcome.
+    const model = deps.catalog.resolveModel(run.model);
     if (!model) return failed('model.not_found', `Model ${run.model} is no longer in the catalog.`);
     const prompt = await buildRunPrompt(db, run, model.contextWindow);
     if (!prompt.fits) {
@@ -123,9 +127,17 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     }
     const heartbeat = setInterval(() => context.heartbeat({ round }), deps.heartbeatIntervalMs ?? 2000);
     try {
-      const result = await deps.providers.languageModel(model.vendor).generateText(call);
+      const { result, served } = await callWithFailover(model, deps, ({ target, maxRetries }) =>
+        deps.providers
+          .languageModel(target.vendor)
+          .generateText({ ...call, model: target.upstreamId, ...(maxRetries === undefined ? {} : { maxRetries }) }),
+      );
       if (context.signal.aborted) throw abortError();
-      const tokens = { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens };
+      const tokens = {
+        inputTokens: result.usage.inputTokens,
+        outputTokens: result.usage.outputTokens,
+        ...(model.route ? { model: served.code } : {}),
+      };
       if (result.toolCalls.length > 0) {
         const calls = run.request.parallel_tool_calls ? result.toolCalls : result.toolCalls.slice(0, 1);
         return {
@@ -158,7 +170,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
   }): Promise<ToolOutputsState> {
     const run = await loadRun(db, runId);
     if (!run) return { state: 'ended' };
-    const { usage, exact } = addUsage(run, outcome.inputTokens, outcome.outputTokens);
+    const { usage, exact } = addUsage(run, outcome.inputTokens, outcome.outputTokens, outcome.model);
     await inTransaction(db, async (trx) => {
       const marked = await markRequiresAction(trx, {
         id: runId,
@@ -180,7 +192,11 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       // Cancelled meanwhile: the calls are not stored, but the tokens the vendor reported are billed.
       const billed = marked ?? (await markRoundBilled(trx, { id: runId, round, usage }));
       // Also a cost of 0: the debit then releases the round's hold.
-      if (billed) await ledger.debit(debitOf(billed, round, exact, outcome), trx);
+      if (billed)
+        await ledger.debit(
+          debitOf(billed, round, exact, outcome, outcome.model ? deps.catalog.getModel(outcome.model) : undefined),
+          trx,
+        );
     });
     // Also when nothing was written: a re-run after it was, or the Run moved on (outputs submitted, cancelled).
     return settleWait(runId, round);
@@ -224,7 +240,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       if (!isActiveRunStatus(run.status)) return { status: run.status };
       const answered = ending.kind === 'message' ? ending.status : ending.kind;
       const status = run.cancel_requested_at && answered !== 'failed' ? 'cancelled' : answered;
-      const { usage, exact } = addUsage(run, tokens.inputTokens, tokens.outputTokens);
+      const served = ending.kind === 'message' || ending.kind === 'failed' ? ending.model : undefined;
+      const { usage, exact } = addUsage(run, tokens.inputTokens, tokens.outputTokens, served);
       const final = await inTransaction(db, async (trx) => {
         const marked = await markFinal(trx, {
           id: runId,
@@ -234,7 +251,10 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
           error: status === 'cancelled' ? null : error,
         });
         if (!marked) return undefined;
-        await ledger.debit(debitOf(marked, round, exact, tokens), trx);
+        await ledger.debit(
+          debitOf(marked, round, exact, tokens, served ? deps.catalog.getModel(served) : undefined),
+          trx,
+        );
         // The thread may have been deleted while the Run ran: then there is nothing to append to. An empty answer
         // appends nothing either (vendors refuse empty text in a later prompt).
         if (
@@ -271,9 +291,18 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     return { status: current?.status ?? 'cancelled' };
   }
 
-  /** The Run's usage with this call's tokens added, and the exact cost to debit for them. */
-  function addUsage(run: RunRow, inputTokens: number, outputTokens: number): { usage: RunUsage; exact: string } {
-    const { cost, exact } = priceCall(deps.catalog.getModel(run.model)?.price ?? null, {
+  /**
+   * The Run's usage with this call's tokens added, and the exact cost to debit for them: at the price of `served`, the
+   * route's target that made the call (a route's own price, its dearest target's, when none did).
+   */
+  function addUsage(
+    run: RunRow,
+    inputTokens: number,
+    outputTokens: number,
+    served?: string,
+  ): { usage: RunUsage; exact: string } {
+    const priced = served ? deps.catalog.getModel(served) : deps.catalog.resolveModel(run.model);
+    const { cost, exact } = priceCall(priced?.price ?? null, {
       input: inputTokens,
       output: outputTokens,
     });
@@ -293,12 +322,26 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
 }
 
 /** One debit per vendor call (api-decisions 10): its round is in the operation key, so a retry never bills twice. */
-function debitOf(run: RunRow, round: number, cost: string, tokens: { inputTokens: number; outputTokens: number }) {
+function debitOf(
+  run: RunRow,
+  round: number,
+  cost: string,
+  tokens: { inputTokens: number; outputTokens: number },
+  /** A route's Run: the target that made the call. */
+  served?: CatalogModel,
+) {
   return {
     accountId: run.account_id,
     cost,
     operationKey: runRoundOperationKey(run.id, round),
-    metadata: { source: 'api', vendor: run.vendor, model: run.model, service: 'runs', run_id: run.id },
+    metadata: {
+      source: 'api',
+      vendor: served?.vendor ?? run.vendor,
+      model: served?.code ?? run.model,
+      ...(served ? { route: run.model } : {}),
+      service: 'runs',
+      run_id: run.id,
+    },
     usage: {
       prompt_tokens: tokens.inputTokens,
       completion_tokens: tokens.outputTokens,

@@ -15,9 +15,18 @@ export type ModelOutcome =
       calls: Array<{ id: string; name: string; arguments: string }>;
       inputTokens: number;
       outputTokens: number;
+      /** A Run on a route: the target that served the call (its price and name are billed; api-decisions 32). */
+      model?: string;
     }
-  | { kind: 'message'; status: 'completed' | 'incomplete'; text: string; inputTokens: number; outputTokens: number }
-  | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number }
+  | {
+      kind: 'message';
+      status: 'completed' | 'incomplete';
+      text: string;
+      inputTokens: number;
+      outputTokens: number;
+      model?: string;
+    }
+  | { kind: 'failed'; code: string; message: string; inputTokens: number; outputTokens: number; model?: string }
   /** The Run was cancelled before or during the call (nothing more to bill than `finalizeRun` is told). */
   | { kind: 'cancelled' };
 

@@ -8,7 +8,8 @@ import type { AssistantRow } from './assistants.table';
 
 /** The one catalog question Assistants ask; satisfied by AppDeps.catalog. */
 export interface ModelLookup {
-  getModel(code: string): CatalogModel | undefined;
+  /** A model or a route (api-decisions 32). */
+  resolveModel(code: string): CatalogModel | undefined;
 }
 
 export const DEFAULT_ASSISTANTS_PAGE_SIZE = 20;
@@ -49,7 +50,7 @@ export function createAssistantsService(deps: { db: Db; catalog: ModelLookup }) 
 
   /** The vendor is not sent by clients: it follows from the model code through the catalog. */
   function toValues(body: AssistantBody): AssistantValues {
-    const model = catalog.getModel(body.model);
+    const model = catalog.resolveModel(body.model);
     if (!model) {
       throw invalidRequest(
         'assistant',

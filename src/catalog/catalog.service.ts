@@ -7,7 +7,14 @@ import { resolveVendorConnection } from './vendor-connection';
 import { routeModelOf, routeLeaves } from './route-model';
 
 /** The areas whose requests may name a route (issue 36): the others refuse an alias with a clear message. */
-const ROUTED_AREAS: ReadonlySet<ErrorArea> = new Set(['response', 'chat', 'embedding', 'audio', 'transcription']);
+const ROUTED_AREAS: ReadonlySet<ErrorArea> = new Set([
+  'response',
+  'chat',
+  'embedding',
+  'audio',
+  'transcription',
+  'run',
+]);
 
 export interface CatalogOptions {
   /** config.catalogPath. */

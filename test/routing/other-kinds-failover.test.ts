@@ -22,7 +22,6 @@ describe('routes of embedding, speech and transcription models', () => {
       { code: 'voice', type: 'tts', targets: [{ model: 'tts-1' }, { model: 'tts-1-hd' }] },
       { code: 'ears', type: 'stt', targets: [{ model: 'whisper-1' }, { model: 'gpt-4o-transcribe' }] },
       { code: 'ears-later', type: 'stt', targets: [{ model: 'whisper-1-async' }] },
-      { code: 'chatty', type: 'llm', targets: [{ model: 'dev-echo' }] },
     ]);
     app = await TestApp.start({
       env: {
@@ -109,16 +108,5 @@ describe('routes of embedding, speech and transcription models', () => {
     const later = await postTranscription(app.baseUrl, key, wav, { model: 'ears-later' });
     expect(later.status).toBe(400);
     expect(later.body.error.message).toMatch(/does not serve routes yet/);
-  });
-
-  it('a Run refuses a route, naming its models', async () => {
-    const assistant = await app.request('POST', '/v2/assistants', { key, body: { model: 'dev-echo', name: 'a' } });
-    const thread = await app.request('POST', '/v2/threads', { key, body: {} });
-    const run = await app.request('POST', `/v2/threads/${thread.body.id}/runs`, {
-      key,
-      body: { assistant_id: assistant.body.id, model: 'chatty' },
-    });
-    expect(run.status).toBe(400);
-    expect(run.body.error.message).toMatch(/"chatty" is a route; this operation does not serve routes yet.*dev-echo/);
   });
 });
