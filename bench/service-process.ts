@@ -1,8 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config';
-import { createHttpServer } from '../src/http/server';
-import { shutDownGracefully } from '../src/process-lifecycle';
-import { createRuntime } from '../src/runtime';
+import { startService } from '../src/service';
 
 /**
  * The service under test, in its own process so that it does not share an event loop (or, with
@@ -14,16 +11,14 @@ async function main() {
   const schemaFlag = process.argv.indexOf('--schema');
   const schema = schemaFlag >= 0 ? process.argv[schemaFlag + 1] : undefined;
   const config = loadConfig();
-  const runtime = await createRuntime(config, { database: { schema } });
-  await runtime.startEngine();
-  const server = createHttpServer(runtime.app, config.http).listen(0, '127.0.0.1');
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  // OPS_PORT set (0: any free port): the operators' listener too, as in production.
-  const operationsServer = config.http.operations
-    ? createHttpServer(runtime.operationsApp, config.http).listen(0, '127.0.0.1')
-    : undefined;
-  if (operationsServer) await new Promise<void>((resolve) => operationsServer.once('listening', resolve));
+  // With TEMPORAL_ADDRESS the API alone: the benchmark starts its workers in processes of their own.
+  const service = await startService(config, {
+    mode: config.engine.temporal ? 'api' : 'all',
+    schema,
+    listen: { host: '127.0.0.1', port: 0, operationsPort: 0 },
+  });
+  const { runtime, server, operationsServer } = service;
+  server!.keepAliveTimeout = 60_000;
   const account = await runtime.deps.accounts.createAccount({
     name: 'bench',
     balance: 1_000_000_000_000,
@@ -31,8 +26,8 @@ async function main() {
   });
   const { key } = await runtime.deps.accounts.createKey(account.id, { name: 'bench' });
   process.send?.({
-    port: (server.address() as AddressInfo).port,
-    operationsPort: operationsServer ? (operationsServer.address() as AddressInfo).port : undefined,
+    port: service.port,
+    operationsPort: service.operationsPort,
     key,
     accountId: account.id,
   });
@@ -48,10 +43,7 @@ async function main() {
   // The parent gone: stop at once. SIGTERM: as the service does in production (drain for SHUTDOWN_GRACE_MS, then
   // hand over what still runs), which the chaos suite's rolling restart exercises.
   process.on('disconnect', () => void stop());
-  process.once(
-    'SIGTERM',
-    () => void shutDownGracefully({ runtime, server, operationsServer }).then(() => process.exit(0)),
-  );
+  process.once('SIGTERM', () => void service.shutdown().then(() => process.exit(0)));
 }
 
 main().catch((error) => {

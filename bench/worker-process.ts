@@ -1,6 +1,5 @@
 import { loadConfig } from '../src/config';
-import { createRuntime } from '../src/runtime';
-import { startTemporalWorker } from '../src/process-lifecycle';
+import { startService } from '../src/service';
 
 /**
  * A Temporal worker under benchmark, in its own process, exactly as `npm run worker` runs it (the workflow bundle
@@ -10,10 +9,9 @@ import { startTemporalWorker } from '../src/process-lifecycle';
 async function main() {
   const schemaFlag = process.argv.indexOf('--schema');
   const schema = schemaFlag >= 0 ? process.argv[schemaFlag + 1] : undefined;
-  const runtime = await createRuntime(loadConfig(), { database: { schema } });
-  const worker = await startTemporalWorker(runtime);
+  const { runtime, worker } = await startService(loadConfig(), { mode: 'worker', schema });
   process.send?.({ pid: process.pid });
-  const stop = () => void worker.stop().finally(() => runtime.close().finally(() => process.exit(0)));
+  const stop = () => void worker!.stop().finally(() => runtime.close().finally(() => process.exit(0)));
   process.once('disconnect', stop);
   process.once('SIGTERM', stop);
 }

@@ -153,11 +153,11 @@ onPostgres('workers in processes of their own', () => {
         .balance,
     );
     const doomed = await startWorker();
-    // Long enough to be cut: Runs answering for 6 s (a Run stores its message when the call ends); transcriptions and tool-calling Responses that think for 8 s
+    // Long enough to be cut: Runs answering for 10 s (a Run stores its message when the call ends); transcriptions and tool-calling Responses that think for 8 s
     // before their first output (nothing emitted yet when the worker dies, so the vendor call simply runs again).
     const runs = [
-      await createRun('/delay 300 /words 20', textAssistantId),
-      await createRun('/delay 400 /words 15', textAssistantId),
+      await createRun('/delay 500 /words 20', textAssistantId),
+      await createRun('/delay 600 /words 15', textAssistantId),
     ];
     const transcriptions: string[] = [];
     for (let i = 0; i < 2; i++) {
@@ -218,8 +218,9 @@ onPostgres('workers in processes of their own', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
-    await startWorker();
+    // Killed at once (before its successor starts: a slow start-up must not let the calls end before the kill).
     await killWorker(doomed);
+    await startWorker();
 
     // The survivor takes over once the dead worker's heartbeats stop (heartbeat timeout 10 s).
     for (const [kind, id] of all) expect([kind, id, await handle(kind, id).result()]).toEqual([kind, id, 'completed']);
