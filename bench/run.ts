@@ -3,6 +3,7 @@ import { runAudioBench } from './audio';
 import { runChatBench } from './chat';
 import { runMcpBench } from './mcp';
 import { runObservabilityBench } from './observability';
+import { runPeersBench } from './peers';
 import { runSoakBench } from './soak';
 import { runTemporalBench } from './temporal';
 import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './responses';
@@ -14,7 +15,7 @@ import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './resp
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
 const usage =
-  'usage: node dist/bench/run.js temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+  'usage: node dist/bench/run.js peers [--rounds 5] [--duration 4] [--sequential 300] [--samples 200] [--connections 100] [--no-analysis] [--out bench/results/peers.json] | temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -32,6 +33,18 @@ async function main(argv: string[]) {
   // dist/bench/run.js → the project root is two levels up.
   const root = path.resolve(__dirname, '..', '..');
   switch (name) {
+    case 'peers':
+      await runPeersBench({
+        postgresUrl,
+        rounds: number('--rounds', 5),
+        durationSeconds: number('--duration', 4),
+        sequential: number('--sequential', 300),
+        ttftSamples: number('--samples', 200),
+        connections: number('--connections', 100),
+        analysis: !flag('--no-analysis'),
+        output: path.resolve(root, value('--out', path.join('bench', 'results', 'peers.json'))),
+      });
+      return;
     case 'temporal':
       await runTemporalBench({
         postgresUrl,
