@@ -98,7 +98,13 @@ onPostgres('a rolling restart of two replicas under load', () => {
     let loading = true;
     const load = (async () => {
       for (let tick = 0; loading; tick++) {
-        created.push(callServer(next(), 'POST', '/v2/responses', { model: 'dev-echo', input: input(WORDS) }, auth));
+        const replica = next();
+        created.push(
+          // A request the replica dropped is a failure of the test, reported with the others (not a crash of jest).
+          callServer(replica, 'POST', '/v2/responses', { model: 'dev-echo', input: input(WORDS) }, auth).catch(
+            (error: Error) => ({ status: 0, body: { error: `${replica.baseUrl}: ${error.message} (${error.cause})` } }),
+          ),
+        );
         if (tick % 5 === 0) streams.push(streamed());
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
