@@ -4,7 +4,6 @@ import type { Ledger } from '../src/billing/ledger';
 import type { CatalogModel } from '../src/catalog/catalog-types';
 import type { Catalog } from '../src/catalog/catalog.service';
 import { ApiError } from '../src/errors';
-import { appendItems, findConversation } from '../src/conversations/conversations.repository';
 import type { Db } from '../src/db/database';
 import { inTransaction } from '../src/db/database';
 import { createGroupCommit } from '../src/db/group-commit';
@@ -19,7 +18,8 @@ import { vendorFailureOf } from '../src/providers/provider-errors';
 import { circuitsOf } from '../src/routing/circuits';
 import { countFailover, countServed, failoverReason } from '../src/routing/failover';
 import { planRoute, type RouteCatalog } from '../src/routing/route-plan';
-import { conversationItemsOf, finalRecordOf, type FinalRecord } from '../src/responses/finalization';
+import { dropTurnOutput, LiveTurn, syncTurnOutput } from '../src/responses/conversation-turns';
+import { finalRecordOf, type FinalRecord } from '../src/responses/finalization';
 import { OutputAssembler } from '../src/responses/output-assembler';
 import { capOutput } from '../src/responses/output-cap';
 import { mcpFunctions } from '../src/mcp/mcp-tools';
@@ -245,10 +245,19 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       deps.heartbeatIntervalMs ?? 2000,
     );
     const functions = round && !round.mcpToolsOff ? mcpFunctions(round.mcpServers, clientFunctionNames(request)) : [];
+    // Its conversation shows the turn as it happens (api-decisions 30): a message in progress from its first text.
+    // A synchronous Response without `stream` gets its whole text at once: its items are written when it ends.
+    const liveTurn =
+      row.conversation_id && live
+        ? new LiveTurn(db, row, (err) =>
+            logger.warn({ responseId, err }, 'showing the turn in its conversation failed'),
+          )
+        : undefined;
     const assembler = new OutputAssembler(
       writer,
       interrupted?.output ?? ((round?.output ?? []) as OutputItem[]),
       functions,
+      liveTurn && ((output) => liveTurn.write(output)),
     );
     try {
       for (const event of pendingEvents) writer.emit(event);
@@ -268,6 +277,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
         // or the message is closed `incomplete` and answered anew. The lost attempt's tokens are the operator's.
         const continued = languageModel.continuesReplies === true;
         assembler.resume(interrupted.open, continued);
+        liveTurn?.write(assembler.output);
         if (continued) call.continueFrom = interrupted.open.content[0].text;
         deps.metrics?.generationsResumed.inc({ vendor: model.vendor, how: continued ? 'continued' : 'regenerated' });
         deps.metrics?.lostAttemptTokens.inc(
@@ -302,7 +312,9 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       const finish = assembler.finish();
       const mcpCalls = assembler.mcpCalls;
       if (mcpCalls.length > 0) {
-        // The loop goes on: everything is stored now, so the next turn's events follow without a gap.
+        // The loop goes on: everything is stored now, so the next turn's events follow without a gap; the
+        // conversation shows the turn's message completed and its calls in progress.
+        liveTurn?.write(assembler.output);
         await writer.flush();
         return {
           kind: 'generated',
@@ -368,6 +380,8 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       return { ...failed(failure.code, failure.message), ...served };
     } finally {
       clearInterval(heartbeat);
+      // Its finalisation comes after every write of the turn to the conversation.
+      await liveTurn?.settled();
     }
   }
 
@@ -378,21 +392,24 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
    * one that appends to a conversation also needs the append in its transaction and goes alone.
    */
   const finalizations = createGroupCommit<
-    { record: FinalRecord; appendTo?: { row: ResponseRow; output: OutputItem[] } },
+    { record: FinalRecord; turn?: { row: ResponseRow; output: OutputItem[] | 'dropped' } },
     { sequence: number; debited: number } | undefined
   >({
     maxBatch: 100,
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'response_finalizations' }, size),
     write: async (items) => {
       const results = new Map<string, { sequence: number; debited: number }>();
-      const plain = items.filter((item) => !item.appendTo).map((item) => item.record);
+      const plain = items.filter((item) => !item.turn).map((item) => item.record);
       if (plain.length > 0) for (const [id, written] of await writeFinalizations(db, plain)) results.set(id, written);
-      for (const { record, appendTo } of items) {
-        if (!appendTo) continue;
+      for (const { record, turn } of items) {
+        if (!turn) continue;
         await inTransaction(db, async (trx) => {
           const written = await writeFinalizations(trx, [record]);
           if (written.size === 0) return;
-          await appendToConversation(trx, appendTo.row, appendTo.output);
+          // The turn's final state in its conversation (api-decisions 30): the output completed, or, for a
+          // Response that failed or was cancelled, its input kept and its partial output removed.
+          if (turn.output === 'dropped') await dropTurnOutput(trx, turn.row);
+          else await syncTurnOutput(trx, turn.row, turn.output, 'final');
           results.set(record.id, written.get(record.id)!);
         });
       }
@@ -424,8 +441,10 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       (served ?? deps.catalog.resolveModel(row.model))?.price ?? null,
       served,
     );
-    const appendTo = outcome.kind === 'generated' && row.conversation_id ? { row, output: record.output } : undefined;
-    const written = await finalizations({ record, appendTo });
+    const turn = row.conversation_id
+      ? { row, output: outcome.kind === 'generated' ? record.output : ('dropped' as const) }
+      : undefined;
+    const written = await finalizations({ record, turn });
     if (!written) {
       // A concurrent cancel (or a previous run) finalised it first: nothing was written here.
       const current = await loadResponse(db, responseId);
@@ -445,17 +464,6 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
       outputTokens: record.usage?.output_tokens,
     });
     return { status, webhook: settled.webhook };
-  }
-
-  async function appendToConversation(trx: Db, row: ResponseRow, output: OutputItem[]) {
-    const conversation = await findConversation(trx, row.account_id, row.conversation_id!);
-    if (!conversation) return; // deleted while the Response ran: nothing to append to
-    await appendItems(trx, {
-      conversationId: row.conversation_id!,
-      accountId: row.account_id,
-      items: conversationItemsOf(row, output),
-      responseId: row.id,
-    });
   }
 
   async function sendWebhook({ responseId }: ResponseJobInput) {

@@ -124,7 +124,18 @@ export async function listConversations(
  */
 export async function appendItems(
   executor: Db,
-  input: { conversationId: string; accountId: string; items: NewConversationItem[]; responseId?: string | null },
+  input: {
+    conversationId: string;
+    accountId: string;
+    items: NewConversationItem[];
+    responseId?: string | null;
+    /**
+     * Items already stored take the given state (status, content, call fields) instead of being kept as they are:
+     * a Response's output items, appended in progress while it generates and brought to their final state when it
+     * ends (api-decisions 30). Only items of the same conversation and Response are updated; none moves.
+     */
+    update?: boolean;
+  },
 ): Promise<ConversationItemRow[]> {
   if (input.items.length === 0) return [];
   const conversation = await executor
@@ -142,7 +153,23 @@ export async function appendItems(
   await executor
     .insertInto('conversation_items')
     .values(values)
-    .onConflict((conflict) => conflict.column('id').doNothing())
+    .onConflict((conflict) =>
+      input.update
+        ? conflict
+            .column('id')
+            .doUpdateSet((eb) => ({
+              status: eb.ref('excluded.status'),
+              content: eb.ref('excluded.content'),
+              arguments: eb.ref('excluded.arguments'),
+              output: eb.ref('excluded.output'),
+              error: eb.ref('excluded.error'),
+              tools: eb.ref('excluded.tools'),
+            }))
+            .whereRef('conversation_items.conversation_id', '=', 'excluded.conversation_id')
+            .where('conversation_items.response_id', 'is not', null)
+            .whereRef('conversation_items.response_id', '=', 'excluded.response_id')
+        : conflict.column('id').doNothing(),
+    )
     .execute();
   const rows = await executor
     .selectFrom('conversation_items')
@@ -175,10 +202,60 @@ export type LatestItems = LatestRows<ConversationItemRow>;
 export async function listLatestItemsWithin(
   executor: Db,
   conversationId: string,
-  options: { limit?: number; tokenBudget: number },
+  options: {
+    limit?: number;
+    tokenBudget: number;
+    /** The Response the history is for: its own items are its input (and output), never its history. */
+    responseId?: string;
+    /** Only items before this `seq` (the Response's first input item): what came after it is not its context. */
+    beforeSeq?: number;
+  },
 ): Promise<LatestItems> {
-  const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
+  // An item in progress (the message of a Response still generating) is nobody's context yet (api-decisions 30).
+  const items = executor
+    .selectFrom('conversation_items')
+    .where('conversation_id', '=', conversationId)
+    .where('status', '<>', 'in_progress')
+    .$if(options.responseId !== undefined, (query) =>
+      query.where((eb) => eb.or([eb('response_id', 'is', null), eb('response_id', '<>', options.responseId!)])),
+    )
+    .$if(options.beforeSeq !== undefined, (query) => query.where('seq', '<', options.beforeSeq!));
   return latestWithinBudget(items.selectAll(), items.select(['seq', ITEM_TOKENS.as('tokens')]), options);
+}
+
+/** The smallest `seq` of the given items of a conversation (undefined when none of them is stored). */
+export async function firstItemSeq(
+  executor: Db,
+  conversationId: string,
+  itemIds: readonly string[],
+): Promise<number | undefined> {
+  if (itemIds.length === 0) return undefined;
+  const row = await executor
+    .selectFrom('conversation_items')
+    .select((eb) => eb.fn.min('seq').as('seq'))
+    .where('id', 'in', [...itemIds])
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return row?.seq === null || row?.seq === undefined ? undefined : Number(row.seq);
+}
+
+/**
+ * Deletes the items a Response appended to a conversation, except `keepIds` (its input): the output of a Response
+ * that failed or was cancelled (api-decisions 30). Only items from `fromSeq` on are looked at (the Response's first
+ * input item: its output can only follow it), so a long conversation is not scanned.
+ */
+export async function deleteResponseItems(
+  executor: Db,
+  input: { conversationId: string; responseId: string; keepIds: readonly string[]; fromSeq?: number },
+): Promise<number> {
+  const result = await executor
+    .deleteFrom('conversation_items')
+    .where('conversation_id', '=', input.conversationId)
+    .where('response_id', '=', input.responseId)
+    .$if(input.fromSeq !== undefined, (query) => query.where('seq', '>=', input.fromSeq!))
+    .$if(input.keepIds.length > 0, (query) => query.where('id', 'not in', [...input.keepIds]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** ≈4 characters per token plus 4 per item, over the text a model sees of the item (prompt.ts does the same in JS). */

@@ -1,10 +1,9 @@
 import { debitRow } from '../billing/ledger';
 import { priceCall } from '../billing/pricing';
 import type { CatalogModel, Price } from '../catalog/catalog-types';
-import type { NewConversationItem } from '../conversations/conversations.repository';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalOutcome } from '../../workflows/response.flow';
-import { inputItemId, type OutputItem, type ResponseStatus, type ResponseUsage } from './response-types';
+import { type OutputItem, type ResponseStatus, type ResponseUsage } from './response-types';
 import { responseToWire } from './response-wire';
 import type { ResponseRow } from './responses.table';
 
@@ -114,62 +113,4 @@ export function finalRecordOf(
     vendor: served?.vendor ?? null,
   };
   return { record, status, unwritten };
-}
-
-/**
- * A finished Response as conversation items: its input, then its output. Item ids are the Response's own, so
- * a retried finalisation cannot append them twice.
- */
-export function conversationItemsOf(row: ResponseRow, output: OutputItem[]): NewConversationItem[] {
-  return [
-    ...row.request.input.map((item, index): NewConversationItem => {
-      const id = inputItemId(row.id, index, item);
-      if (item.type === 'message') return { type: 'message', role: item.role, content: item.content, id };
-      if (item.type === 'function_call')
-        return {
-          type: 'function_call',
-          callId: item.call_id,
-          name: item.name,
-          arguments: item.arguments,
-          id,
-          status: 'completed',
-        };
-      return { type: 'function_call_output', callId: item.call_id, output: item.output, id };
-    }),
-    ...output.map((item): NewConversationItem => {
-      switch (item.type) {
-        case 'message':
-          return { type: 'message', role: 'assistant', content: item.content, id: item.id, status: item.status };
-        case 'function_call':
-          return {
-            type: 'function_call',
-            callId: item.call_id,
-            name: item.name,
-            arguments: item.arguments,
-            id: item.id,
-            status: 'completed',
-          };
-        case 'mcp_list_tools':
-          return {
-            type: 'mcp_list_tools',
-            serverLabel: item.server_label,
-            tools: item.tools,
-            error: item.error,
-            id: item.id,
-          };
-        case 'mcp_call':
-          // A call cut off by a cancel or failure is stored as incomplete.
-          return {
-            type: 'mcp_call',
-            serverLabel: item.server_label,
-            name: item.name,
-            arguments: item.arguments,
-            output: item.output,
-            error: item.error,
-            id: item.id,
-            status: item.status === 'in_progress' ? 'incomplete' : 'completed',
-          };
-      }
-    }),
-  ];
 }

@@ -26,6 +26,8 @@ export class OutputAssembler {
     private readonly writer: EventWriter,
     prior: readonly OutputItem[] = [],
     mcpFunctions: readonly McpFunction[] = [],
+    /** Called with the whole output when a message starts (its conversation shows it in progress from then on). */
+    private readonly onMessageStarted?: (output: readonly OutputItem[]) => void,
   ) {
     this.output = [...prior];
     this.mcpByName = new Map(mcpFunctions.map((fn) => [fn.name, fn]));
@@ -61,6 +63,7 @@ export class OutputAssembler {
           item_id: this.message.id,
           part: { type: 'output_text', text: '', annotations: [] },
         });
+        this.onMessageStarted?.(this.output);
       }
       this.message.content[0].text += part.text;
       this.writer.emit({

@@ -5,6 +5,7 @@ import type { PromptItem } from '../providers/provider';
 import { callResultForModel } from '../mcp/mcp-tools';
 import type { McpCallItem } from '../mcp/mcp-types';
 import type { InputItem, OutputItem } from './response-types';
+import { turnStart } from './conversation-turns';
 import { findChainLink } from './responses.repository';
 import type { ResponseRow } from './responses.table';
 
@@ -31,7 +32,10 @@ const MAX_HISTORY_TOKENS = 2_000_000;
  */
 export async function buildPrompt(
   db: Db,
-  response: Pick<ResponseRow, 'account_id' | 'conversation_id' | 'previous_response_id' | 'request'>,
+  response: Pick<ResponseRow, 'account_id' | 'conversation_id' | 'previous_response_id' | 'request'> & {
+    /** The Response's id once it exists (its run): its own items in the conversation are not its history. */
+    id?: string;
+  },
   contextWindow: number,
 ): Promise<Prompt> {
   const request = response.request;
@@ -45,7 +49,14 @@ export async function buildPrompt(
   let history: PromptItem[] = [];
   let left = { complete: true, tokensSeen: 0 };
   if (response.conversation_id) {
-    const latest = await listLatestItemsWithin(db, response.conversation_id, { limit, tokenBudget: historyBudget });
+    // A Response's history is what its conversation held before its input (api-decisions 30): not its own input
+    // (sent once, as its input), not a later Response's input, and no item still in progress.
+    const own = response.id === undefined ? undefined : { ...response, id: response.id };
+    const latest = await listLatestItemsWithin(db, response.conversation_id, {
+      limit,
+      tokenBudget: historyBudget,
+      ...(own ? { responseId: own.id, beforeSeq: await turnStart(db, own) } : {}),
+    });
     history = latest.rows.flatMap(conversationItemToPrompt);
     left = latest;
   } else if (response.previous_response_id) {

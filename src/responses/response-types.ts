@@ -89,4 +89,9 @@ export interface ResponseRequest {
    * is larger, or a later turn of an MCP loop, raises the hold first (activities/response.activities.ts).
    */
   hold?: { input_tokens: number; output_tokens: number };
+  /**
+   * The input items were appended to the Response's conversation at its creation (api-decisions 30). Absent on
+   * Responses without a conversation and on those created before: their input is appended with their output.
+   */
+  input_in_conversation?: true;
 }

@@ -14,6 +14,7 @@ import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
 import { newId } from '../ids';
 import { validateOutboundUrl } from '../outbound/address-guard';
+import { appendTurnInput } from './conversation-turns';
 import { buildPrompt, promptTokenBound, promptTooLongMessage } from './prompt';
 import { generationHold, outputCapOf } from '../billing/generation-hold';
 import type { CreateResponseBody } from './responses.schema';
@@ -67,10 +68,25 @@ const CANCEL_WAIT_MS = 30_000;
 export function createResponsesService(deps: ResponsesServiceDeps) {
   const { db, catalog, ledger, engine, events } = deps;
   // Creations of concurrent requests share one statement and one commit (db/group-commit.ts).
-  const insertQueued = createGroupCommit<QueuedInsert, QueuedResult>({
+  const insertQueuedAlone = createGroupCommit<QueuedInsert, QueuedResult>({
     maxBatch: 100,
     write: (items) => retryingConflicts(() => insertQueuedResponses(db, items, ledger.placeHoldsQuery)),
     onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'responses' }, size),
+  });
+  // A Response linked to a conversation appends its input there in the transaction that creates it (api-decisions
+  // 30): the statement, then each conversation's append, which takes the conversation's row lock (in id order, so
+  // two batches cannot deadlock) and so numbers the items after every append committed before.
+  const insertQueuedInConversation = createGroupCommit<QueuedInsert, QueuedResult>({
+    maxBatch: 50,
+    write: (items) =>
+      transactionRetryingConflicts(db, async (trx) => {
+        const results = await insertQueuedResponses(trx, items, ledger.placeHoldsQuery);
+        const created = results.flatMap((result) => (result.row ? [result.row] : []));
+        created.sort((a, b) => a.conversation_id!.localeCompare(b.conversation_id!));
+        for (const row of created) await appendTurnInput(trx, row);
+        return results;
+      }),
+    onBatch: (size) => deps.metrics?.groupCommitBatch.observe({ writer: 'responses_in_conversations' }, size),
   });
 
   async function find(accountId: string, id: string): Promise<ResponseRow> {
@@ -147,6 +163,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
       max_output_tokens: body.max_output_tokens ?? null,
       stream: body.stream ?? false,
       ...(body.text?.format && body.text.format.type !== 'text' ? { text_format: body.text.format } : {}),
+      ...(conversationId ? { input_in_conversation: true as const } : {}),
     };
     if (request.text_format && !model.structuredOutputs) {
       throw invalidRequest(
@@ -230,6 +247,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     let partlyHeld = false; // a hold the first statement placed for a Response it did not write: ours to release
     try {
       if (!idempotent) {
+        const insertQueued = conversationId ? insertQueuedInConversation : insertQueuedAlone;
         const created = await insertQueued({
           response: newResponse(placement.amount),
           initialEvents,
@@ -246,8 +264,11 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
           // Null: a concurrent request with the key won.
           if (!(await deps.idempotency.claimCreation(trx, idempotent, id))) return null;
           const held = await ledger.hold(hold, trx);
-          return (await insertQueuedResponses(trx, [{ response: newResponse(held), initialEvents, reservation }]))[0]!
-            .row!;
+          const [created] = await insertQueuedResponses(trx, [
+            { response: newResponse(held), initialEvents, reservation },
+          ]);
+          if (created!.row!.conversation_id) await appendTurnInput(trx, created!.row!);
+          return created!.row!;
         });
       }
     } catch (error) {

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { createActivities, type Activities } from '../../activities';
 import type { StreamEvent } from '../../src/events/stream-event';
 import { newId } from '../../src/ids';
+import { appendTurnInput } from '../../src/responses/conversation-turns';
 import type { FunctionToolSpec } from '../../src/responses/response-types';
 import { storedRequest } from '../responses/helpers';
 import type { FinalOutcome, GenerationOutcome } from '../../workflows/response.flow';
@@ -51,10 +52,19 @@ describe('response activities under MockActivityEnvironment', () => {
 
   async function insertResponse(
     text: string,
-    options: { tools?: FunctionToolSpec[]; metadata?: Record<string, string>; conversationId?: string } = {},
+    options: {
+      tools?: FunctionToolSpec[];
+      metadata?: Record<string, string>;
+      conversationId?: string;
+      /** Its input appended to the conversation, as its creation does now (api-decisions 30). */
+      turnInput?: true;
+    } = {},
   ) {
     const id = newId('resp');
-    const request = storedRequest(text, { tools: options.tools ?? [] });
+    const request = storedRequest(text, {
+      tools: options.tools ?? [],
+      ...(options.turnInput ? { input_in_conversation: true as const } : {}),
+    });
     await app.db
       .insertInto('responses')
       .values({
@@ -72,6 +82,10 @@ describe('response activities under MockActivityEnvironment', () => {
     await app.runtime.deps.events.write(id, [
       { type: 'response.created', sequence_number: 0, response: { id, status: 'queued' } },
     ]);
+    if (options.turnInput) {
+      const created = await row(id);
+      await app.db.transaction().execute((trx) => appendTurnInput(trx, created));
+    }
     return id;
   }
 
@@ -320,6 +334,42 @@ describe('response activities under MockActivityEnvironment', () => {
       const items = await app.request('GET', `/v2/conversations/${conversation.body.id}/items?order=asc`, { key });
       expect(items.status).toBe(200);
       expect(items.body.data.map((item: { role: string }) => item.role)).toEqual(['user', 'assistant']);
+    });
+
+    it('shows the turn as it happens: the message in progress once callProvider returns (a retry too), completed once by finalizeResponse', async () => {
+      const conversation = (await app.request('POST', '/v2/conversations', { key, body: {} })).body.id;
+      const items = async () =>
+        (await app.request('GET', `/v2/conversations/${conversation}/items?order=asc`, { key })).body.data.map(
+          (item: any) => `${item.role}:${item.status}:${item.content.map((part: any) => part.text).join('')}`,
+        );
+      const id = await insertResponse('/delay 20 alpha beta', { conversationId: conversation, turnInput: true });
+      expect(await items()).toEqual(['user:completed:/delay 20 alpha beta']);
+      const first = await generate(id);
+      expect(await items()).toEqual(['user:completed:/delay 20 alpha beta', 'assistant:in_progress:']);
+      // A second attempt (its worker lost) goes on from the stored events: still one message, its own input once.
+      const retried: GenerationOutcome = await environment().run(activities.callProvider, { responseId: id });
+      if (retried.kind !== 'generated') throw new Error(`unexpected outcome: ${JSON.stringify(retried)}`);
+      const messageIds = (outcome: FinalOutcome) =>
+        (outcome.kind === 'generated' ? outcome.output : []).map((item: any) => item.id);
+      expect(messageIds(retried)).toEqual(messageIds(first));
+      expect(await items()).toEqual(['user:completed:/delay 20 alpha beta', 'assistant:in_progress:']);
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome: retried });
+      await environment().run(activities.finalizeResponse, { responseId: id, outcome: retried });
+      expect(await items()).toEqual(['user:completed:/delay 20 alpha beta', 'assistant:completed:alpha beta']);
+
+      // Failed: the input stays, the partial message goes.
+      const failing = await insertResponse('/delay 20 one two', { conversationId: conversation, turnInput: true });
+      await generate(failing);
+      expect((await items()).slice(2)).toEqual(['user:completed:/delay 20 one two', 'assistant:in_progress:']);
+      const outcome = {
+        kind: 'failed' as const,
+        code: 'vendor.unavailable',
+        message: 'x',
+        inputTokens: 0,
+        outputTokens: 0,
+      };
+      await environment().run(activities.finalizeResponse, { responseId: failing, outcome });
+      expect((await items()).slice(2)).toEqual(['user:completed:/delay 20 one two']);
     });
 
     it('a cancelled outcome ends the Response cancelled, with zero usage and no debit', async () => {
