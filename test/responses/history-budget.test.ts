@@ -1,4 +1,4 @@
-import { listLatestItemsWithin } from '../../src/conversations/conversations.repository';
+import { appendItems, listLatestItemsWithin } from '../../src/conversations/conversations.repository';
 import { useEngineUnderTest } from '../engine/engine-under-test';
 import { pollUntil } from './helpers';
 
@@ -75,21 +75,46 @@ describe('responses: history read within the context window', () => {
     });
   });
 
-  it('fails a Response cleanly when its conversation outgrew the window before it ran (truncation disabled)', async () => {
+  it('fails a Response cleanly when its history outgrew the window before it ran (truncation disabled)', async () => {
     const id = await newConversation([{ type: 'message', role: 'user', content: 'small' }]);
-    // No engine runs yet: the Response is accepted (it fits), then the conversation grows past the window.
+    const accountId = (
+      await app().db.selectFrom('conversations').select('account_id').where('id', '=', id).executeTakeFirstOrThrow()
+    ).account_id;
+    // Another Response's message is being generated: in progress, it is no Response's context (api-decisions 30).
+    const other = {
+      type: 'message' as const,
+      role: 'assistant' as const,
+      id: 'msg_other_answer',
+      status: 'in_progress' as const,
+    };
+    await app()
+      .db.transaction()
+      .execute((trx) =>
+        appendItems(trx, {
+          conversationId: id,
+          accountId,
+          responseId: 'resp_other',
+          items: [{ ...other, content: [] }],
+        }),
+      );
+    // No engine runs yet: the Response is accepted (it fits); then the other answer completes, past the window.
     const created = await app().request('POST', '/v2/responses', {
       key: under.key,
       body: { model: 'dev-echo', input: 'now', conversation: id },
     });
     expect([created.status, created.body.status]).toEqual([200, 'queued']);
-    for (const label of ['a', 'b']) {
-      const added = await app().request('POST', `/v2/conversations/${id}/items`, {
-        key: under.key,
-        body: { items: [big(label)] },
-      });
-      expect(added.status).toBe(200);
-    }
+    const long = `${'x'.repeat(40_000)} ${'y'.repeat(40_000)}`;
+    await app()
+      .db.transaction()
+      .execute((trx) =>
+        appendItems(trx, {
+          conversationId: id,
+          accountId,
+          responseId: 'resp_other',
+          items: [{ ...other, status: 'completed', content: [{ type: 'output_text', text: long }] }],
+          update: true,
+        }),
+      );
     await under.start((real) => real);
     const final = await pollUntil(
       () => app().request('GET', `/v2/responses/${created.body.id}`, { key: under.key }),
