@@ -9,7 +9,7 @@ import type {
   ToolChoice,
 } from '../providers/provider';
 import type { Prompt } from './prompt';
-import type { ResponseRequest } from './response-types';
+import { DEFAULT_TEMPERATURE, type ResponseRequest } from './response-types';
 
 /** The MCP side of a model turn: the MCP tools offered as functions, and whether this is the loop's first turn. */
 export interface McpTurn {
@@ -50,7 +50,10 @@ export function toGenerateTextRequest(
     tools: tools.length > 0 ? tools : undefined,
     toolChoice: toToolChoice(request.tool_choice, mcp),
     parallelToolCalls: request.parallel_tool_calls,
-    temperature: request.temperature ?? undefined,
+    // The spec's default when left open (not each vendor's own: Mistral's and Ollama's are lower), as the
+    // Response shows it (api-decisions 16); the AI SDK leaves it out for OpenAI's reasoning models, which take
+    // none. Not with a top_p alone: Claude refuses a request that sets both (its own default is 1 anyway).
+    temperature: request.temperature ?? (request.top_p === null ? DEFAULT_TEMPERATURE : undefined),
     topP: request.top_p ?? undefined,
     maxOutputTokens: request.max_output_tokens ?? undefined,
     reasoningEffort: request.reasoning_effort ?? undefined,

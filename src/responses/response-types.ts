@@ -55,6 +55,9 @@ export interface FunctionToolSpec {
 
 export type McpToolSpec = McpServerSpec;
 
+/** The temperature of a Response that sets none (nor its Assistant): the spec's default, sent to the vendor. */
+export const DEFAULT_TEMPERATURE = 1;
+
 /** A new input item of a Response, normalised at creation. */
 export type InputItem =
   | { type: 'message'; role: 'user' | 'assistant' | 'system' | 'developer'; content: string }

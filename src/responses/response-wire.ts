@@ -1,5 +1,5 @@
 import type { StreamEvent } from '../events/stream-event';
-import type { InputItem, OutputItem, ResponseUsage } from './response-types';
+import { DEFAULT_TEMPERATURE, type InputItem, type OutputItem, type ResponseUsage } from './response-types';
 import type { ResponseRow } from './responses.table';
 import { toUnixSeconds } from '../time';
 
@@ -38,9 +38,12 @@ export function responseToWire(row: ResponseRow) {
     ...(row.previous_response_id ? { previous_response_id: row.previous_response_id } : {}),
     ...(row.assistant_id !== null ? { assistant_id: row.assistant_id } : {}),
     instructions: row.request.instructions,
-    temperature: row.request.temperature,
+    // The values in effect (api-decisions 16): the temperature sent (the spec's default when left open), top_p
+    // when one was set (else each vendor's own), and the output cap the hold was placed for: the model's limit
+    // from the catalog (null only on Responses from before holds).
+    temperature: row.request.temperature ?? DEFAULT_TEMPERATURE,
     top_p: row.request.top_p,
-    max_output_tokens: row.request.max_output_tokens,
+    max_output_tokens: row.request.max_output_tokens ?? row.request.hold?.output_tokens ?? null,
     parallel_tool_calls: row.request.parallel_tool_calls,
     tool_choice: row.request.tool_choice ?? 'auto',
     // OpenAI's function tool has `parameters` and `strict` always (null when not given).
