@@ -29,11 +29,29 @@ const functionToolNestedSchema = z.strictObject({
 });
 
 /**
- * The spec lists file search and code interpreter among the tools this endpoint takes. They are accepted
- * by the schema (so the body is not called malformed) and then refused by the service with a clear 400:
- * chat completions run no server-side tools.
+ * The spec lists file search and code interpreter among the tools this endpoint takes (its shapes are not shown:
+ * these are OpenAI's Responses API tools). Vendors that run them get them; for a model of any other vendor the
+ * service answers a 400 naming the vendor (api-decisions 8).
  */
-const serverToolSchema = z.looseObject({ type: z.enum(['file_search', 'code_interpreter']) });
+const fileSearchToolSchema = z.strictObject({
+  type: z.literal('file_search'),
+  /** The vendor's stores: OpenAI's vector store ids, Gemini's file search store names (`fileSearchStores/...`). */
+  vector_store_ids: z.array(z.string().min(1).max(256)).min(1, 'vector_store_ids must name at least one store').max(16),
+  max_num_results: z.number().int().min(1).max(50).optional(),
+});
+
+const codeInterpreterToolSchema = z.strictObject({
+  type: z.literal('code_interpreter'),
+  /** OpenAI's container: an existing one's id, or a new one (`{type: "auto", file_ids}`), the default. */
+  container: z
+    .union([
+      z.string().min(1).max(256),
+      z.strictObject({ type: z.literal('auto'), file_ids: z.array(z.string().min(1).max(256)).max(100).optional() }),
+    ])
+    .optional(),
+});
+
+const serverToolSchema = z.union([fileSearchToolSchema, codeInterpreterToolSchema]);
 
 type FunctionToolFlat = z.infer<typeof functionToolFlatSchema>;
 type FunctionToolNested = z.infer<typeof functionToolNestedSchema>;
@@ -47,11 +65,13 @@ const toolSchema = z
   .looseObject({ type: z.enum(['function', 'file_search', 'code_interpreter']) })
   .transform((tool, ctx): FunctionToolFlat | FunctionToolNested | ServerTool => {
     const schema =
-      tool.type !== 'function'
-        ? serverToolSchema
-        : 'function' in tool
-          ? functionToolNestedSchema
-          : functionToolFlatSchema;
+      tool.type === 'file_search'
+        ? fileSearchToolSchema
+        : tool.type === 'code_interpreter'
+          ? codeInterpreterToolSchema
+          : 'function' in tool
+            ? functionToolNestedSchema
+            : functionToolFlatSchema;
     const result = schema.safeParse(tool);
     if (result.success) return result.data;
     for (const issue of result.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });

@@ -13,6 +13,7 @@ import type {
   GenerateTextResult,
   PromptItem,
   ResponseFormat,
+  ServerTool,
   TextStreamPart,
   ToolCall,
   ToolChoice,
@@ -80,7 +81,10 @@ export function createChatService(deps: ChatDeps) {
     if (!model.protocols.includes('chat_completions')) {
       throw invalidRequest('chat', `Model ${model.code} does not support chat completions; use POST /v2/responses.`);
     }
-    if (tools?.length && !model.functionCalling) {
+    const serverTools = request.tools?.some((tool) => tool.type !== 'function')
+      ? toServerTools(request.tools, model, deps.providers.languageModel(model.vendor))
+      : [];
+    if ((tools?.length || serverTools.length) && !model.functionCalling) {
       throw invalidRequest('chat', `Model ${model.code} does not support function calling.`);
     }
     if (request.responseFormat && !model.structuredOutputs) {
@@ -96,7 +100,14 @@ export function createChatService(deps: ChatDeps) {
       accountId,
       operationKey,
       price: model.price,
-      inputBound: promptTokenBound({ instructions: request.instructions, items, tools }),
+      // Retrieved text is input too: each file search may add its results (about a chunk each) to the prompt.
+      inputBound:
+        promptTokenBound({ instructions: request.instructions, items, tools }) +
+        serverTools.reduce(
+          (sum, tool) =>
+            sum + (tool.type === 'file_search' ? (tool.maxResults ?? FILE_SEARCH_RESULTS) * RETRIEVED_CHUNK_TOKENS : 0),
+          0,
+        ),
       cap: outputCapOf(request.maxTokens, model.maxOutput),
       capFixed: request.maxTokens !== undefined,
     });
@@ -105,6 +116,7 @@ export function createChatService(deps: ChatDeps) {
       instructions: request.instructions,
       items,
       tools: tools?.length ? tools : undefined,
+      serverTools: serverTools.length > 0 ? serverTools : undefined,
       toolChoice: tools?.length ? request.toolChoice : undefined,
       parallelToolCalls: request.parallelToolCalls,
       temperature: request.temperature,
@@ -248,20 +260,51 @@ const toPromptItem = (message: ChatMessage): PromptItem => ({
   text: message.content,
 });
 
-/** Flat and nested function tools become the port's form; server-side tools are refused (see chat.schema.ts). */
-function toFunctionTools(tools: ChatTool[]): FunctionTool[] {
-  return tools.map((tool, index) => {
-    if (tool.type !== 'function') {
+/** A file search's results when the request does not say how many (OpenAI's default). */
+const FILE_SEARCH_RESULTS = 10;
+/** What one retrieved result adds to the input, held for: a chunk (OpenAI's are 800 tokens) and its framing. */
+const RETRIEVED_CHUNK_TOKENS = 1000;
+
+/**
+ * The server tools of a request (file search, code interpreter: chat.schema.ts) in the port's form, each checked
+ * against the vendor: one the model's vendor does not run is a 400 naming the vendor (api-decisions 8).
+ */
+function toServerTools(tools: ChatTool[], model: CatalogModel, languageModel: LanguageModel): ServerTool[] {
+  const runs = languageModel.serverTools ?? {};
+  return tools.flatMap((tool, index): ServerTool[] => {
+    if (tool.type === 'function') return [];
+    if (!runs[tool.type])
       throw invalidRequest(
         'chat',
-        `tools[${index}]: ${tool.type} tools are not supported by chat completions; only function tools are.`,
+        `tools[${index}]: vendor ${model.vendor} (model ${model.code}) does not run ${tool.type} tools; use a model of a vendor that does, or function tools.`,
       );
-    }
+    if (tool.type === 'file_search')
+      return [{ type: 'file_search', storeIds: tool.vector_store_ids, maxResults: tool.max_num_results }];
+    const container = tool.container;
+    if (container !== undefined && !runs.code_interpreter?.containers)
+      throw invalidRequest(
+        'chat',
+        `tools[${index}].container: vendor ${model.vendor} runs code in a sandbox of its own, which takes no container.`,
+      );
+    return [
+      typeof container === 'string'
+        ? { type: 'code_interpreter', container }
+        : { type: 'code_interpreter', fileIds: container?.file_ids },
+    ];
+  });
+}
+
+/** Flat and nested function tools become the port's form; server tools are the vendor's (toServerTools). */
+function toFunctionTools(tools: ChatTool[]): FunctionTool[] {
+  return tools.flatMap((tool): FunctionTool[] => {
+    if (tool.type !== 'function') return [];
     const definition = 'function' in tool ? tool.function : tool;
-    return {
-      name: definition.name,
-      description: definition.description,
-      parameters: definition.parameters ?? { type: 'object', properties: {} },
-    };
+    return [
+      {
+        name: definition.name,
+        description: definition.description,
+        parameters: definition.parameters ?? { type: 'object', properties: {} },
+      },
+    ];
   });
 }

@@ -52,6 +52,7 @@ export function observeProvider(
   return {
     languageModel: languageModel && {
       continuesReplies: languageModel.continuesReplies,
+      serverTools: languageModel.serverTools,
       generateText: timed('language', (request) => languageModel.generateText(request)),
       async *streamText(request): AsyncGenerator<TextStreamPart> {
         const started = process.hrtime.bigint();

@@ -17,12 +17,31 @@ export interface FunctionTool {
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; name: string };
 
+/**
+ * A tool the vendor runs itself (its calls and results stay at the vendor; the model answers with what they gave):
+ * file search over the vendor's own stores (OpenAI's vector stores, Gemini's file search stores) and code
+ * execution in the vendor's sandbox (OpenAI's code interpreter, Anthropic's and Gemini's code execution).
+ */
+export type ServerTool =
+  | { type: 'file_search'; storeIds: string[]; maxResults?: number }
+  | { type: 'code_interpreter'; container?: string; fileIds?: string[] };
+
+export type ServerToolType = ServerTool['type'];
+
+/** The server tools a vendor runs: file search; code execution, in a container of the caller's choosing or not. */
+export interface ServerToolSupport {
+  file_search?: true;
+  code_interpreter?: { containers: boolean };
+}
+
 export interface GenerateTextRequest {
   /** The vendor's own model id (catalog `upstream_id`). */
   model: string;
   instructions?: string;
   items: PromptItem[];
   tools?: FunctionTool[];
+  /** Tools the vendor runs (only those in the model's `serverTools`). */
+  serverTools?: ServerTool[];
   toolChoice?: ToolChoice;
   parallelToolCalls?: boolean;
   temperature?: number;
@@ -89,6 +108,8 @@ export interface LanguageModel {
    * Anthropic's Messages API (prefill) and the dev vendor do; OpenAI's APIs and Gemini do not promise it.
    */
   readonly continuesReplies?: boolean;
+  /** The server tools this vendor runs (none when absent); a request with another is the caller's to refuse. */
+  readonly serverTools?: ServerToolSupport;
   generateText(request: GenerateTextRequest): Promise<GenerateTextResult>;
   /** Parts in order; exactly one `finish` part last. Throws ProviderError on failure. */
   streamText(request: GenerateTextRequest): AsyncIterable<TextStreamPart>;

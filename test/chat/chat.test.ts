@@ -105,18 +105,27 @@ describe('chat completions (dev vendor)', () => {
     }
   });
 
-  it('refuses server-side tools, which chat completions do not run', async () => {
+  it('refuses server tools with a 400 naming the vendor, which does not run them (the dev vendor runs none)', async () => {
     const { key, accountId } = await app.createAccount();
-    for (const type of ['file_search', 'code_interpreter']) {
+    for (const tool of [{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'code_interpreter' }]) {
       const reply = await chat(key, {
         model: 'dev-echo',
         messages: [{ role: 'user', content: 'hi' }],
-        tools: [{ type }],
+        tools: [{ type: 'function', name: 'lookup' }, tool],
       });
       expect(reply.status).toBe(400);
-      expect(reply.body.error.code).toBe('chat.invalid_request');
-      expect(reply.body.error.message).toMatch(new RegExp(`tools\\[0\\]: ${type} tools are not supported`));
+      expect(reply.body.error).toEqual({
+        code: 'chat.invalid_request',
+        message: `tools[1]: vendor dev (model dev-echo) does not run ${tool.type} tools; use a model of a vendor that does, or function tools.`,
+      });
     }
+    // A file search names its stores.
+    const bare = await chat(key, {
+      model: 'dev-echo',
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'file_search' }],
+    });
+    expect([bare.status, bare.body.error.message]).toEqual([400, expect.stringContaining('tools[0].vector_store_ids')]);
     expect(await debits(app, accountId)).toEqual([]);
   });
 

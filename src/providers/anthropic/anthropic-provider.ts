@@ -18,6 +18,15 @@ export function createAnthropicProvider(options: VendorAdapterOptions): VendorPr
       model: (modelId) => anthropic.messages(modelId),
       // The Messages API continues a trailing assistant message ("prefill").
       continuesReplies: true,
+      // Code execution in Anthropic's sandbox (the SDK adds its beta header); Anthropic has no file search.
+      serverTools: {
+        code_interpreter: () => ({
+          type: 'provider',
+          id: 'anthropic.code_execution_20250825',
+          name: 'code_execution',
+          args: {},
+        }),
+      },
       providerOptions: (request) => ({ anthropic: anthropicOptions(request) }),
     }),
   };

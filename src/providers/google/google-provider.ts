@@ -2,6 +2,7 @@ import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import type { VendorAdapterOptions, VendorProvider } from '../provider';
 import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
+import { definedOnly } from '../shared/provider-options';
 import { sdkConnection } from '../shared/vendor-fetch';
 
 const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta';
@@ -17,6 +18,16 @@ export function createGoogleProvider(options: VendorAdapterOptions): VendorProvi
     languageModel: createAiSdkLanguageModel({
       options,
       model: (modelId) => google.languageModel(modelId),
+      // Gemini's code execution, and its file search over file search stores (`fileSearchStores/...`).
+      serverTools: {
+        file_search: (tool) => ({
+          type: 'provider',
+          id: 'google.file_search',
+          name: 'file_search',
+          args: { fileSearchStoreNames: tool.storeIds, ...definedOnly({ topK: tool.maxResults }) },
+        }),
+        code_interpreter: () => ({ type: 'provider', id: 'google.code_execution', name: 'code_execution', args: {} }),
+      },
       providerOptions: (request) =>
         request.reasoningEffort
           ? { google: { thinkingConfig: { thinkingLevel: request.reasoningEffort } } }

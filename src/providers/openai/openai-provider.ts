@@ -23,6 +23,23 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
       openStream: options.fetch
         ? undefined
         : (model, call) => openResponsesStream(asSdkResponsesModel(model), call, options.maxStreamBytes),
+      // OpenAI runs both (Responses API): file search over its vector stores, code in a container of its own
+      // (a new one per call unless one is named).
+      codeContainers: true,
+      serverTools: {
+        file_search: (tool) => ({
+          type: 'provider',
+          id: 'openai.file_search',
+          name: 'file_search',
+          args: { vectorStoreIds: tool.storeIds, ...definedOnly({ maxNumResults: tool.maxResults }) },
+        }),
+        code_interpreter: (tool) => ({
+          type: 'provider',
+          id: 'openai.code_interpreter',
+          name: 'code_interpreter',
+          args: { container: tool.container ?? { fileIds: tool.fileIds } },
+        }),
+      },
       providerOptions: (request) => ({
         openai: definedOnly({
           // The service keeps conversation state itself; the vendor should not store responses.

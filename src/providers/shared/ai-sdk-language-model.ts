@@ -2,6 +2,7 @@ import type {
   JSONSchema7,
   LanguageModelV3,
   LanguageModelV3CallOptions,
+  LanguageModelV3ProviderTool,
   LanguageModelV3StreamPart,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
@@ -10,6 +11,8 @@ import {
   type GenerateTextRequest,
   type GenerateTextResult,
   type LanguageModel,
+  type ServerTool,
+  type ServerToolType,
   type TextStreamPart,
   type ToolCall,
   type VendorAdapterOptions,
@@ -39,6 +42,12 @@ export interface AiSdkLanguageModelConfig {
   ) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
   /** The vendor continues a trailing assistant message (LanguageModel.continuesReplies). */
   continuesReplies?: boolean;
+  /** The server tools the vendor runs, each as the vendor's AI SDK tool (LanguageModel.serverTools). */
+  serverTools?: {
+    [Type in ServerToolType]?: (tool: Extract<ServerTool, { type: Type }>) => LanguageModelV3ProviderTool;
+  };
+  /** Its code execution takes a container (an id, or files for a new one): OpenAI's does. */
+  codeContainers?: boolean;
 }
 
 /**
@@ -65,7 +74,9 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
     request: GenerateTextRequest,
     scope: CallScope,
   ): { model: LanguageModelV3; call: LanguageModelV3CallOptions } {
-    const tools = toFunctionTools(request.tools);
+    const functionTools = toFunctionTools(request.tools);
+    const serverTools = (request.serverTools ?? []).map((tool) => serverToolOf(tool));
+    const tools = serverTools.length > 0 ? [...(functionTools ?? []), ...serverTools] : functionTools;
     return {
       model: config.model(request.model),
       call: {
@@ -78,7 +89,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
           options.vendor,
         ),
         tools,
-        toolChoice: toToolChoice(request.toolChoice, tools !== undefined),
+        toolChoice: toToolChoice(request.toolChoice, functionTools !== undefined),
         temperature: request.temperature,
         topP: request.topP,
         maxOutputTokens: request.maxOutputTokens,
@@ -94,6 +105,13 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
         abortSignal: scope.signal,
       },
     };
+  }
+
+  /** A server tool as the vendor's AI SDK tool; one the vendor does not run is a programming error (callers check). */
+  function serverToolOf(tool: ServerTool): LanguageModelV3ProviderTool {
+    const build = config.serverTools?.[tool.type] as ((tool: ServerTool) => LanguageModelV3ProviderTool) | undefined;
+    if (!build) throw new Error(`${options.vendor} does not run ${tool.type} tools.`);
+    return build(tool);
   }
 
   async function generate(request: GenerateTextRequest): Promise<GenerateTextResult> {
@@ -191,7 +209,17 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
     }
   }
 
-  return { continuesReplies: config.continuesReplies ?? false, generateText: generate, streamText: stream };
+  return {
+    continuesReplies: config.continuesReplies ?? false,
+    serverTools: {
+      ...(config.serverTools?.file_search ? { file_search: true as const } : {}),
+      ...(config.serverTools?.code_interpreter
+        ? { code_interpreter: { containers: config.codeContainers ?? false } }
+        : {}),
+    },
+    generateText: generate,
+    streamText: stream,
+  };
 }
 
 /** The SDK's own stream of a call: `doStream`'s web stream, read until the consumer stops (which cancels it). */
