@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { ApiError, invalidRequest } from '../errors';
 import type { AudioFormat, AudioInput } from '../providers/provider';
 import { checkAudioFile, MEDIA_TYPES, SNIFF_BYTES } from './audio-format';
-import { isInvalidAudio, maxAudioSeconds, readAudioHeader, type AudioHeader } from './audio-header';
+import { isInvalidAudio, maxAudioSeconds, OGG_TAIL_BYTES, readAudioHeader, type AudioHeader } from './audio-header';
 
 /**
  * Reads a transcription upload (multipart/form-data) with busboy as it arrives: the file goes to a temporary
@@ -100,10 +100,16 @@ export async function readAudioUpload(
       let format: AudioFormat | undefined;
       let header: AudioHeader | undefined;
       let inspected = false;
+      // The end of an Ogg file, for the granule position of its last page (its length: audio-header.ts).
+      let tail = Buffer.alloc(0);
       stream.on('limit', () => fail(tooLarge(limitBytes)));
       stream.on('data', (chunk: Buffer) => {
         size += chunk.length;
         digest.update(chunk);
+        if (format === undefined || format === 'ogg') {
+          tail = Buffer.concat([tail, chunk]);
+          if (tail.length > 2 * OGG_TAIL_BYTES) tail = tail.subarray(tail.length - OGG_TAIL_BYTES);
+        }
         if (inspected) return;
         head = Buffer.concat([head, chunk]);
         try {
@@ -138,7 +144,7 @@ export async function readAudioUpload(
           format: known.format,
           size,
           path: target,
-          maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size)),
+          maxSeconds: audioHeaderOrRefusal(() => maxAudioSeconds(known, size, tail.subarray(-OGG_TAIL_BYTES))),
           sha256: digest.digest('hex'),
         };
       });

@@ -178,3 +178,99 @@ export async function settle(suite: { app: TestApp; key: string }, id: string): 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * A FLAC file of 16-bit mono `samples` (-1..1), written here by hand: STREAMINFO, then frames of `blockSize`
+ * samples with VERBATIM subframes (FLAC's uncompressed coding), each frame with its CRC-8 header and CRC-16 footer,
+ * as the format specifies. `totalSamples` is what STREAMINFO declares (default: the truth; 0: unknown).
+ */
+export function flacFile(
+  samples: Float32Array,
+  sampleRate: number,
+  options: { blockSize?: number; totalSamples?: number } = {},
+): Buffer {
+  const blockSize = options.blockSize ?? 4096;
+  const streamInfo = Buffer.alloc(34);
+  streamInfo.writeUInt16BE(blockSize, 0);
+  streamInfo.writeUInt16BE(blockSize, 2);
+  // Frame sizes (6 bytes) left 0: unknown. Then 20 bits of rate, 3 of channels − 1, 5 of bits − 1, 36 of samples.
+  const total = BigInt(options.totalSamples ?? samples.length);
+  streamInfo.writeBigUInt64BE((BigInt(sampleRate) << 44n) | (0n << 41n) | (15n << 36n) | total, 10);
+  const frames: Buffer[] = [];
+  for (let start = 0, number = 0; start < samples.length; start += blockSize, number++) {
+    const block = samples.subarray(start, start + blockSize);
+    const header = Buffer.concat([
+      // Sync code, fixed block size; block size from the header's end (7), rate code; mono, 16 bits.
+      Buffer.from([0xff, 0xf8, 0x70 | rateCode(sampleRate), 0x08]),
+      codedNumber(number),
+      Buffer.from([(block.length - 1) >> 8, (block.length - 1) & 0xff]),
+    ]);
+    const subframe = Buffer.alloc(1 + 2 * block.length);
+    subframe[0] = 0x02; // VERBATIM, no wasted bits
+    block.forEach((value, index) =>
+      subframe.writeInt16BE(Math.max(-32768, Math.min(32767, Math.round(value * 32767))), 1 + 2 * index),
+    );
+    const frame = Buffer.concat([header, Buffer.from([crc8(header)]), subframe]);
+    const footer = Buffer.alloc(2);
+    footer.writeUInt16BE(crc16(frame));
+    frames.push(frame, footer);
+  }
+  // "fLaC", then the STREAMINFO block, marked last (type 0, 34 bytes).
+  return Buffer.concat([Buffer.from('fLaC', 'latin1'), Buffer.from([0x80, 0, 0, 34]), streamInfo, ...frames]);
+}
+
+/** A frame header's sample rate code: the rate itself for the common ones, else 0 ("as in STREAMINFO"). */
+function rateCode(sampleRate: number): number {
+  const codes: Record<number, number> = { 8000: 4, 16000: 5, 22050: 6, 24000: 7, 32000: 8, 44100: 9, 48000: 10 };
+  return codes[sampleRate] ?? 0;
+}
+
+/** A frame number as FLAC codes it: UTF-8's scheme, extended to 36 bits. */
+function codedNumber(value: number): Buffer {
+  if (value < 0x80) return Buffer.from([value]);
+  const bytes: number[] = [];
+  let rest = value;
+  let room = 0x3f; // what the first byte can still hold
+  while (rest > room) {
+    bytes.unshift(0x80 | (rest & 0x3f));
+    rest = Math.floor(rest / 64);
+    room >>= 1;
+  }
+  const lead = (0xff << (7 - bytes.length)) & 0xff;
+  return Buffer.from([lead | rest, ...bytes]);
+}
+
+function crc8(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x80 ? ((crc << 1) ^ 0x07) & 0xff : (crc << 1) & 0xff;
+  }
+  return crc;
+}
+
+function crc16(bytes: Uint8Array): number {
+  let crc = 0;
+  for (const byte of bytes) {
+    crc ^= byte << 8;
+    for (let bit = 0; bit < 8; bit++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x8005) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc;
+}
+
+/** Mono float samples of `seconds` with a 440 Hz tone over each of `spans` (seconds), as toneWav has them. */
+export function toneSamples(seconds: number, spans: Array<[number, number]>, sampleRate = 16_000): Float32Array {
+  const samples = new Float32Array(Math.round(seconds * sampleRate));
+  for (const [from, to] of spans) {
+    for (let i = Math.round(from * sampleRate); i < Math.round(to * sampleRate); i++)
+      samples[i] = 0.5 * Math.sin((2 * Math.PI * 440 * i) / sampleRate);
+  }
+  return samples;
+}
+
+/** The start of an MP4 (ISO media) file: a format the upload accepts and dev-stt does not decode. */
+export const MP4_HEAD = Buffer.concat([
+  Buffer.from([0, 0, 0, 0x18]),
+  Buffer.from('ftypisom', 'latin1'),
+  Buffer.alloc(64),
+]);

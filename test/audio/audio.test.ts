@@ -1,8 +1,19 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { mpg123Decoder } from '../../src/providers/dev/audio/bundled-codecs';
 import { expectCarried } from '../support/carry';
 import { useTestApp } from '../support/harness';
 import { startReceiver } from '../webhooks/receiver';
-import { debits, postTranscription, settle, streamTranscription, toneWav } from './audio-fixtures';
+import {
+  debits,
+  flacFile,
+  MP4_HEAD,
+  postTranscription,
+  settle,
+  streamTranscription,
+  toneSamples,
+  toneWav,
+} from './audio-fixtures';
 
 /** The decoded duration (seconds) of an MP3. */
 async function mp3Duration(mp3: Buffer): Promise<number> {
@@ -132,6 +143,61 @@ describe('audio: synchronous transcription', () => {
     expect(rows[0].usage).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, seconds: 4 });
   });
 
+  it('FLAC and Ogg Vorbis (spec: the flac and ogg extensions) are decoded: the same segments, duration and bill as the WAV', async () => {
+    const spans: Array<[number, number]> = [
+      [0.5, 1.5],
+      [2.25, 3],
+    ];
+    // The FLAC is written by the test (fixtures: flacFile, checked with the reference decoder); the Ogg Vorbis file is
+    // the same tones encoded by oggenc (test/audio/fixtures/README.md).
+    const files = [
+      { bytes: flacFile(toneSamples(3.5, spans), 16_000), name: 'tones.flac' },
+      { bytes: flacFile(toneSamples(3.5, spans), 16_000, { blockSize: 1152 }), name: 'tones-small-blocks.flac' },
+      { bytes: fs.readFileSync(path.join(__dirname, 'fixtures/tones.ogg')), name: 'tones.ogg' },
+      { bytes: fs.readFileSync(path.join(__dirname, 'fixtures/tones.ogg')), name: 'tones.oga' },
+    ];
+    for (const file of files) {
+      const reply = await postTranscription(suite.app.baseUrl, suite.key, file, { model: 'dev-stt' });
+      expect({ name: file.name, status: reply.status, body: reply.status === 200 ? undefined : reply.body }).toEqual({
+        name: file.name,
+        status: 200,
+      });
+      expect(reply.body).toMatchObject({ text: '', duration: 3.5, usage: { cost: 4 } });
+      const segments = reply.body.segments.map((segment: any) => [segment.start, segment.end]);
+      expect(segments).toHaveLength(2);
+      segments.flat().forEach((time: number, index: number) => expect(time).toBeCloseTo(spans.flat()[index]!, 1));
+    }
+
+    // More audio than the FLAC's STREAMINFO declares (what its hold and charge were bounded by) is refused.
+    const understated = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: flacFile(toneSamples(3.5, spans), 16_000, { totalSamples: 16_000 }), name: 'understated.flac' },
+      { model: 'dev-stt' },
+    );
+    expect([understated.status, understated.body.error?.message]).toEqual([
+      400,
+      expect.stringMatching(/holds more audio than its STREAMINFO declares/),
+    ]);
+    // Ogg Opus passes the upload's checks (vendors take it) and dev-stt says it decodes Vorbis only.
+    const opus = Buffer.from(fs.readFileSync(path.join(__dirname, 'fixtures/tones.ogg')));
+    const head = opus.subarray(27 + opus[26]!);
+    head.write('OpusHead', 0, 'latin1');
+    head[8] = 1; // version
+    head[9] = 1; // channels
+    head.writeUInt16LE(312, 10); // pre-skip
+    const refused = await postTranscription(
+      suite.app.baseUrl,
+      suite.key,
+      { bytes: opus, name: 'voice.ogg' },
+      { model: 'dev-stt' },
+    );
+    expect([refused.status, refused.body.error?.message]).toEqual([
+      400,
+      expect.stringMatching(/this Ogg file is Opus/),
+    ]);
+  });
+
   it('a dev-tts MP3 comes back with its words', async () => {
     const text = 'Switchyard speaks and listens.';
     const mp3 = await speech(suite.app.baseUrl, suite.key, { model: 'dev-tts', voice: 'en-us', text });
@@ -200,10 +266,10 @@ describe('audio: synchronous transcription', () => {
       ],
       [{ bytes: wav, name: 'tones.wav' }, { model: 'dev-tts' }, 'transcription.invalid_request', /tts model/],
       [
-        { bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' },
+        { bytes: MP4_HEAD, name: 'x.m4a' },
         { model: 'dev-stt' },
         'transcription.invalid_request',
-        /WAV and MP3 files only/,
+        /WAV, MP3, FLAC and Ogg Vorbis files only; this file is MP4/,
       ],
     ];
     for (const [file, fields, code, message] of cases) {
@@ -325,11 +391,10 @@ describe('audio: asynchronous transcription', () => {
       expect(reply.body.error.code).toBe('transcription.not_found');
     }
 
-    const flac = Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]);
     const failing = await postTranscription(
       suite.app.baseUrl,
       suite.key,
-      { bytes: flac, name: 'x.flac' },
+      { bytes: MP4_HEAD, name: 'x.m4a' },
       { model: 'dev-stt-async' },
     );
     expect(await settle(suite, failing.body.request_id)).toBe('failed');
@@ -339,7 +404,7 @@ describe('audio: asynchronous transcription', () => {
     expect(failed.status).toBe(400);
     expect(failed.body.error).toMatchObject({
       code: 'transcription.failed',
-      message: expect.stringMatching(/WAV and MP3 files only/),
+      message: expect.stringMatching(/WAV, MP3, FLAC and Ogg Vorbis files only; this file is MP4/),
     });
   });
 

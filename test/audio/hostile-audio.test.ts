@@ -1,7 +1,18 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { billedSeconds } from '../../src/audio/transcription-result';
 import { useEngineUnderTest } from '../engine/engine-under-test';
 import { itOnEmbeddedEngine, useTestApp, type TestSuite } from '../support/harness';
-import { debits, postTranscription, settle, streamTranscription, toneWav, wavHeader } from './audio-fixtures';
+import {
+  debits,
+  flacFile,
+  postTranscription,
+  settle,
+  streamTranscription,
+  toneSamples,
+  toneWav,
+  wavHeader,
+} from './audio-fixtures';
 
 /**
  * Uploads written to hurt: a header that turns a few MB into months of audio, fields the database cannot store,
@@ -22,6 +33,25 @@ async function money(suite: TestSuite, accountId = suite.accountId): Promise<{ b
 }
 
 const transcriptionDebits = (suite: TestSuite) => debits(suite, 'transcription');
+
+/** A FLAC file with its STREAMINFO's bits per sample or least block size replaced. */
+function streamInfo(flac: Buffer, change: { bits?: number; minBlock?: number }): Buffer {
+  const copy = Buffer.from(flac);
+  if (change.minBlock !== undefined) copy.writeUInt16BE(change.minBlock, 8);
+  if (change.bits !== undefined) {
+    const packed = copy.readBigUInt64BE(18);
+    copy.writeBigUInt64BE((packed & ~(0x1fn << 36n)) | (BigInt(change.bits - 1) << 36n), 18);
+  }
+  return copy;
+}
+
+/** The Ogg Vorbis fixture (fixtures/README.md), and a copy with its identification header changed by `patch`. */
+const OGG = fs.readFileSync(path.join(__dirname, 'fixtures/tones.ogg'));
+function oggPatched(patch: (packet: Buffer) => void): Buffer {
+  const copy = Buffer.from(OGG);
+  patch(copy.subarray(27 + copy[26]!));
+  return copy;
+}
 
 /** GET /healthz back to back until `work` settles: each one's latency (ms). No sleeps: the loop is the probe. */
 async function healthWhile(baseUrl: string, work: Promise<unknown>): Promise<number[]> {
@@ -107,6 +137,7 @@ describe('hostile audio: headers are read before anything decodes', () => {
 
   it('headers out of bounds are 400 audio.invalid_file, each naming what is wrong', async () => {
     const pcm = Buffer.alloc(1600, 0x80);
+    const second = toneSamples(1, [[0.2, 0.8]]);
     const wav = (options: Parameters<typeof wavHeader>[0]) =>
       Buffer.concat([wavHeader({ ...options, dataBytes: pcm.length }), pcm]);
     const id3 = Buffer.from([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0]);
@@ -124,6 +155,26 @@ describe('hostile audio: headers are read before anything decodes', () => {
         /data chunk before its fmt chunk/,
       ],
       [Buffer.concat([id3, Buffer.alloc(4096)]), 'silent.mp3', /no MPEG audio frame/],
+      // FLAC: STREAMINFO out of bounds, or not first; a length past the bounds, declared or (none declared) by size.
+      [flacFile(second, 7_999), 'low.flac', /FLAC header declares 1 channel\(s\), 7999 Hz, 16 bits: the sample rate/],
+      [streamInfo(flacFile(second, 16_000), { bits: 3 }), 'narrow.flac', /samples have 4-32 bits/],
+      [streamInfo(flacFile(second, 16_000), { minBlock: 8 }), 'blocks.flac', /blocks of 8-4096 samples/],
+      [
+        Buffer.concat([Buffer.from('fLaC\x84\0\0\x08', 'latin1'), Buffer.alloc(64)]),
+        'comment-first.flac',
+        /does not start with its STREAMINFO block/,
+      ],
+      [flacFile(second, 16_000, { totalSamples: 16_000 * 3600 * 9 }), 'nine-hours.flac', /can last 9 hours/],
+      [
+        streamInfo(flacFile(toneSamples(3, []), 8_000, { blockSize: 65_535, totalSamples: 0 }), {}),
+        'unknown-length.flac',
+        /can last 21\.\d hours/,
+      ],
+      // Ogg: its identification header out of bounds or of another codec; no page that tells its length.
+      [oggPatched((packet) => packet.writeUInt32LE(7_999, 12)), 'low.ogg', /Ogg Vorbis header declares 7999 Hz/],
+      [oggPatched((packet) => (packet[11] = 9)), 'many.ogg', /declares 9 channels: 1-8 are accepted/],
+      [oggPatched((packet) => packet.write('Speex   ', 0, 'latin1')), 'speex.ogg', /neither Vorbis nor Opus/],
+      [OGG.subarray(0, 200), 'cut.ogg', /no audio page at its end that tells its length/],
       // A free-format MPEG-1 layer III frame: no bitrate in its header, nothing bounds how long it lasts.
       [Buffer.concat([Buffer.from([0xff, 0xfb, 0x00, 0x00]), Buffer.alloc(4096)]), 'free.mp3', /free-format/],
     ];

@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type Activities } from '../../activities';
 import type { TranscriptionJobInput, TranscriptionOutcome } from '../../workflows/transcription.flow';
-import { postTranscription, toneWav } from '../audio/audio-fixtures';
+import { MP4_HEAD, postTranscription, toneWav } from '../audio/audio-fixtures';
 import { useTestApp } from '../support/harness';
 import { startReceiver } from '../webhooks/receiver';
 import { quietLogger } from './workflow-bundle';
@@ -128,13 +128,13 @@ describe('transcription activities under MockActivityEnvironment', () => {
     cancelled.cancel();
     await expect(running).rejects.toThrow();
 
-    const flac = await postTranscription(
+    const mp4 = await postTranscription(
       suite.app.baseUrl,
       suite.key,
-      { bytes: Buffer.concat([Buffer.from('fLaC'), Buffer.alloc(64)]), name: 'x.flac' },
+      { bytes: MP4_HEAD, name: 'x.m4a' },
       { model: 'dev-stt-async' },
     );
-    const input = { transcriptionId: flac.body.request_id as string };
+    const input = { transcriptionId: mp4.body.request_id as string };
     await environment('startTranscription').run(activities.startTranscription, input);
     const outcome = (await environment('transcribeAudio').run(
       activities.transcribeAudio,

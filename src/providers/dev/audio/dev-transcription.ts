@@ -1,13 +1,20 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { AUDIO_BOUNDS, id3TagSize, InvalidAudioError, isInvalidAudio } from '../../../audio/audio-header';
+import {
+  AUDIO_BOUNDS,
+  id3TagSize,
+  InvalidAudioError,
+  isInvalidAudio,
+  readFlacStreamInfo,
+  readOggStreamInfo,
+} from '../../../audio/audio-header';
 import type { AudioInput, TranscribeRequest, TranscriptionModel, TranscriptionResult } from '../../provider';
-import { mpg123Decoder } from './bundled-codecs';
+import { flacDecoder, mpg123Decoder, oggVorbisDecoder } from './bundled-codecs';
 import { readUslt } from './id3';
 import { mixDown, SpeechActivity } from './speech-activity';
 import { WavReader } from './wav-reader';
 
 /**
- * dev-stt and dev-stt-async (api-decisions 24): they really decode the upload (WAV and MP3), report its true
+ * dev-stt and dev-stt-async (api-decisions 24): they really decode the upload (WAV, MP3, FLAC, Ogg Vorbis), report its true
  * duration and the speech segments of an energy-based voice-activity pass, and take the words from the file's
  * ID3 `USLT` frame (what dev-tts writes) when it has one. No open-vocabulary recogniser can be installed here,
  * so without that frame the reply has no words and says so in `notice`. The file is read as a stream: memory
@@ -53,20 +60,21 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
   return {
     async transcribe(request: TranscribeRequest): Promise<TranscriptionResult> {
       const { audio } = request;
-      if (audio.format !== 'wav' && audio.format !== 'mp3') {
-        throw fail(`dev-stt decodes WAV and MP3 files only; this file is ${audio.format.toUpperCase()}.`);
+      const decode = DECODERS[audio.format];
+      if (!decode) {
+        throw fail(
+          `dev-stt decodes WAV, MP3, FLAC and Ogg Vorbis files only; this file is ${audio.format.toUpperCase()}.`,
+        );
       }
       let decoded: Decoded;
       try {
-        decoded = await decodeSlot(() =>
-          audio.format === 'wav' ? decodeWav(audio, request.signal) : decodeMp3(audio, request.signal),
-        );
+        decoded = await decodeSlot(() => decode(audio, request.signal));
       } catch (error) {
         if (isInvalidAudio(error)) throw fail(error.message);
         throw error;
       }
       const segments = decoded.activity.segments();
-      const duration = Math.round(decoded.activity.durationSeconds * 1000) / 1000;
+      const duration = Math.round((decoded.durationSeconds ?? decoded.activity.durationSeconds) * 1000) / 1000;
       const words = decoded.transcript?.text.trim().split(/\s+/).filter(Boolean) ?? [];
       const texts = alignWords(words, segments);
       const language =
@@ -91,7 +99,11 @@ export function createDevTranscriptionModel(fail: (message: string) => Error): T
 interface Decoded {
   activity: SpeechActivity;
   transcript?: { text: string; language: string };
+  /** The audio's length when the file declares it exactly and the decoder may stop short of it (FLAC). */
+  durationSeconds?: number;
 }
+
+type Decode = (audio: AudioInput, signal?: AbortSignal) => Promise<Decoded>;
 
 /** Runs at most `count` of the works given to it at once, the others in the order they came. */
 function slots(count: number): <T>(work: () => Promise<T>) => Promise<T> {
@@ -128,7 +140,7 @@ function timeSlicer(): () => Promise<void> {
 async function decodePieces(
   audio: AudioInput,
   activity: SpeechActivity,
-  decode: (piece: Uint8Array) => void,
+  decode: (piece: Uint8Array) => void | Promise<void>,
   signal?: AbortSignal,
 ): Promise<void> {
   const pause = timeSlicer();
@@ -136,7 +148,7 @@ async function decodePieces(
     for (let at = 0; at < read.length; at += PIECE_BYTES) {
       signal?.throwIfAborted();
       try {
-        decode(read.subarray(at, at + PIECE_BYTES));
+        await decode(read.subarray(at, at + PIECE_BYTES));
       } catch (error) {
         if (isInvalidAudio(error)) throw error;
         throw new InvalidAudioError(`The file could not be decoded: ${(error as Error)?.message ?? String(error)}`);
@@ -200,6 +212,106 @@ async function decodeMp3(audio: AudioInput, signal?: AbortSignal): Promise<Decod
   if (frames === 0) throw new InvalidAudioError('The file holds no MPEG audio frames that could be decoded.');
   return { activity, transcript };
 }
+
+/** The PCM of a wasm-audio-decoders result; one that decoded nothing carries no meaningful rate (nor data). */
+interface DecodedPcm {
+  channelData: Float32Array[];
+  samplesDecoded: number;
+  sampleRate: number;
+  errors?: Array<{ message: string }>;
+}
+
+/**
+ * FLAC and Ogg Vorbis, through the streaming WebAssembly decoders of wasm-audio-decoders: pieces in, PCM out as each
+ * frame (page) completes, the rest at `flush`. `bound(samples, sampleRate)` is told the samples decoded so far, to
+ * refuse audio longer than its header said.
+ */
+async function decodeStream(
+  audio: AudioInput,
+  decoder: {
+    ready: Promise<void>;
+    decode(data: Uint8Array): Promise<DecodedPcm>;
+    flush(): Promise<DecodedPcm>;
+    free(): void;
+  },
+  what: string,
+  bound: (samples: number, sampleRate: number) => void,
+  signal?: AbortSignal,
+): Promise<{ activity: SpeechActivity; samples: number }> {
+  await decoder.ready;
+  const activity = new SpeechActivity();
+  let samples = 0;
+  const take = (result: DecodedPcm) => {
+    if (result.errors?.length)
+      throw new InvalidAudioError(`The ${what} file could not be decoded: ${result.errors[0]!.message}.`);
+    if (result.samplesDecoded === 0) return;
+    samples += result.samplesDecoded;
+    bound(samples, result.sampleRate);
+    activity.push(mixDown(result.channelData, result.samplesDecoded), result.sampleRate);
+  };
+  try {
+    await decodePieces(audio, activity, async (piece) => take(await decoder.decode(piece)), signal);
+    take(await decoder.flush());
+  } finally {
+    decoder.free();
+  }
+  if (samples === 0) throw new InvalidAudioError(`The file holds no ${what} audio that could be decoded.`);
+  return { activity, samples };
+}
+
+/** The file's first bytes (its header), read on their own: `read()` can be read again. */
+async function headOf(audio: AudioInput, bytes: number): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  let length = 0;
+  for await (const piece of audio.read()) {
+    pieces.push(Buffer.from(piece));
+    length += piece.length;
+    if (length >= bytes) break;
+  }
+  return Buffer.concat(pieces).subarray(0, bytes);
+}
+
+/**
+ * A FLAC file: its STREAMINFO (checked as the upload's was) gives the exact length, which its frames must not exceed
+ * by more than a block; the decoder may stop before the last, short frame, so the reported duration is the declared
+ * one when there is one.
+ */
+async function decodeFlac(audio: AudioInput, signal?: AbortSignal): Promise<Decoded> {
+  const info = readFlacStreamInfo(await headOf(audio, 42), true)!;
+  const { activity } = await decodeStream(
+    audio,
+    new (flacDecoder().FLACDecoder)(),
+    'FLAC',
+    (samples) => {
+      if (info.totalSamples > 0 && samples > info.totalSamples + info.maxBlockSize)
+        throw new InvalidAudioError('The FLAC file holds more audio than its STREAMINFO declares.');
+    },
+    signal,
+  );
+  return info.totalSamples > 0 ? { activity, durationSeconds: info.totalSamples / info.sampleRate } : { activity };
+}
+
+/** An Ogg file: Vorbis is decoded; Opus (also Ogg, and common for voice notes) is refused by name. */
+async function decodeOgg(audio: AudioInput, signal?: AbortSignal): Promise<Decoded> {
+  const info = readOggStreamInfo(await headOf(audio, 64 * 1024), true)!;
+  if (info.codec !== 'vorbis')
+    throw new InvalidAudioError('dev-stt decodes Ogg Vorbis; this Ogg file is Opus. Use a real transcription model.');
+  const { activity } = await decodeStream(
+    audio,
+    new (oggVorbisDecoder().OggVorbisDecoder)(),
+    'Ogg Vorbis',
+    () => {},
+    signal,
+  );
+  return { activity };
+}
+
+const DECODERS: Partial<Record<AudioInput['format'], Decode>> = {
+  wav: decodeWav,
+  mp3: decodeMp3,
+  flac: decodeFlac,
+  ogg: decodeOgg,
+};
 
 /**
  * The USLT words spread over the speech segments in proportion to their durations: the dev model knows the
