@@ -91,6 +91,7 @@ const environmentSchema = z.object({
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(64),
   WEBHOOK_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).default(4),
   WEBHOOK_LEFT_OVER_AFTER_MS: z.coerce.number().int().min(100).max(86_400_000).default(60_000),
+  WEBHOOK_SECRET_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
   // Per-account limits for accounts without their own (api-decisions 26); 0: no limit.
   LIMIT_REQUESTS_PER_MINUTE: z.coerce.number().int().min(0).max(10_000_000).default(0),
   LIMIT_TOKENS_PER_MINUTE: z.coerce.number().int().min(0).max(2_000_000_000).default(0),
@@ -194,6 +195,11 @@ export interface Config {
      * waited in the queue) is sent by whichever process sweeps next, every half of this (at most every 30 s).
      */
     readonly leftOverAfterMs: number;
+    /**
+     * What the accounts' webhook signing secrets are sealed with in the database (api-decisions 33); unset: derived
+     * from the API-key signing secret (under a label of its own), so replicas that share keys share this too.
+     */
+    readonly secretKey?: string;
   };
   /** Default per-account limits (0: none); an account's own, set by an operator, replace them. */
   readonly limits: AccountLimits;
@@ -286,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: value.WEBHOOK_CONCURRENCY,
       perAccountConcurrency: value.WEBHOOK_CONCURRENCY_PER_ACCOUNT,
       leftOverAfterMs: value.WEBHOOK_LEFT_OVER_AFTER_MS,
+      secretKey: value.WEBHOOK_SECRET_KEY,
     },
     limits: {
       requestsPerMinute: value.LIMIT_REQUESTS_PER_MINUTE,

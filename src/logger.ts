@@ -20,6 +20,7 @@ export function createLogger(level: LogLevel, format: 'json' | 'pretty' = 'json'
         '*.apiKey',
         '*.authorization',
         '*.key',
+        '*.secret',
       ],
       censor: '[redacted]',
     },

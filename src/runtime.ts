@@ -27,6 +27,8 @@ import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/webhook-dispatcher';
 import { createWebhookSender } from './webhooks/webhook-sender';
+import { createSecretBox } from './webhooks/webhook-signing';
+import { createWebhookSigningService, type WebhookSigningService } from './webhooks/webhook-signing.service';
 import { createMcpSessionPool, type McpSessionPool } from './mcp/mcp-sessions';
 import { createLifecycle } from './http/lifecycle';
 import { createReplyBudget } from './http/reply-budget';
@@ -43,6 +45,8 @@ export interface RuntimeDeps extends AppDeps {
   /** Stored, resumable event streams (of Responses today), keyed by stream id. */
   events: EventLog;
   webhooks: WebhookDispatcher;
+  /** Accounts' opt-in Standard Webhooks signing: their sealed secrets (api-decisions 33). */
+  webhookSigning: WebhookSigningService;
   /** Open sessions with remote MCP servers, reused by the MCP calls of this process. */
   mcpSessions: McpSessionPool;
   /** Runs one durable workflow per job (a Response): embedded, or Temporal when TEMPORAL_ADDRESS is set. */
@@ -127,6 +131,10 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       cacheMs: config.auth.cacheMs,
     });
     const events = createEventLog({ db, bus, metrics });
+    const webhookSigning = createWebhookSigningService({
+      db,
+      box: createSecretBox(config.webhooks.secretKey ?? signingSecret),
+    });
     const webhooks = createWebhookDispatcher({
       db,
       logger,
@@ -136,6 +144,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
         logger,
         metrics,
         timeoutMs: config.webhooks.timeoutMs,
+        signing: webhookSigning,
       }),
       concurrency: config.webhooks.concurrency,
       perAccountConcurrency: config.webhooks.perAccountConcurrency,
@@ -214,6 +223,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       bus,
       events,
       webhooks,
+      webhookSigning,
       mcpSessions,
       engine,
       responses,

@@ -15,7 +15,7 @@ import type { ThreadMessagesTable, ThreadsTable } from '../threads/threads.table
 import type { IdempotencyKeysTable } from '../idempotency/idempotency.table';
 import type { ResponsesTable } from '../responses/responses.table';
 import type { RunsTable } from '../threads/runs.table';
-import type { WebhookDeliveriesTable } from '../webhooks/webhooks.table';
+import type { WebhookDeliveriesTable, WebhookSigningSecretsTable } from '../webhooks/webhooks.table';
 import type { McpCallsTable } from '../mcp/mcp.table';
 
 /** The whole database, composed from each slice's *.table.ts. */
@@ -39,6 +39,7 @@ export interface Database {
   jobs: JobsTable;
   job_steps: JobStepsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_signing_secrets: WebhookSigningSecretsTable;
   threads: ThreadsTable;
   thread_messages: ThreadMessagesTable;
   transcriptions: TranscriptionsTable;

@@ -17,6 +17,7 @@ import { organizationRoutes, type OrganizationRoutesDeps } from '../organization
 import { responsesRoutes, type ResponsesRoutesDeps } from '../responses/responses.routes';
 import { runsRoutes, type RunsRoutesDeps } from '../threads/runs.routes';
 import { threadsRoutes, type ThreadsRoutesDeps } from '../threads/threads.routes';
+import { webhookSigningRoutes, type WebhookSigningRoutesDeps } from '../webhooks/webhook-signing.routes';
 
 /** What the public route modules need together: each declares its own slice. */
 export type PublicRoutesDeps = OrganizationRoutesDeps &
@@ -30,13 +31,15 @@ export type PublicRoutesDeps = OrganizationRoutesDeps &
   RunsRoutesDeps &
   ThreadsRoutesDeps &
   AudioRoutesDeps &
-  OpenAIRoutesDeps;
+  OpenAIRoutesDeps &
+  WebhookSigningRoutesDeps;
 
 /**
  * Every public route module, mounted behind X-Auth-Token. Each slice adds its `*Routes(deps)` here.
  */
 export const publicRouteModules: Array<(deps: PublicRoutesDeps) => Router> = [
   organizationRoutes,
+  webhookSigningRoutes,
   embeddingsRoutes,
   chatRoutes,
   conversationsRoutes,

@@ -45,6 +45,7 @@ import {
   updateMessageSchema,
   updateThreadSchema,
 } from '../threads/threads.schema';
+import { rotateWebhookSecretSchema } from '../webhooks/webhook-signing.schema';
 import * as reply from './reply-schemas';
 
 /**
@@ -435,6 +436,48 @@ export const operations: Operation[] = [
     description: 'Switchyard extension. `after`: the last id of the previous page.',
     query: runsQuerySchema,
     reply: reply.listOf(reply.runSummary),
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'get',
+    path: '/v2/organization/webhook-signing',
+    summary: "Whether the account's webhooks are signed (Standard Webhooks)",
+    description:
+      'Switchyard extension (api-decisions 33). Never the secret. Webhooks and callbacks are unsigned, as the spec has them, until the account turns signing on.',
+    reply: reply.webhookSigningObject,
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'post',
+    path: '/v2/organization/webhook-signing',
+    summary: "Turn on Standard Webhooks signing of the account's webhooks (the secret shown once)",
+    description:
+      "Switchyard extension (api-decisions 33). From then on every webhook (a Response's `metadata.webhook_url`) and asynchronous transcription callback of the account carries `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` under the secret), which any Standard Webhooks library verifies with the `whsec_…` secret of this reply. The secret is in this reply only; when signing is on already it is 400 `organization.webhook_signing_enabled` (rotate to get a new secret). No Idempotency-Key: no copy of the reply is kept.",
+    reply: reply.createdWebhookSecret,
+    replyStatus: 201,
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'post',
+    path: '/v2/organization/webhook-signing/rotate',
+    summary: 'A new webhook signing secret (shown once)',
+    description:
+      'Switchyard extension (api-decisions 33). The replaced secret stops signing at once, or with `keep_previous_seconds` (at most 86400) signs beside the new one for that long: each webhook then carries two signatures, and a receiver holding either secret verifies it. 400 `organization.webhook_signing_disabled` when signing is off.',
+    body: rotateWebhookSecretSchema,
+    bodyOptional: true,
+    reply: reply.createdWebhookSecret,
+  },
+  {
+    ...key,
+    tag: 'Organization',
+    method: 'delete',
+    path: '/v2/organization/webhook-signing',
+    summary: 'Turn webhook signing off (the secrets are deleted)',
+    description: 'Switchyard extension (api-decisions 33). Webhooks are unsigned again from the next one on.',
+    reply: reply.webhookSigningObject,
   },
 
   // Embeddings, chat, audio

@@ -495,6 +495,27 @@ export const createdAccountKey = accountKeyObject
   .extend({ key: z.string().describe('The key itself: shown only in this reply') })
   .meta({ id: 'CreatedAccountApiKey' });
 
+export const webhookSigningObject = z
+  .object({
+    object: z.literal('organization.webhook_signing'),
+    enabled: z.boolean().describe("Whether the account's webhooks and callbacks are signed"),
+    scheme: z.literal('standard-webhooks-v1'),
+    secret_created_at: z.number().int().nullable().describe('When the current secret was made (Unix seconds)'),
+    previous_secret_expires_at: z
+      .number()
+      .int()
+      .nullable()
+      .describe("Until when a rotation's previous secret still signs beside the current one; null: it does not"),
+  })
+  .meta({ id: 'WebhookSigning' });
+export const createdWebhookSecret = webhookSigningObject
+  .extend({
+    secret: z
+      .string()
+      .describe('The signing secret, `whsec_` and base64 (Standard Webhooks): shown only in this reply, never again'),
+  })
+  .meta({ id: 'WebhookSigningWithSecret' });
+
 const usageFigures = {
   amount: z.number().int().describe('kopecks debited'),
   transactions: z.number().int().describe('debits counted'),

@@ -10,6 +10,7 @@ import type { AccountKeyWire, ResponseSummaryWire, RunSummaryWire, UsageWire } f
 import type { inputItemToWire, ResponseWire } from '../responses/response-wire';
 import type { RunWire } from '../threads/runs.wire';
 import type { ThreadMessageWire, ThreadWire } from '../threads/threads.wire';
+import type { webhookSigningToWire } from '../webhooks/webhook-signing.wire';
 import type * as reply from './reply-schemas';
 
 /**
@@ -37,4 +38,6 @@ export const wireChecks = {
   usage: (wire: UsageWire): Documented<typeof reply.usageObject> => wire,
   responseSummary: (wire: ResponseSummaryWire): Documented<typeof reply.responseSummary> => wire,
   runSummary: (wire: RunSummaryWire): Documented<typeof reply.runSummary> => wire,
+  webhookSigning: (wire: ReturnType<typeof webhookSigningToWire>): Documented<typeof reply.webhookSigningObject> =>
+    wire,
 };

@@ -9,11 +9,14 @@ import {
   OutboundAddressRefusedError,
   type ResolvedAddress,
 } from '../outbound/address-guard';
+import { signatureHeaders } from './webhook-signing';
+import type { WebhookSigningService } from './webhook-signing.service';
 import type { WebhookDeliveryStatus } from './webhooks.table';
 
 /**
  * One-shot webhook and callback POSTs (spec "Webhook", DECISIONS 22): one attempt, 10 s timeout,
- * unsigned, never retried, the outcome recorded in `webhook_deliveries` for operators.
+ * never retried, the outcome recorded in `webhook_deliveries` for operators. Unsigned, as the spec has them,
+ * unless the account turned on Standard Webhooks signing (api-decisions 33; webhook-signing.ts).
  *
  * At most once: the `pending` row is claimed (unique resource_id) before the POST. A workflow or
  * activity retry, or a job re-run after a crash, finds the row and sends nothing. A crash between the
@@ -31,6 +34,8 @@ export interface WebhookSenderOptions {
   timeoutMs?: number;
   /** Name resolution for the connect-time guard; default dns.lookup. Tests use it to simulate rebinding. */
   resolveHost?: (hostname: string) => Promise<ResolvedAddress[]>;
+  /** The accounts' signing secrets; without it every delivery is unsigned. */
+  signing?: Pick<WebhookSigningService, 'secretsFor'>;
 }
 
 export interface WebhookDelivery {
@@ -118,7 +123,15 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
     const logFields = logFieldsOf(claimed);
     const attemptedAt = claimed.attemptedAt;
     const started = performance.now();
-    const outcome = await attempt(claimed.url, claimed.body);
+    const outcome = await signed(claimed).then(
+      (headers) => attempt(claimed.url, claimed.body, headers),
+      (error: unknown): AttemptOutcome => {
+        // Signing is on and its secret cannot be opened here: not sent unsigned (a receiver that checks would
+        // refuse it; one that does not would be taught to accept unsigned requests). Recorded, with the reason.
+        if ((error as Error)?.name === 'SecretUnreadableError') return { status: 'failed', error: messageOf(error) };
+        throw error;
+      },
+    );
     const durationMs = Math.round(performance.now() - started);
     await db
       .updateTable('webhook_deliveries')
@@ -144,7 +157,22 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
     return outcome;
   }
 
-  async function attempt(rawUrl: string, body: string): Promise<AttemptOutcome> {
+  /**
+   * Standard Webhooks headers when the account signs its webhooks, else none. `webhook-id` is the delivery's row id:
+   * one per resource, the same for every attempt of it (a left-over delivery sent by another process included), so
+   * a receiver can drop a duplicate by it. The timestamp is the attempt's.
+   */
+  async function signed(claimed: ClaimedDelivery): Promise<Record<string, string>> {
+    const secrets = await options.signing?.secretsFor(claimed.accountId);
+    if (!secrets) return {};
+    return signatureHeaders(secrets, {
+      id: claimed.id,
+      timestampSeconds: Math.floor(Date.now() / 1000),
+      body: claimed.body,
+    });
+  }
+
+  async function attempt(rawUrl: string, body: string, signature: Record<string, string>): Promise<AttemptOutcome> {
     // The URL was validated when the resource was created, but configuration may have changed since.
     const checked = checkOutboundUrl(rawUrl, { allowPrivateNetworks, field: 'the webhook URL' });
     if (!checked.ok) return { status: 'refused', error: checked.message };
@@ -160,7 +188,7 @@ export function createWebhookSender(options: WebhookSenderOptions): WebhookDeliv
     try {
       const response = await guardedFetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': WEBHOOK_USER_AGENT },
+        headers: { 'content-type': 'application/json', 'user-agent': WEBHOOK_USER_AGENT, ...signature },
         body,
         signal: controller.signal,
       });
@@ -210,6 +238,11 @@ function describeNetworkError(error: unknown, url: URL): string {
   }
   const message = hasMessage(current) ? String(current.message) : String(current);
   const text = message.split(url.href).join(url.origin) || 'network error';
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
+}
+
+function messageOf(error: unknown): string {
+  const text = hasMessage(error) ? String(error.message) : String(error);
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 

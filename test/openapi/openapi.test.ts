@@ -208,6 +208,13 @@ describe('real replies match their documented schemas', () => {
     await call('GET', '/v2/organization/responses', {}, { query: 'status=bogus' });
     await call('GET', '/v2/organization/responses/{id}', { id: called.id });
     await call('GET', '/v2/organization/responses/{id}', { id: 'resp_missing' });
+    await call('GET', '/v2/organization/webhook-signing');
+    await call('POST', '/v2/organization/webhook-signing/rotate');
+    await call('POST', '/v2/organization/webhook-signing');
+    await call('POST', '/v2/organization/webhook-signing');
+    await call('POST', '/v2/organization/webhook-signing/rotate', {}, { body: { keep_previous_seconds: 60 } });
+    await call('GET', '/v2/organization/webhook-signing');
+    await call('DELETE', '/v2/organization/webhook-signing');
     // Embeddings, chat
     await call('POST', '/v2/embeddings', {}, { body: { model: 'dev-embed', input: 'words to embed' } });
     await call(
