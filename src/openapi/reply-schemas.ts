@@ -103,6 +103,11 @@ const responseUsage = storedUsage.extend({
   output_tokens_details: z.object({ reasoning_tokens: z.number().int() }).describe("OpenAI's field; always 0"),
 });
 const errorBody = z.object({ code: z.string(), message: z.string() });
+/** A failed Response's error: the spec's code and message, with OpenAI's type and param (response-wire.ts). */
+const responseErrorBody = errorBody.extend({
+  type: z.string().describe("OpenAI's error type (`invalid_request_error`, `server_error`, ...)"),
+  param: z.null(),
+});
 
 export const responseObject = z
   .object({
@@ -146,7 +151,7 @@ export const responseObject = z
     text: z.object({ format: looseObject }).optional().describe('Structured output, when it was asked for'),
     metadata,
     usage: responseUsage.nullable(),
-    error: errorBody.nullable(),
+    error: responseErrorBody.nullable(),
     incomplete_details: z.object({ reason: z.string() }).nullable(),
     completed_at: nullableSeconds,
   })

@@ -24,6 +24,27 @@ export const usageToWire = (usage: ResponseUsage) => ({
   output_tokens_details: { reasoning_tokens: 0 },
 });
 
+/**
+ * A failed Response's `error`: the spec's `{code, message}` (api-decisions 13) with OpenAI's `type` and `param`. The
+ * Vercel AI SDK's parser of a Response requires `type` (a string) beside `message` and `code`: without it a failed
+ * Response reached its users as "Invalid JSON response" instead of our message.
+ */
+export const responseErrorToWire = (error: { code: string; message: string }) => ({
+  code: error.code,
+  message: error.message,
+  type: responseErrorType(error.code),
+  param: null,
+});
+
+/** OpenAI's error `type` for a failure's `area.reason` code (as its HTTP errors have it: http/error-middleware.ts). */
+function responseErrorType(code: string): string {
+  const reason = code.slice(code.indexOf('.') + 1);
+  if (reason === 'execution_failed' || reason === 'interrupted') return 'server_error';
+  if (reason === 'payment_required') return 'insufficient_quota';
+  if (reason === 'rate_limited') return 'rate_limit_error';
+  return 'invalid_request_error';
+}
+
 /** The Response object of the spec. Output is empty while queued and after cancellation. */
 export function responseToWire(row: ResponseRow) {
   return {
@@ -56,7 +77,7 @@ export function responseToWire(row: ResponseRow) {
     ...(row.request.text_format ? { text: { format: row.request.text_format } } : {}),
     metadata: row.metadata,
     usage: row.usage ? usageToWire(row.usage) : null,
-    error: row.error,
+    error: row.error ? responseErrorToWire(row.error) : null,
     incomplete_details: row.incomplete_details,
     completed_at: row.completed_at ? toUnixSeconds(row.completed_at) : null,
   };
@@ -108,6 +129,7 @@ export function storedResponseToWire(response: ResponseWire): ResponseWire {
     ...response,
     output: response.output.map((item) => outputItemToWire(item as OutputItem)),
     usage: response.usage && usageToWire(response.usage),
+    error: response.error && responseErrorToWire(response.error),
   };
 }
 

@@ -26,7 +26,8 @@ type OpenAIResponse = Replaced<
   OpenAI.Responses.Response,
   'output_text' | 'error' | 'tool_choice' | 'tools' | 'usage' | 'incomplete_details',
   {
-    error: { code: string; message: string } | null;
+    // With OpenAI's `type` and `param` too, which the Vercel AI SDK requires of a failed Response.
+    error: { code: string; message: string; type: string; param: string | null } | null;
     usage: OpenAI.Responses.ResponseUsage | null;
     incomplete_details: { reason: string } | null;
   }

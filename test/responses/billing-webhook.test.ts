@@ -103,6 +103,9 @@ describe('responses: billing', () => {
     expect(failed.body.error).toEqual({
       code: expect.stringMatching(/^[a-z]+\.[a-z_]+$/),
       message: expect.any(String),
+      // OpenAI's fields, which the Vercel AI SDK requires of a failed Response (api-decisions 13).
+      type: 'server_error',
+      param: null,
     });
     expect(failed.body.error.code).toBe('response.execution_failed');
     expect(failed.body.usage).toEqual(ZERO_USAGE);

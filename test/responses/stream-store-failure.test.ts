@@ -41,6 +41,8 @@ describe('responses: a stream batch that cannot be stored', () => {
     expect(terminal.data.response.error).toEqual({
       code: 'response.interrupted',
       message: expect.stringContaining('could not be stored'),
+      type: 'server_error',
+      param: null,
     });
     expect(terminal.data.response.output).toEqual([]);
     live.forEach((event, index) => expect(event.data.sequence_number).toBe(index));
