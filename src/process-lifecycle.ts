@@ -37,12 +37,18 @@ export async function startTemporalWorker(
     requiresActionTimeoutMs: config.runs.requiresActionTimeoutMs,
     mcpSessions,
   });
-  const worker = await runTemporalWorker({ ...config.engine.temporal, ...options, logger, activities });
+  const worker = await runTemporalWorker({
+    ...config.engine.temporal,
+    ...options,
+    logger,
+    activities,
+    activitySlots: config.engine.concurrency,
+  });
   const running = worker.run();
   return {
     running,
     async stop() {
-      worker.worker.shutdown();
+      worker.shutdown();
       await running;
       await worker.connection.close();
     },

@@ -18,3 +18,11 @@ export const submitToolOutputsSignal = defineSignal('submit_tool_outputs');
 
 /** The signals a flow may wait on in `FlowContext.sleep` (wake-ups only: their meaning is in the database). */
 export type WakeSignal = typeof submitToolOutputsSignal;
+
+/**
+ * The task queue of a workflow's bookkeeping activities: its own queue's name with this suffix, which every worker
+ * also polls, with slots of its own (src/engine/temporal-engine.ts, runTemporalWorker). On the workflow's queue,
+ * finalising a cancel (and sending its webhook) waited behind whatever filled the worker's activity slots: long
+ * generations, for as long as they ran.
+ */
+export const bookkeepingTaskQueue = (taskQueue: string) => `${taskQueue}-bookkeeping`;

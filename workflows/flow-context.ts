@@ -11,6 +11,14 @@ export interface FlowContext<Activities> {
   cancellable<T>(fn: () => Promise<T>): Promise<T>;
   /** Runs fn shielded from cancellation (finalisation must complete). */
   nonCancellable<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Runs fn, a step that may wait for a worker before it starts and that leaves alone a resource with a cancel
+   * request (a start: it starts only what no cancel reached). A cancel request while it waits or runs answers
+   * `cancelled` at once instead of waiting for it, so the cancel is finalised (and its webhook sent) without waiting
+   * for a worker to free up: under Temporal every activity slot may hold a long generation. The embedded engine runs
+   * the step in process at once: there it is nonCancellable.
+   */
+  abandonable<T>(fn: () => Promise<T>, cancelled: T): Promise<T>;
   /** True when err is the result of a cancel request. */
   isCancellation(err: unknown): boolean;
   /** True once a cancel request arrived. */

@@ -119,9 +119,10 @@ export interface ResponseActivities {
 export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput): Promise<string> {
   const { activities } = ctx;
   let outcome: FinalOutcome = { kind: 'cancelled' };
+  // A Response cancelled while it waits for a worker (queued) is finalised at once, not when a worker is free.
   const start: { proceed: boolean; mcp?: boolean; route?: boolean } = ctx.cancelRequested()
     ? { proceed: false }
-    : await ctx.nonCancellable(() => activities.startResponse(input));
+    : await ctx.abandonable(() => activities.startResponse(input), { proceed: false });
   if (start.proceed && !ctx.cancelRequested()) {
     ctx.setStatus('in_progress');
     const usage = { inputTokens: 0, outputTokens: 0 };

@@ -73,7 +73,10 @@ export async function runFlow(ctx: FlowContext<RunActivities>, input: RunJobInpu
 async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise<{ round: number; ending: RunEnding }> {
   const { activities } = ctx;
   const cancelled = { kind: 'cancelled' } as const;
-  const start = ctx.cancelRequested() ? { proceed: false } : await ctx.nonCancellable(() => activities.startRun(input));
+  // A Run cancelled while it waits for a worker (queued) ends at once, not when a worker is free.
+  const start = ctx.cancelRequested()
+    ? { proceed: false }
+    : await ctx.abandonable(() => activities.startRun(input), { proceed: false });
   if (!start.proceed) return { round: 0, ending: cancelled };
   for (let round = 0; round < MAX_RUN_ROUNDS; round++) {
     if (ctx.cancelRequested()) return { round, ending: cancelled };

@@ -3,13 +3,14 @@ import {
   CancellationScope,
   condition,
   isCancellation,
+  patched,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
-import { cancelSignal, statusQuery, type WakeSignal } from './definitions';
+import { bookkeepingTaskQueue, cancelSignal, statusQuery, type WakeSignal } from './definitions';
 import type { FlowContext } from './flow-context';
 
 /**
@@ -38,6 +39,29 @@ export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
 };
 
 /**
+ * The patch (versioning marker) of workflows that put their bookkeeping on its own queue and may abandon the wait
+ * for their start (FlowContext.abandonable). Histories recorded before it have no marker: they replay as they ran
+ * (bookkeeping on the workflow's queue, the start shielded), so workflows running at a deploy go on unchanged.
+ */
+export const OWN_BOOKKEEPING_QUEUE = 'own-bookkeeping-queue';
+
+/**
+ * What a workflow's activities are scheduled with, decided once at its start (`patched` must be asked in the same
+ * place on every replay): `bookkeeping` for its database steps, `start` for its start, which stays on the workflow's
+ * queue (a start waiting for a slot is what `queued` means) but is abandoned at a cancel (TRY_CANCEL: the workflow
+ * goes on at once, and the start, if it still runs, starts nothing that has a cancel request).
+ */
+export function bookkeepingOptions(): { versioned: boolean; bookkeeping: ActivityOptions; start: ActivityOptions } {
+  if (!patched(OWN_BOOKKEEPING_QUEUE))
+    return { versioned: false, bookkeeping: BOOKKEEPING_ACTIVITY, start: BOOKKEEPING_ACTIVITY };
+  return {
+    versioned: true,
+    bookkeeping: { ...BOOKKEEPING_ACTIVITY, taskQueue: bookkeepingTaskQueue(workflowInfo().taskQueue) },
+    start: { ...BOOKKEEPING_ACTIVITY, cancellationType: ActivityCancellationType.TRY_CANCEL },
+  };
+}
+
+/**
  * The FlowContext of a Temporal workflow: a CancellationScope that the `cancel` signal cancels, the `status`
  * query (and the SwitchyardStatus search attribute), and `sleep` as a durable timer raced against the
  * `wakeSignals` (and a cancel). Call it once, at the start of the workflow function (it registers the handlers).
@@ -49,6 +73,7 @@ export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
 export function temporalFlowContext<Activities>(
   activities: Activities,
   wakeSignals: readonly WakeSignal[] = [],
+  options: { abandonableStart?: boolean } = {},
 ): FlowContext<Activities> {
   let status = 'queued';
   let cancelled = false;
@@ -65,6 +90,16 @@ export function temporalFlowContext<Activities>(
     activities,
     cancellable: (fn) => scope.run(fn),
     nonCancellable: (fn) => CancellationScope.nonCancellable(fn),
+    // Versioned workflows only (bookkeepingOptions): in the cancel's scope, its activity scheduled with TRY_CANCEL.
+    abandonable: async (fn, cancelledResult) => {
+      if (!options.abandonableStart) return CancellationScope.nonCancellable(fn);
+      try {
+        return await scope.run(fn);
+      } catch (error) {
+        if (isCancellation(error)) return cancelledResult;
+        throw error;
+      }
+    },
     isCancellation,
     // A cancel of the workflow itself (Temporal UI, CLI) counts as a cancel request too: it cancels the root scope.
     cancelRequested: () => cancelled || CancellationScope.current().consideredCancelled,

@@ -171,6 +171,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
             shielded--;
           }
         },
+        // In process, nothing waits for a slot (this job has one): the step runs to its end, as a shielded one.
+        abandonable: (fn) => context.nonCancellable(fn),
         isCancellation: (error) => (error as Error)?.name === 'AbortError' || controller.signal.aborted,
         cancelRequested: () => controller.signal.aborted,
         setStatus: () => undefined,

@@ -9,7 +9,7 @@ import { workflowIdOf } from './job-kind';
 import { jobKinds } from './job-kinds';
 import { missingSearchAttributes, searchAttributesOf } from './search-attributes';
 import { temporal } from '@temporalio/proto';
-import { cancelSignal, type WakeSignal } from '../../workflows/definitions';
+import { bookkeepingTaskQueue, cancelSignal, type WakeSignal } from '../../workflows/definitions';
 
 export interface TemporalEngineOptions {
   db: Db;
@@ -258,12 +258,19 @@ export interface TemporalWorkerOptions {
   workflowBundlePath?: string;
   /** After shutdown is asked (SIGTERM), how long running activities may go on before they are cancelled. */
   shutdownGraceMs?: number;
+  /** Activities at once on the workflows' queue: starts and generations (ENGINE_CONCURRENCY); default Temporal's 100. */
+  activitySlots?: number;
 }
 
 /**
  * The worker (`npm run worker`, or inside `all` with TEMPORAL_ADDRESS): runs the prebuilt workflow bundle and the
  * activities. Loading the bundle instead of bundling at start (webpack, seconds of CPU) makes a worker start at once
  * and every worker of a deploy run the very same workflow code.
+ *
+ * Two Temporal workers in one: the workflows' task queue (workflow tasks, starts and generations, `activitySlots` at
+ * once) and its bookkeeping queue (finalisations, webhooks, the Runs' waits; workflows/temporal-context.ts), with
+ * slots of its own, so a worker whose slots all hold long generations still finalises a cancel, and sends its
+ * webhook, at once.
  */
 export async function runTemporalWorker(options: TemporalWorkerOptions) {
   const { NativeConnection, Worker } = await import('@temporalio/worker');
@@ -274,11 +281,9 @@ export async function runTemporalWorker(options: TemporalWorkerOptions) {
   const connection = await connectOrExplain(() => NativeConnection.connect({ address: options.address }), options);
   try {
     await requireNamespace(connection, options);
-    const worker = await Worker.create({
+    const common = {
       connection,
       namespace: options.namespace,
-      taskQueue: options.taskQueue,
-      workflowBundle: { codePath },
       activities: options.activities,
       // Cancellation reaches an activity only with a heartbeat response; the default throttle (80 % of the
       // 10 s heartbeat timeout) would delay a cancel by up to 8 s.
@@ -286,9 +291,34 @@ export async function runTemporalWorker(options: TemporalWorkerOptions) {
       // SIGTERM: stop polling, let running activities finish for this long, then cancel them (their heartbeats
       // stop; Temporal retries them on another worker after the heartbeat timeout).
       shutdownGraceTime: options.shutdownGraceMs ?? 0,
+    } as const;
+    const worker = await Worker.create({
+      ...common,
+      taskQueue: options.taskQueue,
+      workflowBundle: { codePath },
+      maxConcurrentActivityTaskExecutions: options.activitySlots,
     });
+    const bookkeeping = await Worker.create({ ...common, taskQueue: bookkeepingTaskQueue(options.taskQueue) });
     options.logger.info({ taskQueue: options.taskQueue }, 'temporal worker running');
-    return { worker, run: () => worker.run(), shutdown: () => worker.shutdown(), connection };
+    return {
+      worker,
+      // Both run until shutdown; one that fails stops the other, so the process never runs half a worker.
+      run: async () => {
+        const runs = [worker.run(), bookkeeping.run()];
+        try {
+          await Promise.all(runs);
+        } catch (error) {
+          for (const each of [worker, bookkeeping]) if (each.getState() === 'RUNNING') each.shutdown();
+          await Promise.allSettled(runs);
+          throw error;
+        }
+      },
+      shutdown: () => {
+        worker.shutdown();
+        bookkeeping.shutdown();
+      },
+      connection,
+    };
   } catch (error) {
     await connection.close().catch(() => undefined);
     throw error;

@@ -1,4 +1,6 @@
+import { startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { useTestApp } from '../support/harness';
+import { startReceiver, type Receiver } from '../webhooks/receiver';
 import {
   createResponse,
   debitsOf,
@@ -148,3 +150,74 @@ describe('responses: cancel while queued (one engine slot)', () => {
     expect(await debitsOf(suite.app, suite.accountId)).toEqual([]);
   });
 });
+
+/**
+ * Issue 34: a Response cancelled while it waits for a slot gets its webhook at once, not when a slot frees. Every
+ * slot holds a generation the vendor never finishes (ENGINE_CONCURRENCY: the embedded engine's jobs, a Temporal
+ * worker's activities on the workflows' queue). On Temporal the cancel waited for a free activity slot: its reply
+ * came after 30 s still `queued`, and the webhook only once a generation ended.
+ */
+describe('responses: the webhook of a cancel while queued goes out at once', () => {
+  const SLOTS = 2;
+  let fake: FakeVendorServer;
+  let receiver: Receiver;
+  const env: Record<string, string> = { ENGINE_CONCURRENCY: String(SLOTS) };
+  beforeAll(async () => {
+    fake = await startFakeOpenAI();
+    receiver = await startReceiver();
+    Object.assign(env, { OPENAI_API_KEY: 'sk-openai-fake-test-key', OPENAI_BASE_URL: fake.baseURL });
+  });
+  const suite = useTestApp({ app: { env } });
+  afterAll(async () => {
+    await fake?.close();
+    await receiver?.close();
+  });
+
+  it('every slot busy with a generation: the queued Response is cancelled and its webhook sent while they still run', async () => {
+    fake.setDefault({ hang: true });
+    const create = (body: Record<string, unknown>) =>
+      suite.app.request('POST', '/v2/responses', { key: suite.key, body: { model: 'gpt-4.1-mini', ...body } });
+    const busy: string[] = [];
+    for (let slot = 0; slot < SLOTS; slot++) busy.push((await create({ input: `busy ${slot}` })).body.id);
+    await fake.waitForRequests(SLOTS);
+
+    const queued = await create({ input: 'waiting my turn', metadata: { webhook_url: `${receiver.url}/queued` } });
+    expect(queued.body.status).toBe('queued');
+    const stillQueued = await suite.app.request('GET', `/v2/responses/${queued.body.id}`, { key: suite.key });
+    expect(stillQueued.body.status).toBe('queued');
+
+    const started = Date.now();
+    const cancelled = await suite.app.request('POST', `/v2/responses/${queued.body.id}/cancel`, { key: suite.key });
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: queued.body.id, status: 'cancelled', output: [], usage: ZERO_USAGE });
+    const hook = await waitForRequest(receiver, '/queued', 10_000);
+    expect(JSON.parse(hook.body)).toEqual({
+      response_id: queued.body.id,
+      status: 'cancelled',
+      status_at: expect.any(Number),
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+
+    // The slots were still busy: both generations still run, their vendor calls open, nothing else reached the vendor.
+    for (const id of busy)
+      expect((await suite.app.request('GET', `/v2/responses/${id}`, { key: suite.key })).body.status).toBe(
+        'in_progress',
+      );
+    expect(fake.requests).toHaveLength(SLOTS);
+    expect(fake.requests.some((request) => request.clientAborted)).toBe(false);
+
+    for (const id of busy) await suite.app.request('POST', `/v2/responses/${id}/cancel`, { key: suite.key });
+    for (const id of busy) await suite.app.untilJobEnded({ kind: 'response', id });
+  });
+});
+
+/** The first request the receiver got on `path`, waiting for it at most `timeoutMs`. */
+async function waitForRequest(receiver: Receiver, path: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const request = receiver.requests.find((candidate) => candidate.path === path);
+    if (request) return request;
+    if (Date.now() > deadline) throw new Error(`no request on ${path} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

@@ -9,6 +9,7 @@ import { TestApp } from '../support/harness';
 import { connectClient, describeOnTemporal } from './temporal-client';
 import { startMcpTestServer } from '../mcp/mcp-test-server';
 import { storedRequest } from '../responses/helpers';
+import { startReceiver } from '../webhooks/receiver';
 
 /**
  * Responses as an operator sees them on a real Temporal server (`npm run test:temporal`, TEST_TEMPORAL_ADDRESS):
@@ -75,11 +76,11 @@ describeOnTemporal('Responses on a real Temporal server', () => {
   const handle = (id: string) => client.workflow.getHandle(workflowIdOf({ kind: 'response', id }));
 
   /** Waits for the workflow, checks it ended as the Response did, and stores its history as a replay fixture. */
-  async function recordHistory(id: string, scenario: string): Promise<string> {
+  async function recordHistory(id: string, scenario: string, owner: TestApp = app): Promise<string> {
     const result = await handle(id).result();
     const history = await handle(id).fetchHistory();
     fs.writeFileSync(path.join(HISTORIES, `${scenario}.json`), historyToJSON(history) + '\n');
-    const row = await app.db.selectFrom('responses').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await owner.db.selectFrom('responses').select('status').where('id', '=', id).executeTakeFirstOrThrow();
     expect(result).toBe(row.status);
     return result;
   }
@@ -183,6 +184,53 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     // Cancellation reaches an activity only through a heartbeat response (throttled to 2 s by the worker's maxHeartbeatThrottleInterval).
     process.stdout.write(`cancel reply after ${cancelMs} ms\n`);
     expect(cancelMs).toBeLessThan(60_000);
+  });
+
+  it('cancel while queued (every activity slot busy): the start is abandoned, finalised and notified on the bookkeeping queue at once', async () => {
+    // One activity slot on the workflows' queue (ENGINE_CONCURRENCY), held by a generation of a minute.
+    const crowded = await TestApp.start({ env: { ENGINE_CONCURRENCY: '1' } });
+    const receiver = await startReceiver();
+    try {
+      const account = await crowded.createAccount();
+      const create = (body: Record<string, unknown>) =>
+        crowded.request('POST', '/v2/responses', { key: account.key, body: { model: 'dev-echo', ...body } });
+      const busy = (await create({ input: '/delay 300 /words 200' })).body.id;
+      const stream = await fetch(`${crowded.baseUrl}/v2/responses/${busy}?stream=true`, {
+        headers: { 'x-auth-token': account.key },
+      });
+      await readSse(stream, (event) => event.type === 'response.output_text.delta');
+      const id = (await create({ input: 'waiting', metadata: { webhook_url: `${receiver.url}/queued` } })).body.id;
+
+      const cancelled = await crowded.request('POST', `/v2/responses/${id}/cancel`, { key: account.key });
+      expect(cancelled.body).toMatchObject({ id, status: 'cancelled', output: [] });
+      expect(await recordHistory(id, 'cancelled-queued', crowded)).toBe('cancelled');
+      while (!receiver.requests.some((request) => request.path === '/queued'))
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await crowded.request('GET', `/v2/responses/${busy}`, { key: account.key })).body.status).toBe(
+        'in_progress',
+      );
+
+      const events = JSON.parse(historyToJSON(await handle(id).fetchHistory())).events as Array<Record<string, any>>;
+      const scheduled = events
+        .filter((event) => event.eventType === 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED')
+        .map((event) => [
+          event.activityTaskScheduledEventAttributes.activityType.name,
+          event.activityTaskScheduledEventAttributes.taskQueue.name,
+        ]);
+      const queue = crowded.runtime.deps.config.engine.temporal!.taskQueue;
+      expect(scheduled).toEqual([
+        ['startResponse', queue],
+        ['finalizeResponse', `${queue}-bookkeeping`],
+        ['sendWebhook', `${queue}-bookkeeping`],
+      ]);
+      const types = events.map((event) => event.eventType);
+      expect(types).toContain('EVENT_TYPE_MARKER_RECORDED');
+      expect(types).toContain('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED');
+      await crowded.request('POST', `/v2/responses/${busy}/cancel`, { key: account.key });
+    } finally {
+      await crowded.close();
+      await receiver.close();
+    }
   });
 
   it('Idempotency-Key: one Response, one workflow run; launching again is a no-op', async () => {

@@ -260,3 +260,43 @@ describe('runs', () => {
     await untilStatus(threadId, created.body.id, ['completed']);
   });
 });
+
+/**
+ * A Run cancelled while it waits for a slot ends `cancelled` at once, not when a slot frees (on Temporal it stayed
+ * `cancelling` until a worker's activity slot was free: issue 34, as for a Response's webhook).
+ */
+describe('runs: a cancel while queued, every slot busy', () => {
+  const suite = useTestApp({ app: { env: { ENGINE_CONCURRENCY: '1' } } });
+  const call = (method: string, path: string, body?: unknown) =>
+    suite.app.request(method, path, { key: suite.key, body });
+
+  it('ends cancelled at once while the slot is still busy, and never runs', async () => {
+    // The one slot: a generation that runs for 30 s unless cancelled.
+    const busy = (await call('POST', '/v2/responses', { model: 'dev-echo', input: '/delay 100 /words 300' })).body.id;
+    await pollUntil(
+      () => call('GET', `/v2/responses/${busy}`).then((reply) => reply.body),
+      (response) => response.status === 'in_progress',
+      10_000,
+    );
+    const assistantId = (await call('POST', '/v2/assistants', { model: 'dev-echo', name: 'Echo' })).body.id;
+    const threadId = (await call('POST', '/v2/threads', { messages: [{ role: 'user', content: 'hello' }] })).body.id;
+    const run = (await call('POST', `/v2/threads/${threadId}/runs`, { assistant_id: assistantId })).body;
+    expect(run.status).toBe('queued');
+
+    const started = Date.now();
+    const cancelling = await call('POST', `/v2/threads/${threadId}/runs/${run.id}/cancel`);
+    expect(cancelling.status).toBe(200);
+    const ended = await pollUntil(
+      () => call('GET', `/v2/threads/${threadId}/runs/${run.id}`).then((reply) => reply.body),
+      (current) => current.status !== 'cancelling',
+      10_000,
+    );
+    expect(ended).toMatchObject({ status: 'cancelled', started_at: null, usage: null });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect((await call('GET', `/v2/responses/${busy}`)).body.status).toBe('in_progress');
+    expect((await call('GET', `/v2/threads/${threadId}/messages`)).body.data).toHaveLength(1);
+
+    await call('POST', `/v2/responses/${busy}/cancel`);
+    await suite.app.untilJobEnded({ kind: 'response', id: busy });
+  });
+});
