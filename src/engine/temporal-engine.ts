@@ -313,9 +313,9 @@ export async function runTemporalWorker(options: TemporalWorkerOptions) {
           throw error;
         }
       },
+      // Each one still running (the other may have failed already, and a Worker not running refuses a shutdown).
       shutdown: () => {
-        worker.shutdown();
-        bookkeeping.shutdown();
+        for (const each of [worker, bookkeeping]) if (each.getState() === 'RUNNING') each.shutdown();
       },
       connection,
     };
