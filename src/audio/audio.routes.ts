@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { idempotent, idempotentCall, type Idempotency } from '../idempotency/idempotency';
+import { modelWork } from '../limits/account-limits';
 import { parseSpeechBody, parseTranscriptionFields, type SpeechOrder } from './audio.schema';
 import type { AudioService, Transcribed } from './audio.service';
 import { readAudioUpload, type SpooledAudio } from './multipart-upload';
@@ -61,11 +62,11 @@ export function audioRoutes(deps: AudioRoutesDeps): Router {
   const { audio } = deps;
   const router = new Router({ prefix: '/v2/audio' });
 
-  router.post('/speech', idempotent('speech'), async (ctx) => {
+  router.post('/speech', idempotent('speech'), modelWork({ job: false }), async (ctx) => {
     await sendSpeech(ctx, deps, parseSpeechBody(ctx.request.body));
   });
 
-  router.post('/transcription', idempotent('transcription'), async (ctx) => {
+  router.post('/transcription', idempotent('transcription'), modelWork({ job: false }), async (ctx) => {
     const upload = await readAudioUpload(ctx, { limitBytes: AUDIO_UPLOAD_LIMIT_BYTES });
     try {
       const fields = parseTranscriptionFields(upload.fields);

@@ -14,6 +14,7 @@ import { readAudioUpload } from '../audio/multipart-upload';
 import type { Catalog } from '../catalog/catalog.service';
 import { invalidRequest } from '../errors';
 import { idempotent } from '../idempotency/idempotency';
+import { modelWork } from '../limits/account-limits';
 import { nullable, parseInput } from '../http/validation';
 import { SPEECH_FORMATS, type SpeechFormat } from '../providers/provider';
 
@@ -93,13 +94,13 @@ export const openAITranscriptionFields = z
 export function openAIAudioRoutes(deps: OpenAIAudioRoutesDeps): Router {
   const router = new Router({ prefix: '/openai/v1/audio' });
 
-  router.post('/speech', idempotent('speech.openai'), async (ctx) => {
+  router.post('/speech', idempotent('speech.openai'), modelWork({ job: false }), async (ctx) => {
     const body = parseInput(openAISpeechBody, ctx.request.body ?? {}, 'audio');
     const format = body.response_format as SpeechFormat | undefined;
     await sendSpeech(ctx, deps, { model: body.model, voice: body.voice, text: body.input, format, speed: body.speed });
   });
 
-  router.post('/transcriptions', idempotent('transcription.openai'), async (ctx) => {
+  router.post('/transcriptions', idempotent('transcription.openai'), modelWork({ job: false }), async (ctx) => {
     const upload = await readAudioUpload(ctx, { limitBytes: AUDIO_UPLOAD_LIMIT_BYTES });
     try {
       const fields = parseFormFields(openAITranscriptionFields, upload.fields);

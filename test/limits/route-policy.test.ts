@@ -40,16 +40,22 @@ describe('account limits by route, on every surface', () => {
       '/openai/v1/chat/completions': false,
       '/v2/embeddings': false,
       '/openai/v1/embeddings': false,
+      '/v2/audio/speech': false,
+      '/openai/v1/audio/speech': false,
+      '/v2/audio/transcription': false,
+      '/openai/v1/audio/transcriptions': false,
     });
     // A creation route of these kinds added to any surface without the declaration fails here.
-    for (const route of routes.filter((entry) => /\/(responses|runs|chat\/completions|embeddings)$/.test(entry.path)))
+    for (const route of routes.filter((entry) =>
+      /\/(responses|runs|chat\/completions|embeddings|audio\/speech|audio\/transcriptions?)$/.test(entry.path),
+    ))
       expect(route).toMatchObject({ work: expect.anything() });
   });
 
   it('every billable route declares its Idempotency-Key scope, on every surface; the documentation says so', async () => {
     const routes = postRoutes();
-    // Billable: model work, and audio (billed by characters or seconds, not tokens, so outside the token limits).
-    const billable = routes.filter((route) => route.work || /\/audio\/(speech|transcriptions?)$/.test(route.path));
+    // Billable: every route that starts model work (the test above proves which those are).
+    const billable = routes.filter((route) => route.work);
     expect(Object.fromEntries(billable.map((route) => [route.path, route.idempotency]))).toEqual({
       '/v2/responses': 'responses',
       '/openai/v1/responses': 'responses',
@@ -106,7 +112,7 @@ describe('/openai/v1 creation routes: account limits and Idempotency-Key as on /
     }
   });
 
-  it('tokens_per_minute: chat completions and embeddings on /openai/v1 are refused once the minute billed the limit', async () => {
+  it('tokens_per_minute: chat completions, embeddings and speech on /openai/v1 are refused once the minute billed the limit', async () => {
     const other = await suite.app.createAccount();
     await suite.app.admin('PATCH', `/admin/accounts/${other.accountId}`, { limits: { tokens_per_minute: 5 } });
     const openai = new OpenAI({ apiKey: other.key, baseURL: `${suite.app.baseUrl}/openai/v1`, maxRetries: 0 });
@@ -118,6 +124,9 @@ describe('/openai/v1 creation routes: account limits and Idempotency-Key as on /
       openai.chat.completions.create({ model: 'dev-echo', messages: [{ role: 'user', content: 'hi' }] }),
     ).rejects.toBeInstanceOf(OpenAI.RateLimitError);
     await expect(openai.embeddings.create({ model: 'dev-embed', input: 'hi' })).rejects.toBeInstanceOf(
+      OpenAI.RateLimitError,
+    );
+    await expect(openai.audio.speech.create({ model: 'dev-tts', voice: 'en-us', input: 'hi' })).rejects.toBeInstanceOf(
       OpenAI.RateLimitError,
     );
     // Reading is not model work.
