@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Builds only what is older than its sources, so a second `npm start` starts at once. Three parts:
-// - the service (tsc -p tsconfig.build.json: src, workflows, activities, migrations; no tests), then the Temporal
+// - the service (tsc -p tsconfig.build.json: src, workflows, migrations; no tests), then the Temporal
 //   workflow bundle the worker loads (scripts/bundle-workflows.js); stamp dist/.build-stamp. Its sources are those
 //   folders, the tsconfig files and package-lock.json (a changed dependency may change types);
 // - the account console (console/, when the project has one): type-checked (tsc --noEmit) and bundled by Vite into
@@ -92,7 +92,7 @@ const buildConfig = fs.existsSync(path.join(root, 'tsconfig.build.json')) ? 'tsc
 if (only !== 'console')
   buildPart({
     name: 'service',
-    sources: ['src', 'workflows', 'activities', 'migrations', 'tsconfig.json', buildConfig, 'package-lock.json'],
+    sources: ['src', 'workflows', 'migrations', 'tsconfig.json', buildConfig, 'package-lock.json'],
     output: path.join(root, 'dist', 'src', 'main.js'),
     stamp: path.join(root, 'dist', '.build-stamp'),
     steps: [
@@ -133,7 +133,6 @@ if (tools) {
     sources: [
       'src',
       'workflows',
-      'activities',
       'migrations',
       'bench',
       'chaos',

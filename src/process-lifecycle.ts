@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { createActivities } from '../activities';
+import { createActivities } from './engine/job-kinds';
 import { runTemporalWorker } from './engine/temporal-engine';
 import type { Runtime } from './runtime';
 

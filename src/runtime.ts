@@ -12,7 +12,7 @@ import { createApp, createOperationsApp, type AppDeps } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, vendorCallObserver } from './metrics/metrics';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
-import { createActivities } from '../activities';
+import { createActivities } from './engine/job-kinds';
 import { createEmbeddedEngine } from './engine/embedded-engine';
 import { newOwnerName, ownerDied as ownerDiedSql } from './engine/liveness';
 import { sql } from 'kysely';
@@ -21,7 +21,7 @@ import { createTemporalEngine } from './engine/temporal-engine';
 import { createInProcessBus, createPostgresBus, type EventBus } from './events/event-bus';
 import { createEventLog, type EventLog } from './events/event-log';
 import { createResponsesService, type ResponsesService } from './responses/responses.service';
-import { RowHandoff } from './responses/row-handoff';
+import { JobHandoff } from './engine/job-handoff';
 import { createIdempotency } from './idempotency/idempotency';
 import { createRunsService, type RunsService } from './threads/runs.service';
 import { createAudioService, type AudioService } from './audio/audio.service';
@@ -153,8 +153,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       allowPrivateNetworks: config.outbound.allowPrivateNetworks,
       ...config.mcp,
     });
-    // Rows handed between the service and the activities of this process (responses/row-handoff.ts).
-    const handoff = new RowHandoff();
+    // Rows handed from a job's admission to its first step and between its steps in this process (engine/job-handoff.ts).
+    const handoff = new JobHandoff();
     const activities = createActivities({
       db,
       logger,
@@ -175,6 +175,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           bus,
           logger,
           activities,
+          handoff,
           concurrency: config.engine.concurrency,
           leaseMs: config.engine.leaseMs,
           owner,
@@ -190,7 +191,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       ledger,
       engine,
       events,
-      handoff,
       metrics,
       allowPrivateNetworks: config.outbound.allowPrivateNetworks,
     });

@@ -1,6 +1,7 @@
 import { callCompletionEvents, completeCalls, listingEvents, type PendingEvent } from '../src/mcp/mcp-tools';
 import type { McpCallRequest, McpCallResult, McpListing, McpServerTools } from '../src/mcp/mcp-types';
 import type { FlowContext } from './flow-context';
+import type { FlowDefinition } from './flow-definition';
 
 /** Shapes exchanged between the response flow and its activities (plain JSON: they enter Temporal history). */
 export interface ResponseJobInput {
@@ -267,3 +268,30 @@ export async function endResponseFailed(activities: ResponseActivities, input: R
   if (final.webhook) await activities.sendWebhook({ responseId: input.responseId });
   return final.status;
 }
+
+/** A Response's durable flow: one workflow per Response, `response/<Response id>` (src/responses/response.job.ts). */
+export const responseFlowDefinition: FlowDefinition<ResponseActivities, ResponseJobInput> = {
+  workflowType: 'responseWorkflow',
+  input: (responseId) => ({ responseId }),
+  run: responseFlow,
+  abandon: endResponseFailed,
+  steps: {
+    // Guarded by the stored status: a second run changes nothing.
+    startResponse: { onRerun: 'rerun', lane: 'start' },
+    // A route's draw: a re-run replays it, never draws again (api-decisions 32).
+    planRoute: { onRerun: 'record', lane: 'bookkeeping' },
+    // Listed once per Response: a re-run replays the listing (and its item ids). The MCP steps talk to remote
+    // servers, heartbeat and are cancelled like the vendor call.
+    listMcpTools: { onRerun: 'record', lane: 'generation' },
+    // The vendor call: not repeatable (cost, another text), so a re-run replays its recorded outcome.
+    callProvider: { onRerun: 'record', lane: 'generation' },
+    // At most once by its own record (mcp_calls): a re-run returns the stored result.
+    callMcpTool: { onRerun: 'self-recorded', lane: 'generation' },
+    // Guarded by the stored status and the debit's operation key.
+    finalizeResponse: { onRerun: 'rerun', lane: 'bookkeeping' },
+    // At most once: the delivery is claimed (recorded) here and sent by the webhook dispatcher, outside the job's
+    // slot (webhooks/webhook-dispatcher.ts); a re-run finds the claim and sends nothing.
+    sendWebhook: { onRerun: 'rerun', lane: 'bookkeeping' },
+  },
+  abandonableStart: true,
+};

@@ -1,5 +1,6 @@
 import { submitToolOutputsSignal } from './definitions';
 import type { FlowContext } from './flow-context';
+import type { FlowDefinition } from './flow-definition';
 
 /** Shapes exchanged between the Run flow and its activities (plain JSON: they enter Temporal history). */
 export interface RunJobInput {
@@ -125,3 +126,27 @@ export async function endRunFailed(activities: RunActivities, input: RunJobInput
   // Round 0's key: an abandoned Run bills nothing here (no tokens), so the key is never used.
   return (await activities.finalizeRun({ runId: input.runId, round: 0, ending })).status;
 }
+
+/** A legacy Run's durable flow: one workflow per Run, `run/<Run id>` (src/threads/run.job.ts). */
+export const runFlowDefinition: FlowDefinition<RunActivities, RunJobInput> = {
+  workflowType: 'runWorkflow',
+  input: (runId) => ({ runId }),
+  run: runFlow,
+  // A step out of retries ends the Run failed instead of leaving it active for good (its thread would take no
+  // other Run).
+  abandon: endRunFailed,
+  steps: {
+    // Guarded by the stored status: a second run changes nothing.
+    startRun: { onRerun: 'rerun', lane: 'start' },
+    // The vendor call. Its outcome is also stored by the next step (requireAction or finalizeRun), and a re-run of a
+    // round whose outcome is stored answers it without calling again.
+    callModel: { onRerun: 'record', lane: 'generation' },
+    // Guarded by the Run's round counter and status; the debit by its operation key.
+    requireAction: { onRerun: 'rerun', lane: 'bookkeeping' },
+    collectToolOutputs: { onRerun: 'rerun', lane: 'bookkeeping' },
+    finalizeRun: { onRerun: 'rerun', lane: 'bookkeeping' },
+  },
+  // A wake-up: the outputs are in the database.
+  wakeSignals: [submitToolOutputsSignal],
+  abandonableStart: true,
+};

@@ -4,6 +4,7 @@ import {
   condition,
   isCancellation,
   patched,
+  proxyActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
@@ -12,6 +13,7 @@ import {
 import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
 import { bookkeepingTaskQueue, cancelSignal, statusQuery, type WakeSignal } from './definitions';
 import type { FlowContext } from './flow-context';
+import type { ActivityLane, FlowDefinition } from './flow-definition';
 
 /**
  * Options of a vendor call's activity: long, heartbeating, cancelled by waiting for it (the SDK's effective
@@ -138,4 +140,43 @@ export async function endingFailed(flow: () => Promise<string>, ending: () => Pr
     if (isCancellation(error)) throw error;
     return CancellationScope.nonCancellable(ending);
   }
+}
+
+/**
+ * The Temporal workflow of a flow (the bundle exports one per FlowDefinition, named by its workflowType,
+ * workflows/index.ts): its activities proxied by lane (generation, start, bookkeeping: bookkeepingOptions), its
+ * FlowContext, and its failure ending when a step runs out of retries.
+ */
+export function temporalWorkflow<Activities, Input>(
+  definition: FlowDefinition<Activities, Input>,
+): (input: Input) => Promise<string> {
+  const generation: ActivityOptions =
+    definition.generationAttempts === undefined
+      ? GENERATION_ACTIVITY
+      : {
+          ...GENERATION_ACTIVITY,
+          retry: { ...GENERATION_ACTIVITY.retry, maximumAttempts: definition.generationAttempts },
+        };
+  const workflow = async (input: Input): Promise<string> => {
+    const options = bookkeepingOptions();
+    const lanes: Record<ActivityLane, Record<string, unknown>> = {
+      generation: proxyActivities(generation),
+      start: proxyActivities(options.start),
+      bookkeeping: proxyActivities(options.bookkeeping),
+    };
+    // Named one by one: proxyActivities returns a Proxy with no own keys, so spreading it copies nothing.
+    const activities = Object.fromEntries(
+      Object.entries<{ lane: ActivityLane }>(definition.steps).map(([name, step]) => [name, lanes[step.lane][name]]),
+    ) as Activities;
+    const context = temporalFlowContext(activities, definition.wakeSignals, {
+      abandonableStart: definition.abandonableStart && options.versioned,
+    });
+    return endingFailed(
+      () => definition.run(context, input),
+      () => definition.abandon(context.activities, input),
+    );
+  };
+  // The name Temporal's UI and stack traces show; the bundle exports it under the same name.
+  Object.defineProperty(workflow, 'name', { value: definition.workflowType });
+  return workflow;
 }

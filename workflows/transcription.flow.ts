@@ -1,4 +1,5 @@
 import type { FlowContext } from './flow-context';
+import type { FlowDefinition } from './flow-definition';
 import type { TranscriptionBody } from '../src/audio/transcriptions.table';
 
 /**
@@ -79,3 +80,24 @@ export async function endTranscriptionFailed(
   if (state.callback) await activities.sendTranscriptionCallback({ transcriptionId: input.transcriptionId });
   return state.status;
 }
+
+/** An asynchronous transcription's durable flow: one workflow per request, `transcription/<request id>`. */
+export const transcriptionFlowDefinition: FlowDefinition<TranscriptionActivities, TranscriptionJobInput> = {
+  workflowType: 'transcriptionWorkflow',
+  input: (transcriptionId) => ({ transcriptionId }),
+  run: transcriptionFlow,
+  abandon: endTranscriptionFailed,
+  steps: {
+    // Guarded by the stored status.
+    startTranscription: { onRerun: 'rerun', lane: 'start' },
+    // The vendor call: its result is recorded, so a re-run after a crash never calls (and is never billed) twice.
+    transcribeAudio: { onRerun: 'record', lane: 'generation' },
+    // Guarded by the status it leaves; the debit by its operation key.
+    finalizeTranscription: { onRerun: 'rerun', lane: 'bookkeeping' },
+    // At most once through its delivery row.
+    sendTranscriptionCallback: { onRerun: 'rerun', lane: 'bookkeeping' },
+  },
+  // A transcription has no cancel.
+  abandonableStart: false,
+  generationAttempts: TRANSCRIPTION_ATTEMPTS,
+};

@@ -6,7 +6,7 @@ import { modelWork } from '../limits/account-limits';
 import { parseSpeechBody, parseTranscriptionFields, type SpeechOrder } from './audio.schema';
 import type { AudioService, Transcribed } from './audio.service';
 import { readAudioUpload, type SpooledAudio } from './multipart-upload';
-import { transcriptionStatusToWire } from './transcription-result';
+import { transcriptionStatusToWire } from './transcriptions.wire';
 
 export interface AudioRoutesDeps {
   audio: AudioService;

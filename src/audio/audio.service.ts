@@ -21,8 +21,8 @@ import {
   transcriptionBody,
   transcriptionCharge,
   transcriptionOperationKey,
-  transcriptionStatusToWire,
 } from './transcription-result';
+import { transcriptionStatusToWire } from './transcriptions.wire';
 import * as transcriptions from './transcriptions.repository';
 import type { TranscriptionBody, TranscriptionRow } from './transcriptions.table';
 
@@ -239,7 +239,11 @@ export function createAudioService(deps: AudioServiceDeps) {
       for await (const chunk of createReadStream(upload.file.path, { highWaterMark: CHUNK_BYTES })) {
         await transcriptions.appendChunk(db, id, seq++, chunk as Buffer);
       }
-      await transcriptions.markQueued(db, id);
+      // Its job is admitted with the status change: queued and its job row in one statement.
+      await engine.admit('transcription', async (admission) => {
+        const queued = await transcriptions.markQueued(db, id, admission);
+        return { jobId: queued?.id, result: queued };
+      });
     } catch (error) {
       await transcriptions.deleteTranscription(db, id).catch(() => undefined);
       await ledger.release(accountId, transcriptionOperationKey(id)).catch(() => undefined);
@@ -247,7 +251,6 @@ export function createAudioService(deps: AudioServiceDeps) {
       if (idempotent) await deps.idempotency.forgetCreation(idempotent, id).catch(() => undefined);
       throw error;
     }
-    await engine.launch({ id, kind: 'transcription' });
     recordJobStarted(deps.metrics, 'transcription', catalog.getModel(model));
     return { reply: { request_id: id, status: 'queued' }, replayed: false };
   }

@@ -1,32 +1,32 @@
-import type { Db } from '../db/database';
 import { sql } from 'kysely';
+import type { Db } from '../db/database';
 import { DEFAULT_JOB_RETRY, type JobKindDefinition } from '../engine/job-kind';
-import { TRANSCRIPTION_ATTEMPTS } from '../../workflows/transcription.flow';
 import {
-  endTranscriptionFailed,
-  transcriptionFlow,
+  TRANSCRIPTION_ATTEMPTS,
+  transcriptionFlowDefinition,
   type TranscriptionActivities,
   type TranscriptionJobInput,
 } from '../../workflows/transcription.flow';
+import { createTranscriptionActivities, type TranscriptionActivityDeps } from './transcription.activities';
+
+declare module '../engine/job-kind' {
+  interface JobKinds {
+    transcription: TranscriptionJobInput;
+  }
+}
 
 /** An asynchronous transcription's durable job: one workflow per request (workflows/transcription.flow.ts). */
-export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, TranscriptionActivities, Db> = {
-  workflowType: 'transcriptionWorkflow',
-  flow: transcriptionFlow,
-  input: (transcriptionId) => ({ transcriptionId }),
-  steps: {
-    // Guarded by the stored status.
-    startTranscription: 'rerun',
-    // The vendor call: its result is recorded, so a re-run after a crash never calls (and is never billed) twice.
-    transcribeAudio: 'record',
-    // Guarded by the status it leaves; the debit by its operation key.
-    finalizeTranscription: 'rerun',
-    // At most once through its delivery row.
-    sendTranscriptionCallback: 'rerun',
-  },
+export const transcriptionJob: JobKindDefinition<
+  TranscriptionJobInput,
+  TranscriptionActivities,
+  TranscriptionActivityDeps,
+  Db
+> = {
+  flow: transcriptionFlowDefinition,
+  activities: createTranscriptionActivities,
   // A transcription's attempts end in a classified outcome (a refused file fails at once, billed nothing), so what
   // repeats is an attempt that ended with its process: twice is the same failure, not bad luck. Temporal gives the
-  // vendor call as many attempts (transcription.workflow.ts).
+  // vendor call as many attempts (its flow's generationAttempts).
   retry: { ...DEFAULT_JOB_RETRY, maxAttempts: TRANSCRIPTION_ATTEMPTS },
   resource: { table: 'transcriptions', finalStatuses: ['completed', 'failed'] },
   labels: (db, transcriptionId) =>
@@ -42,5 +42,4 @@ export const transcriptionJob: JobKindDefinition<TranscriptionJobInput, Transcri
       ])
       .where('transcriptions.id', '=', transcriptionId)
       .executeTakeFirst(),
-  abandon: endTranscriptionFailed,
 };

@@ -1,5 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/database';
+import type { JobAdmission } from '../engine/engine';
 import type { TranscriptionBody, TranscriptionRow, TranscriptionsTable } from './transcriptions.table';
 
 /** The asynchronous transcriptions' queries. Status changes are guarded by the status they leave. */
@@ -17,8 +18,12 @@ export async function appendChunk(executor: Db, transcriptionId: string, seq: nu
   await executor.insertInto('transcription_chunks').values({ transcription_id: transcriptionId, seq, data }).execute();
 }
 
-/** uploading → queued, with its job row (the engine's outbox), in one statement. */
-export async function markQueued(executor: Db, id: string): Promise<TranscriptionRow | undefined> {
+/** uploading → queued, with its job row (its admission's outbox row), in one statement. */
+export async function markQueued(
+  executor: Db,
+  id: string,
+  admission: JobAdmission,
+): Promise<TranscriptionRow | undefined> {
   return executor
     .with('queued', (qb) =>
       qb
@@ -28,12 +33,7 @@ export async function markQueued(executor: Db, id: string): Promise<Transcriptio
         .where('status', '=', 'uploading')
         .returningAll(),
     )
-    .with('outbox', (qb) =>
-      qb
-        .insertInto('jobs')
-        .columns(['id', 'kind'])
-        .expression((eb) => eb.selectFrom('queued').select(['queued.id', sql.lit('transcription').as('kind')])),
-    )
+    .with('outbox', admission.outbox('queued'))
     .selectFrom('queued')
     .selectAll()
     .executeTakeFirst();

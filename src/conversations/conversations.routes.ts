@@ -4,7 +4,7 @@ import { MAX_PAGE_BYTES } from '../db/keyset-page';
 import type { ReplyBudget } from '../http/reply-budget';
 import { listQuerySchema, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
-import { conversationToWire, itemToWire } from './conversations.repository';
+import { conversationToWire, itemToWire } from './conversations.wire';
 import { addItemsSchema, createConversationSchema, updateConversationSchema } from './conversations.schema';
 import { createConversationsService, inputItemToNew } from './conversations.service';
 

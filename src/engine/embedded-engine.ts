@@ -5,16 +5,16 @@ import type { Metrics } from '../metrics/metrics';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
 import type { FlowContext } from '../../workflows/flow-context';
-import type { Engine, JobRef, JobReservation } from './engine';
-import type { JobKind } from './job-kind';
-import { jobKinds } from './job-kinds';
+import { admitJob, type JobSlot } from './admission';
+import type { Engine, JobRef } from './engine';
+import type { JobHandoff } from './job-handoff';
+import { JOB_KINDS, jobKindOf, stepPolicies } from './job-kinds';
 import type { JobRow } from './jobs.table';
 import { claimJobs, claimPendingJob, releaseClaims } from './jobs.repository';
 import { holdLivenessLock, newOwnerName, type LivenessLock } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
 
 const CANCEL_TOPIC = 'job-cancel';
-const KNOWN_KINDS = Object.keys(jobKinds) as JobKind[];
 
 export interface EmbeddedEngineOptions {
   db: Db;
@@ -22,6 +22,8 @@ export interface EmbeddedEngineOptions {
   logger: Logger;
   /** Every activity of every job kind, by durable name. */
   activities: object;
+  /** Shared with the activities: what a creation hands to the first step of a job it runs here at once. */
+  handoff?: JobHandoff;
   concurrency: number;
   /** Single-process storage (PGlite): every `running` job at start belongs to a dead process. */
   exclusiveStorage: boolean;
@@ -54,7 +56,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const owner = options.owner ?? newOwnerName();
   const running = new Map<string, AbortController>();
-  // Slots promised to jobs being created by this process (see reserve), counted against the concurrency.
+  // Slots promised to jobs being created by this process (takeSlot), counted against the concurrency.
   let reserved = 0;
   let started = false;
   let stopping = false;
@@ -71,7 +73,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
 
-  const claims = { owner, kinds: KNOWN_KINDS, leaseUntil: leaseFromNow };
+  const claims = { owner, kinds: JOB_KINDS, leaseUntil: leaseFromNow };
   const claim = (limit: number) => claimJobs(db, { ...claims, limit, takeOverDead: livenessSession !== undefined });
   const claimPending = (id: string) => claimPendingJob(db, { ...claims, id });
 
@@ -127,7 +129,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   async function execute(job: RunnableJob): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
-    const definition = jobKinds[job.kind];
+    const definition = jobKindOf(job.kind);
+    const { flow } = definition;
     const { maxAttempts } = definition.retry;
     // Claims after a suspension (a sleep) are not attempts.
     const attempt = job.attempts - job.suspensions;
@@ -153,7 +156,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         jobId: job.id,
         attempt,
         activities,
-        steps: definition.steps,
+        steps: stepPolicies(job.kind),
         recorded: new Map(steps.map((row) => [row.step, row])),
         signal: () => (shielded > 0 ? never : controller.signal),
         write: recordStep,
@@ -182,7 +185,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
           throw new JobSuspended(milliseconds);
         },
       };
-      const outcome = await definition.flow(context, definition.input(job.id)).then(
+      const outcome = await flow.run(context, flow.input(job.id)).then(
         () => ({ failed: false as const }),
         (error: unknown) => ({ failed: true as const, error }),
       );
@@ -202,8 +205,8 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       } else {
         logger.error({ err: error, jobId: job.id, attempt }, 'job failed; abandoning');
         options.metrics?.engineAbandoned.inc({ kind: job.kind });
-        await definition
-          .abandon(activities, definition.input(job.id))
+        await flow
+          .abandon(activities, flow.input(job.id))
           .catch((failure) => logger.error({ err: failure, jobId: job.id }, 'job could not be abandoned cleanly'));
         await finish(job.id, 'failed', message).catch(() => undefined);
       }
@@ -254,7 +257,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
 
   /** Back to pending, claimable again after an exponential delay; recorded steps are kept. */
   async function retryLater(job: RunnableJob, lastError: string) {
-    const { initialDelayMs, maxDelayMs } = jobKinds[job.kind].retry;
+    const { initialDelayMs, maxDelayMs } = jobKindOf(job.kind).retry;
     const delay = Math.min(
       maxDelayMs,
       (options.retryBaseMs ?? initialDelayMs) * 2 ** (job.attempts - job.suspensions - 1),
@@ -316,36 +319,45 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     for (const row of rows) if (row.cancel_requested_at) running.get(row.id)?.abort();
   }
 
+  async function launch() {
+    backlog = true;
+    void pump();
+  }
+
+  /**
+   * A slot for a job this process is creating, when one is free: its row is written claimed by this process, which
+   * runs it as soon as it is committed (one statement less than writing it pending and claiming it after).
+   */
+  function takeSlot(): JobSlot | undefined {
+    if (!started || stopping || running.size + reserved >= options.concurrency) return undefined;
+    reserved++;
+    let settled = false;
+    const settle = () => {
+      if (settled) throw new Error('job slot used twice');
+      settled = true;
+      reserved--;
+    };
+    return {
+      claim: { owner, leaseMs },
+      run(job, handed) {
+        settle();
+        if (stopping) return; // its lease expires; the next start (or another replica) resumes it
+        if (handed !== undefined) options.handoff?.put(job.id, handed);
+        // The row was written claimed by this process, first attempt, no cancel yet (a cancel can only
+        // name it after creation returns; it then finds it running here).
+        void execute({ ...job, attempts: 1, suspensions: 0, wakes: 0, cancel_requested_at: null });
+      },
+      release() {
+        settle();
+        void pump();
+      },
+    };
+  }
+
   return {
     name: 'embedded',
-    async launch() {
-      backlog = true;
-      void pump();
-    },
-    reserve(): JobReservation | undefined {
-      if (!started || stopping || running.size + reserved >= options.concurrency) return undefined;
-      reserved++;
-      let settled = false;
-      const settle = () => {
-        if (settled) throw new Error('job reservation used twice');
-        settled = true;
-        reserved--;
-      };
-      return {
-        claim: { owner, leaseMs },
-        run(job) {
-          settle();
-          if (stopping) return; // its lease expires; the next start (or another replica) resumes it
-          // The row was written claimed by this process, first attempt, no cancel yet (a cancel can only
-          // name it after creation returns; it then finds it running here).
-          void execute({ ...job, attempts: 1, suspensions: 0, wakes: 0, cancel_requested_at: null });
-        },
-        release() {
-          settle();
-          void pump();
-        },
-      };
-    },
+    launch,
+    admit: (kind, write) => admitJob(kind, write, takeSlot(), launch),
     async cancel(job) {
       // A suspended job (pending until its sleep ends) becomes claimable at once, by this process or another.
       await db

@@ -1,31 +1,27 @@
 import type { Db } from '../db/database';
 import type { WakeSignal } from '../../workflows/definitions';
-import type { JobRef } from './job-kind';
+import type { JobKind, JobRef } from './job-kind';
+import type { Admitted, JobAdmission } from './admission';
 
-export type { JobRef };
-
-/**
- * A slot an engine holds for a job about to be created, so the job row can be written already claimed by
- * this process (one statement less than inserting it pending and claiming it after). Exactly one of `run`
- * (the row committed with `claim`) or `release` (it was not written) must follow.
- */
-export interface JobReservation {
-  /** What makes the new `jobs` row claimed by this process: `running`, first attempt, leased to `owner` for `leaseMs` from the database's now. */
-  readonly claim: { owner: string; leaseMs: number };
-  run(job: JobRef): void;
-  release(): void;
-}
+export type { Admitted, JobAdmission, JobRef };
 
 /**
- * Runs one durable workflow per job, of any kind in the registry (job-kinds.ts). The caller writes the job row (`jobs`,
- * an outbox) atomically with the resource, so a committed resource always gets its workflow: `launch` hands
- * it over after commit and a sweeper (Temporal) or the claim loop (embedded) picks up anything a crash left.
+ * Runs one durable workflow per job, of any kind in the registry (job-kinds.ts). A slice creates a job through
+ * `admit`, which owns everything about it but the resource: the job row (an outbox written with the resource, so a
+ * committed resource always gets its workflow), the slot this process may run it in, the hand-off of the first
+ * step's rows and the launch; a sweeper (Temporal) or the claim loop (embedded) picks up anything a crash left.
  */
 export interface Engine {
   readonly name: 'embedded' | 'temporal';
+  /**
+   * Creates a job: `write` writes the resource with `admission`'s outbox row (in one statement or transaction) and
+   * answers the resource's id, or no id when it wrote nothing (a refused hold, an Idempotency-Key another request
+   * won). The job then starts: at once in this process when a slot was free, else launched. If `write` throws,
+   * nothing of the job remains. Answers `write`'s result.
+   */
+  admit<Result>(kind: JobKind, write: (admission: JobAdmission) => Promise<Admitted<Result>>): Promise<Result>;
+  /** Starts (again) the job of a row already written: a repeated launch is a no-op. */
   launch(job: JobRef): Promise<void>;
-  /** A slot for a job this process will run itself at once, when the engine runs jobs in-process and has one free. */
-  reserve?(): JobReservation | undefined;
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */
   cancel(job: JobRef): Promise<void>;
   /**

@@ -1,5 +1,5 @@
 import type { ActivityContext } from './activity-context';
-import type { StepPolicy } from './job-kind';
+import type { StepPolicy } from '../../workflows/flow-definition';
 
 /** A recorded activity result of a job (a `job_steps` row). */
 export interface RecordedStep {

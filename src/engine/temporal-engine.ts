@@ -4,9 +4,10 @@ import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFo
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
+import { admitJob } from './admission';
 import type { Engine, JobRef } from './engine';
 import { workflowIdOf } from './job-kind';
-import { jobKinds } from './job-kinds';
+import { jobKindOf, jobKinds } from './job-kinds';
 import { missingSearchAttributes, searchAttributesOf } from './search-attributes';
 import { temporal } from '@temporalio/proto';
 import { bookkeepingTaskQueue, cancelSignal, type WakeSignal } from '../../workflows/definitions';
@@ -43,13 +44,13 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
 
   async function launch(job: JobRef): Promise<void> {
     try {
-      const kind = jobKinds[job.kind];
+      const kind = jobKindOf(job.kind);
       // One read per launch: the account, model and vendor the operator filters by (and the memo).
       const labels = searchable ? await kind.labels(db, job.id) : undefined;
-      await client.workflow.start(kind.workflowType, {
+      await client.workflow.start(kind.flow.workflowType, {
         workflowId: workflowIdOf(job),
         taskQueue: options.taskQueue,
-        args: [kind.input(job.id)],
+        args: [kind.flow.input(job.id)],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         ...(labels ? searchAttributesOf(job, labels) : {}),
@@ -115,6 +116,8 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
 
   return {
     name: 'temporal',
+    // Nothing runs in the API process: the row is written pending and its workflow started.
+    admit: (kind, write) => admitJob(kind, write, undefined, launch),
     launch,
     cancel: (job) => signal(job, cancelSignal),
     signal,

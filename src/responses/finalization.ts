@@ -4,7 +4,7 @@ import type { CatalogModel, Price } from '../catalog/catalog-types';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalOutcome } from '../../workflows/response.flow';
 import { type OutputItem, type ResponseStatus, type ResponseUsage } from './response-types';
-import { responseToWire } from './response-wire';
+import { responseToWire } from './responses.wire';
 import type { ResponseRow } from './responses.table';
 
 /** One Response's finalisation, as plain JSON for writeFinalizations (responses.repository.ts). */

@@ -89,7 +89,7 @@ export interface ResponseRequest {
   text_format?: Exclude<TextFormat, { type: 'text' }>;
   /**
    * What the billing hold placed at creation covers (absent on Responses from before holds): a turn whose prompt
-   * is larger, or a later turn of an MCP loop, raises the hold first (activities/response.activities.ts).
+   * is larger, or a later turn of an MCP loop, raises the hold first (response.activities.ts).
    */
   hold?: { input_tokens: number; output_tokens: number };
   /**

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { debitsFrom, lockAccounts, type HoldPlacement, type Ledger } from '../billing/ledger';
 import { inTransaction, type Db } from '../db/database';
-import type { JobReservation } from '../engine/engine';
+import { jobOutboxFrom, type JobOutboxColumns } from '../engine/admission';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalRecord } from './finalization';
 import type { InputItem, OutputItem } from './response-types';
@@ -89,11 +89,21 @@ export type NewResponse = Pick<
   started: boolean;
 };
 
+/** What one step of a Response hands to the next in this process (engine/job-handoff.ts). */
+export interface HandedRow {
+  row: ResponseRow;
+  /** The sequence number the Response's next event takes, when the hander knows it. */
+  nextSequence?: number;
+  /** Written already started (in_progress, both lifecycle events) by its creator, which runs its job itself. */
+  startedAtCreation?: boolean;
+}
+
 export interface QueuedInsert {
   response: NewResponse;
   /** The first events of its stream: `response.created`, and `response.in_progress` when written started. */
   initialEvents: StreamEvent[];
-  reservation?: JobReservation;
+  /** Its job's outbox row (engine.admit's admission). */
+  job: JobOutboxColumns;
   /**
    * Its billing hold, placed by the same statement: the Response is written only if the hold comes out at
    * exactly this amount (its request was computed for that hold); otherwise nothing of it is written and the
@@ -105,8 +115,8 @@ export interface QueuedInsert {
 export type QueuedResult = { row: ResponseRow; holdInEffect?: undefined } | { row: undefined; holdInEffect: number };
 
 /**
- * New Responses, their initial events (from sequence 0), their job rows (the engine's outbox, or already claimed
- * with a reservation) and their holds, in one statement: atomic without a transaction's round trips, and one
+ * New Responses, their initial events (from sequence 0), their job rows (the engine's outbox, as each one's
+ * admission has it) and their holds, in one statement: atomic without a transaction's round trips, and one
  * prepared statement whatever the batch size (the rows travel as one jsonb parameter). Foreign keys are checked
  * at statement end. `placeHolds` (the ledger's) is needed when an item has a hold. Answers one result per
  * item, in the order given.
@@ -116,12 +126,11 @@ export async function insertQueuedResponses(
   items: QueuedInsert[],
   placeHolds?: Ledger['placeHoldsQuery'],
 ): Promise<QueuedResult[]> {
-  const input = items.map(({ response, initialEvents, reservation, hold }, idx) => ({
+  const input = items.map(({ response, initialEvents, job, hold }, idx) => ({
     idx,
     ...response,
     initial_events: initialEvents,
-    lease_owner: reservation?.claim.owner ?? null,
-    lease_ms: reservation?.claim.leaseMs ?? null,
+    ...job,
     hold_amount: hold?.amount ?? null,
   }));
   const placements = items.flatMap(({ hold }, idx) => (hold ? [{ ...hold, idx }] : []));
@@ -136,7 +145,7 @@ export async function insertQueuedResponses(
       select * from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as input (
         idx integer, id text, account_id text, started boolean, background boolean, model text, vendor text,
         assistant_id integer, conversation_id text, previous_response_id text, request jsonb, metadata jsonb,
-        initial_events jsonb, lease_owner text, lease_ms integer, hold_amount bigint)),
+        initial_events jsonb, job_kind text, job_owner text, job_lease_ms integer, hold_amount bigint)),
     holds as (${holds}),
     admitted as (
       select input.* from input left join holds on holds.idx = input.idx
@@ -144,11 +153,7 @@ export async function insertQueuedResponses(
     created_event as (
       insert into stream_events (stream_id, first_seq, last_seq, events)
       select id, 0, jsonb_array_length(initial_events) - 1, initial_events from admitted),
-    outbox as (
-      insert into jobs (id, kind, status, lease_owner, lease_expires_at, attempts)
-      select id, 'response', case when lease_owner is null then 'pending' else 'running' end, lease_owner,
-        now() + lease_ms * interval '1 millisecond', case when lease_owner is null then 0 else 1 end
-      from admitted),
+    outbox as (${jobOutboxFrom('admitted')}),
     created as (
       insert into responses (id, account_id, status, started_at, background, model, vendor, assistant_id,
         conversation_id, previous_response_id, request, metadata)

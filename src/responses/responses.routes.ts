@@ -16,7 +16,7 @@ import {
 } from './responses.schema';
 import { responseStream } from './response-events';
 import { isFinalStatus } from './response-types';
-import { inputItemToWire, responseToWire, storedResponseToWire, streamEventToWire } from './response-wire';
+import { inputItemToWire, responseToWire, storedResponseToWire, streamEventToWire } from './responses.wire';
 import type { ResponsesService } from './responses.service';
 import type { ResponseRow } from './responses.table';
 

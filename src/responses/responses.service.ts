@@ -8,7 +8,7 @@ import { retryingConflicts, transactionRetryingConflicts } from '../db/conflict-
 import type { Db } from '../db/database';
 import { createGroupCommit } from '../db/group-commit';
 import { recordJobStarted, type Metrics } from '../metrics/metrics';
-import type { Engine } from '../engine/engine';
+import type { Admitted, Engine } from '../engine/engine';
 import type { EventLog, Follower } from '../events/event-log';
 import { ApiError, forbidden, invalidRequest, notFound } from '../errors';
 import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
@@ -28,19 +28,18 @@ import {
 import type { Page, PageQuery } from '../db/keyset-page';
 import { isFinalStatus } from './response-types';
 import { createdEvent, inProgressEvent, responseStream } from './response-events';
-import { responseToWire, type ResponseWire } from './response-wire';
+import { responseToWire, type ResponseWire } from './responses.wire';
 import {
   findResponse,
   findResponseById,
   insertQueuedResponses,
   markCancelRequested,
   markDeleted,
-  type NewResponse,
+  type HandedRow,
   type QueuedInsert,
   type QueuedResult,
 } from './responses.repository';
 import type { ResponseRow } from './responses.table';
-import type { RowHandoff } from './row-handoff';
 
 export interface ResponsesServiceDeps {
   db: Db;
@@ -50,8 +49,6 @@ export interface ResponsesServiceDeps {
   engine: Engine;
   events: EventLog;
   allowPrivateNetworks: boolean;
-  /** Shared with the activities of this process: a Response written started is handed to its first step. */
-  handoff?: RowHandoff;
   metrics?: Metrics;
 }
 
@@ -218,84 +215,83 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     };
     const releaseHold = () => ledger.release(accountId, `response:${id}`).catch(() => undefined);
 
-    // This process runs the job itself when its engine has a free slot: the job row is then written already
-    // claimed. A synchronous or streamed Response run here is written started as well (in_progress, with both
-    // lifecycle events) and handed to its first step, which then has nothing to write: its creator is the only
-    // one who can see it before that step would have run (a background Response is answered `queued`).
-    const reservation = engine.reserve?.();
-    const startNow =
-      reservation !== undefined && deps.handoff !== undefined && (body.stream === true || body.background === false);
-    const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
-    const newResponse = (held: number): NewResponse => ({
-      id,
-      account_id: accountId,
-      started: startNow,
-      background: body.background ?? true,
-      model: model.code,
-      vendor: model.vendor,
-      assistant_id: assistant?.id ?? null,
-      conversation_id: conversationId ?? null,
-      previous_response_id: body.previous_response_id ?? null,
-      request: requestHeld(held),
-      metadata: body.metadata ?? {},
-    });
-    // Without an Idempotency-Key, the hold is placed by the creation's own statement (one round trip and commit
-    // less before the first token), which writes the Response only if the hold comes out whole; a hold the
-    // balance can pay only in part is kept and the Response written again for it. With a key, the key is
-    // claimed, the hold placed and the Response written in one transaction: whatever fails, nothing stays held.
-    let row: ResponseRow | null;
-    let partlyHeld = false; // a hold the first statement placed for a Response it did not write: ours to release
-    try {
-      if (!idempotent) {
-        const insertQueued = conversationId ? insertQueuedInConversation : insertQueuedAlone;
-        const created = await insertQueued({
-          response: newResponse(placement.amount),
+    // The engine admits the Response's job (engine.admit): its row goes into the creation's statement, already claimed
+    // when this process has a free slot to run it at once. A synchronous or streamed Response run here is written
+    // started as well (in_progress, with both lifecycle events) and handed to its first step, which then has nothing
+    // to write: its creator is the only one who can see it before that step would have run (a background Response is
+    // answered `queued`).
+    let follower: Follower | undefined;
+    const admitted = await engine
+      .admit('response', async (admission): Promise<Admitted<ResponseRow | null>> => {
+        const startNow = admission.runsHere && (body.stream === true || body.background === false);
+        const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
+        const row = await write((held: number): QueuedInsert => ({
+          response: {
+            id,
+            account_id: accountId,
+            started: startNow,
+            background: body.background ?? true,
+            model: model.code,
+            vendor: model.vendor,
+            assistant_id: assistant?.id ?? null,
+            conversation_id: conversationId ?? null,
+            previous_response_id: body.previous_response_id ?? null,
+            request: requestHeld(held),
+            metadata: body.metadata ?? {},
+          },
           initialEvents,
-          reservation,
-          hold: placement,
-        });
-        if (!created.row && holdRefused(placement, created.holdInEffect)) throw await ledger.refusal(placement);
-        partlyHeld = !created.row;
-        row =
-          created.row ??
-          (await insertQueued({ response: newResponse(created.holdInEffect!), initialEvents, reservation })).row!;
-      } else {
-        row = await transactionRetryingConflicts(db, async (trx) => {
-          // Null: a concurrent request with the key won.
-          if (!(await deps.idempotency.claimCreation(trx, idempotent, id))) return null;
-          const held = await ledger.hold(hold, trx);
-          const [created] = await insertQueuedResponses(trx, [
-            { response: newResponse(held), initialEvents, reservation },
-          ]);
-          if (created!.row!.conversation_id) await appendTurnInput(trx, created!.row!);
-          return created!.row!;
-        });
-      }
-    } catch (error) {
-      reservation?.release();
-      if (partlyHeld) await releaseHold();
-      throw error;
-    }
-    if (!row) {
-      reservation?.release();
+          job: admission.outboxColumns,
+        }));
+        if (!row) return { jobId: undefined, result: null };
+        // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
+        // initial read. Nobody else can be following a Response whose id has not been returned yet, so the
+        // initial events are not announced.
+        if (options.subscribe) follower = events.subscribe(responseStream(id), -1, initialEvents);
+        const handed: HandedRow | undefined = startNow
+          ? { row, nextSequence: initialEvents.length, startedAtCreation: true }
+          : undefined;
+        return { jobId: id, handoff: handed, result: row };
+      })
+      .catch((error: unknown) => {
+        follower?.close();
+        throw error;
+      });
+    if (!admitted) {
       const replay = await findIdempotent(idempotent!);
       if (!replay) throw stillRunning();
       return { response: replay, replayed: true };
     }
-    // Subscribed before the job can write, knowing what is stored (the initial events): the follower needs no
-    // initial read. Nobody else can be following a Response whose id has not been returned yet, so the
-    // initial events are not announced.
-    const follower = options.subscribe ? events.subscribe(responseStream(id), -1, initialEvents) : undefined;
-    if (startNow) deps.handoff!.put(id, { row, nextSequence: initialEvents.length, startedAtCreation: true });
-    try {
-      if (reservation) reservation.run({ id, kind: 'response' });
-      else await engine.launch({ id, kind: 'response' });
-    } catch (error) {
-      follower?.close();
-      throw error;
-    }
     recordJobStarted(deps.metrics, 'response', model);
-    return { response: row, replayed: false, follower };
+    return { response: admitted, replayed: false, follower };
+
+    /**
+     * Writes the Response with its hold (and its Idempotency-Key); null when a concurrent request with the key won.
+     * Without a key, the hold is placed by the creation's own statement (one round trip and commit less before the
+     * first token), which writes the Response only if the hold comes out whole; a hold the balance can pay only in
+     * part is kept and the Response written again for it. With a key, the key is claimed, the hold placed and the
+     * Response written in one transaction: whatever fails, nothing stays held.
+     */
+    async function write(insert: (held: number) => QueuedInsert): Promise<ResponseRow | null> {
+      if (idempotent) {
+        return transactionRetryingConflicts(db, async (trx) => {
+          if (!(await deps.idempotency.claimCreation(trx, idempotent, id))) return null;
+          const [created] = await insertQueuedResponses(trx, [insert(await ledger.hold(hold, trx))]);
+          if (created!.row!.conversation_id) await appendTurnInput(trx, created!.row!);
+          return created!.row!;
+        });
+      }
+      const insertQueued = conversationId ? insertQueuedInConversation : insertQueuedAlone;
+      const created = await insertQueued({ ...insert(placement.amount), hold: placement });
+      if (created.row) return created.row;
+      if (holdRefused(placement, created.holdInEffect)) throw await ledger.refusal(placement);
+      // A hold the first statement placed for a Response it did not write: ours to release if the second fails.
+      try {
+        return (await insertQueued(insert(created.holdInEffect!))).row!;
+      } catch (error) {
+        await releaseHold();
+        throw error;
+      }
+    }
   }
 
   /** docs/api-decisions.md 17: the Response the key created, as it stands now (400 for another body). */

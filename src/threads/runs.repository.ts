@@ -1,5 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/database';
+import type { JobAdmission } from '../engine/engine';
 import { finishPage, pageQuery, type Page, type PageRequest } from '../db/keyset-page';
 import type { RunRound, RunRow, RunsTable, RunStatus, RunUsage } from './runs.table';
 
@@ -9,12 +10,13 @@ const ACTIVE = sql<boolean>`status in ('queued', 'in_progress', 'requires_action
 const NULL = sql<string>`null`;
 
 /**
- * A new Run and its job row (the engine's outbox) in one statement. Answers undefined when the thread already has
- * an active Run (the partial unique index `runs_one_active_per_thread`), writing nothing.
+ * A new Run and its job row (its admission's outbox row) in one statement. Answers undefined when the thread already
+ * has an active Run (the partial unique index `runs_one_active_per_thread`), writing nothing.
  */
 export async function insertRun(
   executor: Db,
   values: Insertable<RunsTable> & { id: string },
+  admission: JobAdmission,
 ): Promise<RunRow | undefined> {
   return executor
     .with('run', (qb) =>
@@ -26,12 +28,7 @@ export async function insertRun(
         .onConflict((oc) => oc.column('thread_id').where(ACTIVE).doNothing())
         .returningAll(),
     )
-    .with('outbox', (qb) =>
-      qb
-        .insertInto('jobs')
-        .columns(['id', 'kind'])
-        .expression((eb) => eb.selectFrom('run').select(['run.id', sql.lit('run').as('kind')])),
-    )
+    .with('outbox', admission.outbox('run'))
     .selectFrom('run')
     .selectAll()
     .executeTakeFirst();

@@ -9,7 +9,7 @@ import type { Catalog } from '../catalog/catalog.service';
 import { transactionRetryingConflicts } from '../db/conflict-retry';
 import { inTransaction, type Db } from '../db/database';
 import { toPageRequest, type Page, type PageQuery } from '../db/keyset-page';
-import type { Engine } from '../engine/engine';
+import type { Engine, JobAdmission } from '../engine/engine';
 import { invalidRequest, notFound } from '../errors';
 import { newId } from '../ids';
 import { stillRunning, type Idempotency, type IdempotentCall } from '../idempotency/idempotency';
@@ -55,10 +55,10 @@ export function createRunsService(deps: RunsServiceDeps) {
     if (replay) return { run: replay, replayed: true };
     await requireThread(accountId, threadId);
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await createOnce(idempotent, prepared.id, async (trx) => {
+    const run = await createOnce(idempotent, prepared.id, async (trx, admission) => {
       if (body.additional_messages?.length)
         await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
-      const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId });
+      const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId }, admission);
       // Throwing rolls the additional messages back with it.
       if (!inserted)
         throw invalidRequest(
@@ -70,7 +70,6 @@ export function createRunsService(deps: RunsServiceDeps) {
       return inserted;
     });
     if (!run.created) return { run: run.replay, replayed: true };
-    await engine.launch({ id: run.created.id, kind: 'run' });
     recordJobStarted(deps.metrics, 'run', model);
     return { run: run.created, replayed: false };
   }
@@ -84,35 +83,37 @@ export function createRunsService(deps: RunsServiceDeps) {
     const replay = idempotent && (await findIdempotent(idempotent));
     if (replay) return { run: replay, replayed: true };
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await createOnce(idempotent, prepared.id, async (trx) => {
+    const run = await createOnce(idempotent, prepared.id, async (trx, admission) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
       const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map(
         (message: MessageInput) => messageInputToNew(message),
       );
       if (messages.length > 0) await insertMessages(trx, { threadId: thread.id, accountId, messages });
-      const inserted = (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }))!;
+      const inserted = (await runs.insertRun(trx, { ...prepared, thread_id: thread.id }, admission))!;
       await holdFirstRound(trx, inserted, model, body.max_completion_tokens);
       return inserted;
     });
     if (!run.created) return { run: run.replay, replayed: true };
-    await engine.launch({ id: run.created.id, kind: 'run' });
     recordJobStarted(deps.metrics, 'run', model);
     return { run: run.created, replayed: false };
   }
 
   /**
-   * Writes a Run in one transaction, with its Idempotency-Key claimed in it when it has one (docs/api-decisions.md
-   * 17): the key, the Run, its messages and its hold commit together. A concurrent request that won the key makes
-   * this one create nothing and answer that request's Run.
+   * Writes a Run and its job (engine.admit) in one transaction, with its Idempotency-Key claimed in it when it has
+   * one (docs/api-decisions.md 17): the key, the Run, its job, its messages and its hold commit together. A
+   * concurrent request that won the key makes this one create nothing and answer that request's Run.
    */
   async function createOnce(
     idempotent: IdempotentCall | undefined,
     runId: string,
-    write: (trx: Db) => Promise<RunRow>,
+    write: (trx: Db, admission: JobAdmission) => Promise<RunRow>,
   ): Promise<{ created: RunRow; replay?: undefined } | { created?: undefined; replay: RunRow }> {
-    const created = await transactionRetryingConflicts(db, async (trx) => {
-      if (idempotent && !(await deps.idempotency.claimCreation(trx, idempotent, runId))) return undefined;
-      return write(trx);
+    const created = await engine.admit('run', async (admission) => {
+      const written = await transactionRetryingConflicts(db, async (trx) => {
+        if (idempotent && !(await deps.idempotency.claimCreation(trx, idempotent, runId))) return undefined;
+        return write(trx, admission);
+      });
+      return { jobId: written?.id, result: written };
     });
     if (created) return { created };
     const replay = await findIdempotent(idempotent!);
@@ -131,7 +132,7 @@ export function createRunsService(deps: RunsServiceDeps) {
 
   /**
    * The hold of the Run's first model call (docs/architecture.md, "Money: holds"), in the transaction that writes the Run: a
-   * 402 leaves nothing written. Each later round holds for itself (activities/run.activities.ts); each round's
+   * 402 leaves nothing written. Each later round holds for itself (run.activities.ts); each round's
    * debit settles its hold.
    */
   async function holdFirstRound(

@@ -115,6 +115,7 @@ describe('billing holds', () => {
         metadata: {},
       },
       initialEvents: [createdEvent(id)],
+      job: { job_kind: 'response', job_owner: null, job_lease_ms: null },
       ...(hold
         ? {
             hold: holdPlacement({

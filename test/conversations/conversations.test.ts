@@ -2,12 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
-import {
-  appendItems,
-  itemToWire,
-  itemsPageQuery,
-  listLatestItemsWithin,
-} from '../../src/conversations/conversations.repository';
+import { appendItems, itemsPageQuery, listLatestItemsWithin } from '../../src/conversations/conversations.repository';
+import { itemToWire } from '../../src/conversations/conversations.wire';
 import { createConversationsService } from '../../src/conversations/conversations.service';
 import { TestApp, useTestApp, dropSchema, postgresUrl } from '../support/harness';
 

@@ -1,4 +1,4 @@
-import { createActivities, type Activities } from '../../activities';
+import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import { createEmbeddedEngine } from '../../src/engine/embedded-engine';
 import type { Engine } from '../../src/engine/engine';
 import { TestApp } from '../support/harness';

@@ -1,12 +1,12 @@
 import type OpenAI from 'openai';
-import type { itemToWire } from '../../src/conversations/conversations.repository';
+import type { itemToWire } from '../../src/conversations/conversations.wire';
 import type { chatChunks, chatCompletionToOpenAI } from '../../src/openai/openai-chat';
 import type {
   inputItemToWire,
   outputItemToWire,
   ResponseWire,
   streamEventToWire,
-} from '../../src/responses/response-wire';
+} from '../../src/responses/responses.wire';
 
 /**
  * Compile-time checks (nothing here runs; `npm run typecheck` compiles it) that the /openai/v1 replies are what

@@ -1,4 +1,4 @@
-import { createActivities } from '../../activities';
+import { createActivities } from '../../src/engine/job-kinds';
 import type { ActivityContext } from '../../src/engine/activity-context';
 import { responseStream } from '../../src/responses/response-events';
 import { useEngineUnderTest } from '../engine/engine-under-test';

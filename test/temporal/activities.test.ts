@@ -1,6 +1,6 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { sql } from 'kysely';
-import { createActivities, type Activities } from '../../activities';
+import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import type { StreamEvent } from '../../src/events/stream-event';
 import { newId } from '../../src/ids';
 import { appendTurnInput } from '../../src/responses/conversation-turns';

@@ -1,9 +1,10 @@
 import { bundleWorkflowCode, DefaultLogger, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { jobKinds } from '../../src/engine/job-kinds';
 import { bundleWorkflows } from './workflow-bundle';
 
 /**
  * The workflow sandbox lint: webpack refuses Node built-ins and anything that imports them, so a workflow
- * that picks up a value import from activities/ or src/ fails here instead of at worker start.
+ * that picks up a value import from the activities or src/ fails here instead of at worker start.
  */
 describe('temporal workflow bundle', () => {
   let bundle: WorkflowBundleWithSourceMap;
@@ -11,35 +12,17 @@ describe('temporal workflow bundle', () => {
     bundle = await bundleWorkflows();
   });
 
-  it('bundles workflows/ for the sandbox and exports responseWorkflow', () => {
+  it('bundles workflows/ for the sandbox: every flow of the registry, with its workflow type, handlers and activities', () => {
     expect(bundle.code.length).toBeGreaterThan(10_000);
-    // The workflow module is in the bundle with its durable name, handlers and activity names.
-    expect(bundle.code).toContain('responseWorkflow');
     expect(bundle.code).toMatch(/defineSignal\)?\(['"]cancel['"]\)/);
     expect(bundle.code).toMatch(/defineQuery\)?\(['"]status['"]\)/);
-    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook'])
-      expect(bundle.code).toContain(activity);
-  });
-
-  it('exports runWorkflow from the entry, with its wake signal and activity names', () => {
-    // The entry (workflows/index.ts) re-exports it: the worker finds workflow types among the entry's exports.
-    expect(bundle.code).toMatch(/runWorkflow: \(\) => \([^)]*\.runWorkflow\)/);
-    expect(bundle.code).toMatch(/async function runWorkflow\(/);
-    expect(bundle.code).toMatch(/submitToolOutputsSignal = [^;]*defineSignal\)?\(['"]submit_tool_outputs['"]\)/);
-    for (const activity of ['startRun', 'callModel', 'requireAction', 'collectToolOutputs', 'finalizeRun'])
-      expect(bundle.code).toContain(activity);
-  });
-
-  it('exports transcriptionWorkflow from the entry, with its activity names', () => {
-    expect(bundle.code).toMatch(/transcriptionWorkflow: \(\) => \([^)]*\.transcriptionWorkflow\)/);
-    expect(bundle.code).toMatch(/async function transcriptionWorkflow\(/);
-    for (const activity of [
-      'startTranscription',
-      'transcribeAudio',
-      'finalizeTranscription',
-      'sendTranscriptionCallback',
-    ])
-      expect(bundle.code).toContain(activity);
+    expect(bundle.code).toMatch(/defineSignal\)?\(['"]submit_tool_outputs['"]\)/);
+    // The entry collects the flow modules of its folder (webpack's require.context): each kind's is among them.
+    for (const [kind, definition] of Object.entries(jobKinds)) {
+      expect(bundle.code).toContain(`./${kind}.flow.ts`);
+      expect(bundle.code).toContain(`workflowType: '${definition.flow.workflowType}'`);
+      for (const activity of Object.keys(definition.flow.steps)) expect(bundle.code).toContain(activity);
+    }
   });
 
   it('keeps activity and service code out of the sandbox (workflows import them as types only)', () => {

@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities, type Activities } from '../../activities';
+import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import { newId } from '../../src/ids';
 import type { McpListing, McpServerSpec } from '../../src/mcp/mcp-types';
 import { storedRequest } from '../responses/helpers';

@@ -7,7 +7,7 @@ import { decodePayload, HistoryBuilder, type JsonHistory } from './history-build
 import { useReplay, type Probe } from './replay-probes';
 
 /**
- * Replays the real `responseWorkflow` (workflows/response.workflow.ts around response.flow.ts) against
+ * Replays the real `responseWorkflow` (temporalWorkflow of response.flow.ts, workflows/temporal-context.ts) against
  * histories, offline, in Core's replay worker. Replay checks the commands the workflow emits (activity
  * order, ids, types, cancel requests) against the history; the probe interceptors (replay-probe.interceptors.ts)
  * report what the workflow computed — each activity's input and options, and the returned status — because

@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities, type Activities } from '../../activities';
+import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import type { ModelOutcome, RunJobInput } from '../../workflows/run.flow';
 import { useTestApp } from '../support/harness';
 import { quietLogger } from './workflow-bundle';
@@ -7,7 +7,7 @@ import { quietLogger } from './workflow-bundle';
 type ToolCallsOutcome = Extract<ModelOutcome, { kind: 'tool_calls' }>;
 
 /**
- * The real Run activities (createActivities, activities/run.activities.ts) inside Temporal's
+ * The real Run activities (createActivities, src/threads/run.activities.ts) inside Temporal's
  * MockActivityEnvironment — the Context (cancellation signal, heartbeats) a Temporal worker gives them — against
  * the real database of a TestApp. Runs are created over HTTP (`POST /v2/threads/{id}/runs`) after the app's own
  * engine was stopped, so its launch does nothing and only these activity calls touch them. One

@@ -4,7 +4,7 @@ import { HistoryBuilder, type JsonHistory } from './history-builder';
 import { useReplay, type Probe } from './replay-probes';
 
 /**
- * Replays the real `runWorkflow` (workflows/run.workflow.ts around run.flow.ts, with the FlowContext of
+ * Replays the real `runWorkflow` (temporalWorkflow of run.flow.ts, with the FlowContext of
  * temporal-context.ts) against hand-built histories, offline, in Core's replay worker. Replay checks the
  * commands the workflow emits (activities in order with their ids and types, cancel requests, timers) against
  * the history; the probe interceptors (replay-probe.interceptors.ts) report what the workflow computed — each

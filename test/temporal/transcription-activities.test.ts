@@ -1,5 +1,5 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities, type Activities } from '../../activities';
+import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import type { TranscriptionJobInput, TranscriptionOutcome } from '../../workflows/transcription.flow';
 import { MP4_HEAD, postTranscription, toneWav } from '../audio/audio-fixtures';
 import { useTestApp } from '../support/harness';
@@ -7,7 +7,7 @@ import { startReceiver } from '../webhooks/receiver';
 import { quietLogger } from './workflow-bundle';
 
 /**
- * The real transcription activities (activities/transcription.activities.ts) inside Temporal's
+ * The real transcription activities (src/audio/transcription.activities.ts) inside Temporal's
  * MockActivityEnvironment, against the real database of a TestApp whose own engine is stopped: submissions
  * over HTTP leave their job rows pending, and only these calls run them.
  */

@@ -4,7 +4,7 @@ import { HistoryBuilder } from './history-builder';
 import { useReplay, type Probe } from './replay-probes';
 
 /**
- * Replays the real `transcriptionWorkflow` (workflows/transcription.workflow.ts around transcription.flow.ts)
+ * Replays the real `transcriptionWorkflow` (temporalWorkflow of transcription.flow.ts, workflows/temporal-context.ts)
  * against hand-built histories, offline: the activities in order with their inputs and options, the status it
  * returns, and a history that does not match the code is rejected.
  */

@@ -1,48 +1,43 @@
-import { recordBilled, recordJobFinished, type Metrics } from '../src/metrics/metrics';
-import { holdForGeneration } from '../src/billing/generation-hold';
-import type { Ledger } from '../src/billing/ledger';
-import type { CatalogModel } from '../src/catalog/catalog-types';
-import type { Catalog } from '../src/catalog/catalog.service';
-import { ApiError } from '../src/errors';
-import type { Db } from '../src/db/database';
-import { inTransaction } from '../src/db/database';
-import { createGroupCommit } from '../src/db/group-commit';
-import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
-import type { EventLog } from '../src/events/event-log';
-import { EventWriter } from '../src/events/event-writer';
-import { readInterruptedTurn, type InterruptedTurn } from '../src/responses/interrupted-turn';
-import type { StreamEvent } from '../src/events/stream-event';
-import type { Logger } from '../src/logger';
-import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
-import { vendorFailureOf } from '../src/providers/provider-errors';
-import { circuitsOf } from '../src/routing/circuits';
-import { countFailover, countServed, failoverReason } from '../src/routing/failover';
-import { planRoute, type RouteCatalog } from '../src/routing/route-plan';
-import { dropTurnOutput, LiveTurn, syncTurnOutput } from '../src/responses/conversation-turns';
-import { finalRecordOf, type FinalRecord } from '../src/responses/finalization';
-import { OutputAssembler } from '../src/responses/output-assembler';
-import { capOutput } from '../src/responses/output-cap';
-import { mcpFunctions } from '../src/mcp/mcp-tools';
-import {
-  buildPrompt,
-  outputItemToPrompt,
-  promptTokenBound,
-  promptTooLongMessage,
-  type Prompt,
-} from '../src/responses/prompt';
-import { clientFunctionNames, partsOf, toGenerateTextRequest } from '../src/responses/provider-call';
-import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, responseStream } from '../src/responses/response-events';
-import { isFinalStatus, type OutputItem } from '../src/responses/response-types';
+import { recordBilled, recordJobFinished, type Metrics } from '../metrics/metrics';
+import { holdForGeneration } from '../billing/generation-hold';
+import type { Ledger } from '../billing/ledger';
+import type { CatalogModel } from '../catalog/catalog-types';
+import type { Catalog } from '../catalog/catalog.service';
+import { ApiError } from '../errors';
+import type { Db } from '../db/database';
+import { inTransaction } from '../db/database';
+import { createGroupCommit } from '../db/group-commit';
+import { abortError, currentActivityContext, type ActivityContext } from '../engine/activity-context';
+import type { EventLog } from '../events/event-log';
+import { EventWriter } from '../events/event-writer';
+import { readInterruptedTurn, type InterruptedTurn } from './interrupted-turn';
+import type { StreamEvent } from '../events/stream-event';
+import type { Logger } from '../logger';
+import type { GenerateTextRequest, LanguageModel } from '../providers/provider';
+import { vendorFailureOf } from '../providers/provider-errors';
+import { circuitsOf } from '../routing/circuits';
+import { countFailover, countServed, failoverReason } from '../routing/failover';
+import { planRoute, type RouteCatalog } from '../routing/route-plan';
+import { dropTurnOutput, LiveTurn, syncTurnOutput } from './conversation-turns';
+import { finalRecordOf, type FinalRecord } from './finalization';
+import { OutputAssembler } from './output-assembler';
+import { capOutput } from './output-cap';
+import { mcpFunctions } from '../mcp/mcp-tools';
+import { buildPrompt, outputItemToPrompt, promptTokenBound, promptTooLongMessage, type Prompt } from './prompt';
+import { clientFunctionNames, partsOf, toGenerateTextRequest } from './provider-call';
+import { FIRST_OUTPUT_SEQUENCE, inProgressEvent, responseStream } from './response-events';
+import { isFinalStatus, type OutputItem } from './response-types';
 import {
   loadResponse,
   loadWithNextSequence,
   readStatus,
   startQueuedResponses,
   writeFinalizations,
-} from '../src/responses/responses.repository';
-import type { ResponseRow } from '../src/responses/responses.table';
-import { RowHandoff } from '../src/responses/row-handoff';
-import type { WebhookSender } from '../src/webhooks/webhook-sender';
+  type HandedRow,
+} from './responses.repository';
+import type { ResponseRow } from './responses.table';
+import { JobHandoff } from '../engine/job-handoff';
+import type { WebhookSender } from '../webhooks/webhook-sender';
 import type {
   FinalizeResult,
   FinalOutcome,
@@ -52,8 +47,8 @@ import type {
   ResponseJobInput,
   RoutePlan,
   RouteTarget,
-} from '../workflows/response.flow';
-import { createMcpActivities, type McpActivityDeps } from './mcp.activities';
+} from '../../workflows/response.flow';
+import { createMcpActivities, type McpActivityDeps } from '../mcp/mcp.activities';
 
 export interface ResponseActivityDeps extends McpActivityDeps {
   db: Db;
@@ -63,8 +58,8 @@ export interface ResponseActivityDeps extends McpActivityDeps {
   catalog: RouteCatalog & Pick<Catalog, 'resolveModel'>;
   providers: { languageModel(vendor: string): LanguageModel };
   heartbeatIntervalMs?: number;
-  /** Rows handed between the steps of a Response in this process (see RowHandoff). */
-  handoff?: RowHandoff;
+  /** Rows handed between the steps of a Response in this process (engine/job-handoff.ts). */
+  handoff?: JobHandoff;
   /** Raises a Response's billing hold for a turn its creation's hold does not cover. */
   ledger: Pick<Ledger, 'hold'>;
   metrics?: Metrics;
@@ -84,7 +79,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   const mcp = createMcpActivities(deps);
 
   // Shared with the Responses service when it runs in this process (it hands over Responses it wrote started).
-  const handoff = deps.handoff ?? new RowHandoff();
+  const handoff = deps.handoff ?? new JobHandoff();
 
   // Starts of concurrently starting jobs share one statement and one commit (db/group-commit.ts).
   const starts = createGroupCommit<string, ResponseRow | undefined>({
@@ -102,7 +97,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
 
   async function startResponse({ responseId }: ResponseJobInput) {
     // Its creator wrote it started and runs it here (a synchronous or streamed Response with a free slot).
-    const handed = handoff.take(responseId);
+    const handed = handoff.take<HandedRow>(responseId);
     if (handed?.startedAtCreation) {
       handoff.put(responseId, { row: handed.row, nextSequence: FIRST_OUTPUT_SEQUENCE });
       return started(handed.row);
@@ -145,7 +140,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     responseId: string,
     attempt: number,
   ): Promise<{ row: ResponseRow; nextSequence: number }> {
-    const handed = handoff.take(responseId);
+    const handed = handoff.take<HandedRow>(responseId);
     if (handed?.nextSequence !== undefined && attempt === 1)
       return { row: handed.row, nextSequence: handed.nextSequence };
     return loadWithNextSequence(db, responseId);
@@ -428,7 +423,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }: ResponseJobInput & { outcome: FinalOutcome }): Promise<FinalizeResult> {
     // A handed-over row may be older than the stored one, but only in its status, and the write below is
     // guarded by the stored status.
-    const row = handoff.take(responseId)?.row ?? (await loadResponse(db, responseId));
+    const row = handoff.take<HandedRow>(responseId)?.row ?? (await loadResponse(db, responseId));
     mcp.forget(responseId);
     const settled = { status: row.status, webhook: Boolean(row.metadata.webhook_url) };
     if (isFinalStatus(row.status)) return settled;

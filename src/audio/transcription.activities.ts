@@ -1,29 +1,29 @@
-import { recordJobFinished, type Metrics } from '../src/metrics/metrics';
-import { type Ledger } from '../src/billing/ledger';
-import type { CatalogModel } from '../src/catalog/catalog-types';
-import { inTransaction, type Db } from '../src/db/database';
-import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
-import { MEDIA_TYPES } from '../src/audio/audio-format';
+import { recordJobFinished, type Metrics } from '../metrics/metrics';
+import { type Ledger } from '../billing/ledger';
+import type { CatalogModel } from '../catalog/catalog-types';
+import { inTransaction, type Db } from '../db/database';
+import { abortError, currentActivityContext, type ActivityContext } from '../engine/activity-context';
+import { MEDIA_TYPES } from './audio-format';
 import {
   billedSeconds,
   heldSecondsOf,
   transcriptionBody,
-  transcriptionCallbackPayload,
   transcriptionCharge,
   transcriptionOperationKey,
-} from '../src/audio/transcription-result';
-import { loadTranscription, markFinal, markProcessing, readChunks } from '../src/audio/transcriptions.repository';
-import type { TranscriptionRow } from '../src/audio/transcriptions.table';
-import type { Logger } from '../src/logger';
-import type { AudioFormat, TranscriptionModel } from '../src/providers/provider';
-import { vendorFailureOf } from '../src/providers/provider-errors';
-import type { WebhookSender } from '../src/webhooks/webhook-sender';
+} from './transcription-result';
+import { transcriptionCallbackPayload } from './transcriptions.wire';
+import { loadTranscription, markFinal, markProcessing, readChunks } from './transcriptions.repository';
+import type { TranscriptionRow } from './transcriptions.table';
+import type { Logger } from '../logger';
+import type { AudioFormat, TranscriptionModel } from '../providers/provider';
+import { vendorFailureOf } from '../providers/provider-errors';
+import type { WebhookSender } from '../webhooks/webhook-sender';
 import type {
   TranscriptionActivities,
   TranscriptionJobInput,
   TranscriptionOutcome,
   TranscriptionState,
-} from '../workflows/transcription.flow';
+} from '../../workflows/transcription.flow';
 
 export interface TranscriptionActivityDeps {
   db: Db;

@@ -1,13 +1,13 @@
-import type { Db } from '../src/db/database';
-import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
-import { newId } from '../src/ids';
-import type { Logger } from '../src/logger';
-import { createMcpSessionPool, type McpSessionPool } from '../src/mcp/mcp-sessions';
-import { allowedTools } from '../src/mcp/mcp-tools';
-import type { McpCallRequest, McpCallResult, McpListing, McpListToolsItem, McpServerSpec } from '../src/mcp/mcp-types';
-import { claimMcpCall, findEarlierListings, storeMcpCallResult } from '../src/mcp/mcp.repository';
-import { loadResponse } from '../src/responses/responses.repository';
-import type { ResponseJobInput } from '../workflows/response.flow';
+import type { Db } from '../db/database';
+import { abortError, currentActivityContext, type ActivityContext } from '../engine/activity-context';
+import { newId } from '../ids';
+import type { Logger } from '../logger';
+import { createMcpSessionPool, type McpSessionPool } from './mcp-sessions';
+import { allowedTools } from './mcp-tools';
+import type { McpCallRequest, McpCallResult, McpListing, McpListToolsItem, McpServerSpec } from './mcp-types';
+import { claimMcpCall, findEarlierListings, storeMcpCallResult } from './mcp.repository';
+import { loadResponse } from '../responses/responses.repository';
+import type { ResponseJobInput } from '../../workflows/response.flow';
 
 export interface McpActivityDeps {
   db: Db;

@@ -1,16 +1,16 @@
-import { recordJobFinished, type Metrics } from '../src/metrics/metrics';
-import { holdForGeneration, outputCapOf } from '../src/billing/generation-hold';
-import type { Ledger } from '../src/billing/ledger';
-import { priceCall } from '../src/billing/pricing';
-import type { CatalogModel } from '../src/catalog/catalog-types';
-import { inTransaction, type Db } from '../src/db/database';
-import { abortError, currentActivityContext, type ActivityContext } from '../src/engine/activity-context';
-import { ApiError } from '../src/errors';
-import type { Logger } from '../src/logger';
-import type { GenerateTextRequest, LanguageModel } from '../src/providers/provider';
-import { vendorFailureOf } from '../src/providers/provider-errors';
-import { promptTokenBound } from '../src/responses/prompt';
-import { buildRunPrompt } from '../src/threads/run-prompt';
+import { recordJobFinished, type Metrics } from '../metrics/metrics';
+import { holdForGeneration, outputCapOf } from '../billing/generation-hold';
+import type { Ledger } from '../billing/ledger';
+import { priceCall } from '../billing/pricing';
+import type { CatalogModel } from '../catalog/catalog-types';
+import { inTransaction, type Db } from '../db/database';
+import { abortError, currentActivityContext, type ActivityContext } from '../engine/activity-context';
+import { ApiError } from '../errors';
+import type { Logger } from '../logger';
+import type { GenerateTextRequest, LanguageModel } from '../providers/provider';
+import { vendorFailureOf } from '../providers/provider-errors';
+import { promptTokenBound } from '../responses/prompt';
+import { buildRunPrompt } from './run-prompt';
 import {
   loadRun,
   markExpired,
@@ -19,13 +19,13 @@ import {
   markRoundBilled,
   markStarted,
   readWait,
-} from '../src/threads/runs.repository';
-import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from '../src/threads/runs.table';
-import { findThread, insertMessages } from '../src/threads/threads.repository';
-import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../workflows/run.flow';
-import type { Catalog } from '../src/catalog/catalog.service';
-import { callWithFailover } from '../src/routing/failover-call';
-import type { RouteCatalog } from '../src/routing/route-plan';
+} from './runs.repository';
+import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from './runs.table';
+import { findThread, insertMessages } from './threads.repository';
+import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../../workflows/run.flow';
+import type { Catalog } from '../catalog/catalog.service';
+import { callWithFailover } from '../routing/failover-call';
+import type { RouteCatalog } from '../routing/route-plan';
 
 export interface RunActivityDeps {
   db: Db;
