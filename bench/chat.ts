@@ -1,5 +1,5 @@
 import {
-  balance,
+  billedOperations,
   compareLoads,
   environmentFacts,
   measureCpu,
@@ -82,7 +82,6 @@ export async function runChatBench(options: ChatBenchOptions) {
     const sample = await call(serviceTarget);
     if (sample.status !== 200)
       throw new Error(`the service refused the benchmark request: ${sample.status} ${sample.text}`);
-    const perRequestAmount = Math.ceil(JSON.parse(sample.text).usage.cost);
     // The baseline is the very call the adapter makes per request (captured from the OpenAI adapter):
     // same path, same body, same auth header.
     const directTarget: LoadTarget = {
@@ -95,7 +94,7 @@ export async function runChatBench(options: ChatBenchOptions) {
         store: false,
       }),
     };
-    const balanceBefore = await balance(base, key);
+    const billedBefore = await billedOperations(base, key);
 
     const load = { connections: options.connections, durationSeconds: options.durationSeconds };
     // Warm up with the full connection count: JIT, the database pool and the service's own connections to
@@ -129,18 +128,17 @@ export async function runChatBench(options: ChatBenchOptions) {
       log,
     });
 
-    // Billing stayed exact under load: every answered request was debited once. Requests still in flight
-    // when autocannon stopped are answered (and billed) after it stopped counting, so the debits may
-    // exceed the counted replies by at most one per connection and run.
-    const balanceAfter = await balance(base, key);
+    // Billing stayed exact under load: every answered request was debited once (one debit transaction each, whatever
+    // the carry paid). Requests still in flight when autocannon stopped are answered (and billed) after it stopped
+    // counting, so the debits may exceed the counted replies by at most one per connection and run.
+    const billedAfter = await billedOperations(base, key);
     const answered =
       warmService.ok +
       serviceSaturated.ok +
       servicePaced.ok +
       ladder.steps.reduce((sum, step) => sum + step.service.ok, 0);
-    const debitedRequests = (balanceBefore - balanceAfter) / perRequestAmount;
+    const debitedRequests = billedAfter - billedBefore;
     const billing = {
-      per_request_kopecks: perRequestAmount,
       counted_2xx: answered,
       debited_requests: debitedRequests,
       consistent:

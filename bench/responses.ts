@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import {
-  balance,
+  billedOperations,
   compareLoads,
   environmentFacts,
   measureCpu,
@@ -269,16 +269,15 @@ async function heapSnapshot(pid: number, dir: string): Promise<void> {
 }
 
 /** A synchronous Response must complete; returns its cost (what one background Response debits). */
-async function costOfOne({ base, serviceHeaders }: PhaseContext): Promise<number> {
+async function sampleOne({ base, serviceHeaders }: PhaseContext): Promise<void> {
   const sample = await fetch(`${base}/v2/responses`, {
     method: 'POST',
     headers: serviceHeaders,
     body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }),
   });
-  const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
+  const sampleBody = (await sample.json()) as { status: string };
   if (sample.status !== 200 || sampleBody.status !== 'completed')
     throw new Error(`sync sample failed: ${sample.status} ${JSON.stringify(sampleBody)}`);
-  return Math.ceil(sampleBody.usage.cost);
 }
 
 /** (a) Synchronous overhead: saturated, paced at half of it, and over the ladder of fixed rates. */
@@ -296,7 +295,7 @@ async function syncPhase(context: PhaseContext) {
     headers: directHeaders,
     body: directBody,
   };
-  await costOfOne(context);
+  await sampleOne(context);
   log('warming up');
   await runLoad(directTarget, { connections: 20, durationSeconds: 2 });
   await runLoad(syncTarget, { connections: 20, durationSeconds: 3 });
@@ -348,25 +347,25 @@ async function ttftPhase({ base, upstream, serviceHeaders, directHeaders, direct
 }
 
 /**
- * (c) Background throughput: create N as fast as 50 connections allow; completed = debits / price. CPU per
+ * (c) Background throughput: create N as fast as 50 connections allow; completed = debits written. CPU per
  * Response covers its creation and its run to completion.
  */
 async function backgroundPhase(context: PhaseContext) {
   const { options, base, key, servicePid, serviceHeaders } = context;
-  const perResponse = await costOfOne(context);
+  await sampleOne(context);
   log(`(c) background throughput, ${options.backgroundCount} Responses`);
-  const balanceBefore = await balance(base, key);
+  const billedBefore = await billedOperations(base, key);
   const databaseBefore = await databaseActivity(options);
   const started = performance.now();
   // Completions are counted while the Responses are still being created (every 50 ms, then every 20 ms once all
   // are created), so the end of the run is timed to within one poll, not to when the load generator returns. The
-  // polls (balance reads) count in the service's CPU: about a hundred per run, under 1 % of it.
+  // polls (usage reads) count in the service's CPU: about a hundred per run, under 1 % of it.
   let load: Awaited<ReturnType<typeof runLoad>> | undefined;
   let loadFailed = false;
   let completed = 0;
   const watchCompletions = async (): Promise<number> => {
     for (;;) {
-      completed = Math.round((balanceBefore - (await balance(base, key))) / perResponse);
+      completed = (await billedOperations(base, key)) - billedBefore;
       const now = performance.now();
       if (completed >= (load?.ok ?? options.backgroundCount) || loadFailed || now - started > 300_000) return now;
       await new Promise((resolve) => setTimeout(resolve, load ? 20 : 50));

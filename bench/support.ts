@@ -339,11 +339,16 @@ export const summary = (result: LoadResult) =>
     : '') +
   (result.non2xx || result.errors ? ` (non-2xx ${result.non2xx}, errors ${result.errors})` : '');
 
-/** The account balance (kopecks) as the API reports it. */
-export async function balance(base: string, key: string): Promise<number> {
-  const reply = await fetch(`${base}/v2/organization/balance`, { headers: { 'x-auth-token': key } });
-  if (reply.status !== 200) throw new Error(`balance: ${reply.status}`);
-  return ((await reply.json()) as { balance: number }).balance;
+/**
+ * The account's billed operations so far: its debit transactions (`GET /v2/organization/usage`, total.transactions).
+ * Every billed operation writes exactly one, also when the account's carry paid all of it (0 kopecks), so this counts
+ * what completed and was billed; dividing the balance by one operation's price cannot, since the carry bills the
+ * exact cost in whole kopecks only as they add up.
+ */
+export async function billedOperations(base: string, key: string): Promise<number> {
+  const reply = await fetch(`${base}/v2/organization/usage?from=0`, { headers: { 'x-auth-token': key } });
+  if (reply.status !== 200) throw new Error(`usage: ${reply.status}`);
+  return ((await reply.json()) as { total: { transactions: number } }).total.transactions;
 }
 
 export async function withPostgres<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import { distribution, firstDelta } from './responses';
 import { startTemporalDevServer } from './temporal-dev-server';
 import {
-  balance,
+  billedOperations,
   environmentFacts,
   percentile,
   postgresCpuMs,
@@ -137,17 +137,15 @@ async function measure(
   const directMs = distribution(direct.slice(20));
   const oursMs = distribution(ours.slice(20));
 
-  // Background: the price of one, then N created at once and counted as their debits land.
+  // Background: one sample, then N created at once and counted as their debits land (one debit per Response).
   const sample = await fetch(`${stack.base}/v2/responses`, {
     method: 'POST',
     headers,
     body: JSON.stringify({ model: MODEL, input: 'Hello', background: false }),
   });
-  const sampleBody = (await sample.json()) as { status: string; usage: { cost: number } };
+  const sampleBody = (await sample.json()) as { status: string };
   if (sampleBody.status !== 'completed') throw new Error(`sample Response: ${JSON.stringify(sampleBody)}`);
-  // Each debit is the cost rounded up to a whole kopeck.
-  const price = Math.ceil(sampleBody.usage.cost);
-  const before = await balance(stack.base, stack.key);
+  const before = await billedOperations(stack.base, stack.key);
   const pids = { api: stack.service.child.pid!, workers: stack.workers.map((worker) => worker.child.pid!) };
   const cpuBefore = {
     api: processCpuMs(pids.api)!,
@@ -169,7 +167,7 @@ async function measure(
   let completed = 0;
   let finishedAt = started;
   for (;;) {
-    completed = Math.round((before - (await balance(stack.base, stack.key))) / price);
+    completed = (await billedOperations(stack.base, stack.key)) - before;
     finishedAt = performance.now();
     if ((created > 0 && completed >= created) || finishedAt - started > 300_000) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
