@@ -346,7 +346,7 @@ export const summary = (result: LoadResult) =>
  * exact cost in whole kopecks only as they add up.
  */
 export async function billedOperations(base: string, key: string): Promise<number> {
-  const reply = await fetch(`${base}/v2/organization/usage?from=0`, { headers: { 'x-auth-token': key } });
+  const reply = await fetch(`${base}/v2/organization/usage`, { headers: { 'x-auth-token': key } });
   if (reply.status !== 200) throw new Error(`usage: ${reply.status}`);
   return ((await reply.json()) as { total: { transactions: number } }).total.transactions;
 }
