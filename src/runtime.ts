@@ -5,6 +5,7 @@ import { loadOrCreateSecretFile } from './accounts/secret-files';
 import { createLedger } from './billing/ledger';
 import { createAccountLimits } from './limits/account-limits';
 import { createCatalog, type Catalog } from './catalog/catalog.service';
+import { createRouteAdmin } from './catalog/route-admin';
 import type { Config } from './config';
 import { openDatabase, type DatabaseOptions, type Db } from './db/database';
 import { migrateToLatest } from './db/migrate';
@@ -123,6 +124,9 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       database.kind === 'postgres' && database.postgres
         ? await createPostgresBus({ ...database.postgres, logger })
         : createInProcessBus();
+    // Operators' routes (api-decisions 34): served from the start, and again whenever any process changes them.
+    const routeAdmin = createRouteAdmin({ db, catalog, bus, logger, poll: database.kind === 'postgres' });
+    await routeAdmin.reload();
     const accounts = createAccountsService({
       db,
       ledger,
@@ -219,6 +223,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       accounts,
       limits,
       catalog,
+      routeAdmin,
       providers,
       bus,
       events,
@@ -293,6 +298,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       async close() {
         clearInterval(holdSweep);
         clearInterval(webhookSweep);
+        routeAdmin.close();
         await engine.stop();
         await webhooks.stop();
         await mcpSessions.close();

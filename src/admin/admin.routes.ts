@@ -8,6 +8,9 @@ import { transactionToWire } from '../billing/ledger.wire';
 import { requireAdminToken } from '../http/auth';
 import { parseInput } from '../http/validation';
 import type { Db } from '../db/database';
+import type { RouteAdmin } from '../catalog/route-admin';
+import { routeSchema } from '../catalog/catalog.schema';
+import { adminRouteToWire } from '../catalog/catalog.wire';
 import { invalidRequest } from '../errors';
 import { usageQuerySchema } from '../organization/organization.schema';
 import { createOrganizationService } from '../organization/organization.service';
@@ -21,8 +24,14 @@ import {
   updateAccountSchema,
 } from './admin.schema';
 
-/** The operators' "personal account area": accounts, credits and keys, behind the admin token. */
-export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; adminToken: string; db: Db }): Router {
+/** The operators' "personal account area": accounts, credits and keys, and the catalog's routes, behind the admin token. */
+export function adminRoutes(deps: {
+  accounts: AccountsService;
+  ledger: Ledger;
+  adminToken: string;
+  db: Db;
+  routes: RouteAdmin;
+}): Router {
   const { accounts, ledger } = deps;
   const organization = createOrganizationService({ db: deps.db, accounts });
   const router = new Router({ prefix: '/admin' });
@@ -163,6 +172,34 @@ export function adminRoutes(deps: { accounts: AccountsService; ledger: Ledger; a
   router.post('/keys/:id/enable', async (ctx) => {
     const row = await accounts.enableKey(ctx.params.id);
     ctx.body = { id: row.id, status: row.status };
+  });
+
+  // Routes of the catalog changed at run time (issue 36, api-decisions 34): the body is a route as the catalog file
+  // writes it, validated as the loader validates the file.
+  router.get('/routes', async (ctx) => {
+    ctx.body = { object: 'list', data: (await deps.routes.list()).map(adminRouteToWire) };
+  });
+  router.get('/routes/:code', async (ctx) => {
+    ctx.body = adminRouteToWire(await deps.routes.get(ctx.params.code));
+  });
+  router.post('/routes', async (ctx) => {
+    const route = await deps.routes.create(parseInput(routeSchema, ctx.request.body ?? {}, 'admin'));
+    ctx.status = 201;
+    ctx.body = adminRouteToWire(route);
+  });
+  router.put('/routes/:code', async (ctx) => {
+    const body: unknown = ctx.request.body ?? {};
+    // The code is the path's; a body may repeat it.
+    if (typeof body !== 'object' || Array.isArray(body)) parseInput(routeSchema, body, 'admin');
+    const code = (body as { code?: unknown }).code;
+    if (code !== undefined && code !== ctx.params.code)
+      throw invalidRequest('admin', `The body's code "${String(code)}" is not the path's "${ctx.params.code}".`);
+    const input = parseInput(routeSchema, { ...(body as object), code: ctx.params.code }, 'admin');
+    ctx.body = adminRouteToWire(await deps.routes.replace(input));
+  });
+  router.delete('/routes/:code', async (ctx) => {
+    await deps.routes.remove(ctx.params.code);
+    ctx.body = { object: 'route.deleted', code: ctx.params.code, deleted: true };
   });
 
   return router;

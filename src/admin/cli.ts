@@ -27,6 +27,12 @@ const USAGE = `Usage: npm run admin -- <command> [options] [--json]
   key create ACCOUNT_ID [--name NAME] [--expires-in SECONDS]
   key disable KEY_ID
   key enable KEY_ID
+  route list               (the catalog file's routes and those created here)
+  route show CODE
+  route create CODE --type llm|embed|tts|stt --targets MODEL[=WEIGHT],... [--strategy fallback|weighted] [--name NAME]
+  route set CODE --type ... --targets ... [--strategy ...] [--name NAME]
+                           (replaces a route created here; the file's change in the file)
+  route delete CODE
 
 Environment: SWITCHYARD_URL (default http://127.0.0.1:$PORT), ADMIN_TOKEN or DATA_DIR/admin-token.`;
 
@@ -166,7 +172,37 @@ export function toRequest({ words, flags }: Parsed): { method: string; path: str
   }
   if (noun === 'key' && (verb === 'disable' || verb === 'enable'))
     return { method: 'POST', path: `/admin/keys/${need(id, 'KEY_ID')}/${verb}` };
+  if (noun === 'route' && verb === 'list') return { method: 'GET', path: '/admin/routes' };
+  if (noun === 'route' && (verb === 'show' || verb === 'get'))
+    return { method: 'GET', path: `/admin/routes/${need(id, 'CODE')}` };
+  if (noun === 'route' && verb === 'delete') return { method: 'DELETE', path: `/admin/routes/${need(id, 'CODE')}` };
+  if (noun === 'route' && (verb === 'create' || verb === 'set')) {
+    if (!id) throw new UsageError('CODE is required');
+    const route = {
+      name: stringFlag(flags, 'name', false),
+      type: stringFlag(flags, 'type', true),
+      strategy: stringFlag(flags, 'strategy', false),
+      targets: targetsFlag(flags),
+    };
+    return verb === 'create'
+      ? { method: 'POST', path: '/admin/routes', body: { code: id, ...route } }
+      : { method: 'PUT', path: `/admin/routes/${need(id, 'CODE')}`, body: route };
+  }
   throw new UsageError(`unknown command: ${words.join(' ') || '(none)'}`);
+}
+
+/** `--targets gpt-5-mini=3,claude-haiku-4-5=1,dev-echo`: models in order, each with an optional weight. */
+function targetsFlag(flags: Parsed['flags']): { model: string; weight?: number }[] {
+  return stringFlag(flags, 'targets', true)!
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part.length > 0)
+    .map((part) => {
+      const [model, weight] = part.split('=', 2);
+      if (weight === undefined) return { model };
+      if (!/^\d+(\.\d+)?$/.test(weight)) throw new UsageError(`--targets: the weight of ${model} must be a number`);
+      return { model, weight: Number(weight) };
+    });
 }
 
 const when = (seconds: number | null) =>
@@ -189,8 +225,18 @@ function describeAccount(account: any): string {
   return `Account ${account.id} "${account.name}"${account.suspended_at ? ` (suspended since ${when(account.suspended_at)})` : ''}: balance ${account.balance} kopecks (${account.available} available), MCP ${account.mcp_enabled ? 'enabled' : 'disabled'}; limits: ${limits.join(', ')}.`;
 }
 
+function describeRoute(route: any): string {
+  const targets = route.targets.map((target: any) =>
+    target.weight === undefined ? target.model : `${target.model}=${target.weight}`,
+  );
+  return `${route.code}  ${route.type}  ${route.strategy}  ${targets.join(', ')}  (${route.origin === 'catalog' ? 'catalog file' : 'admin'}${route.served ? '' : ', not served'})`;
+}
+
 function describe(result: any): string {
   if (result.object === 'list' && result.data.length === 0) return '(none)';
+  if (result.object === 'list' && result.data[0].object === 'route') return result.data.map(describeRoute).join('\n');
+  if (result.object === 'route') return describeRoute(result);
+  if (result.object === 'route.deleted') return `Route ${result.code} deleted.`;
   if (result.object === 'list' && result.data[0].object === 'api_key') return describeKeys(result.data);
   if (result.object === 'list') {
     const lines = result.data.map(

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { ConfigError } from '../config';
 import type { AudioCapabilities, CatalogModel, CatalogRoute, CatalogVendor, Price } from './catalog-types';
-import { catalogFileSchema, type CatalogFile } from './catalog.schema';
+import { catalogFileSchema, type CatalogFile, type CatalogFileRoute } from './catalog.schema';
 
 /**
  * A bad catalog stops start-up like a bad environment variable does (main.ts prints ConfigErrors
@@ -115,11 +115,17 @@ function crossCheck(file: CatalogFile): Issue[] {
   return issues;
 }
 
-/** Routes: codes unique among models and routes, targets that exist and are of the route's type, no cycle. */
-export function routeIssues(file: Pick<CatalogFile, 'models' | 'routes'>): Issue[] {
+/** What routeIssues reads of a route (the file's, or one stored by an operator). */
+type RouteShape = Pick<CatalogRoute, 'code' | 'type' | 'targets'>;
+
+/**
+ * Routes: codes unique among models and routes, targets that exist and are of the route's type, no cycle. Each
+ * message names its route. The loader checks the file's with it; the admin API an operator's change (route-admin.ts).
+ */
+export function routeIssues(file: { models: { code: string; type: string }[]; routes: RouteShape[] }): Issue[] {
   const issues: Issue[] = [];
   const typeOf = new Map<string, string>(file.models.map((model) => [model.code, model.type]));
-  const routes = new Map<string, CatalogFile['routes'][number]>();
+  const routes = new Map<string, RouteShape>();
   file.routes.forEach((route, index) => {
     if (routes.has(route.code))
       issues.push({ path: ['routes', index, 'code'], message: `duplicate route code "${route.code}"` });
@@ -197,14 +203,18 @@ function toDefinition(file: CatalogFile, source: string): CatalogDefinition {
       audio: audioOf(model),
     };
   });
-  const routes: CatalogRoute[] = file.routes.map((route) => ({
+  return { path: source, vendors, models, routes: file.routes.map(toCatalogRoute) };
+}
+
+/** A validated route of the file (or of an admin request, which has its shape) as the catalog serves it. */
+export function toCatalogRoute(route: CatalogFileRoute): CatalogRoute {
+  return {
     code: route.code,
     name: route.name ?? route.code,
     type: route.type,
     strategy: route.strategy,
     targets: route.targets.map((target) => ({ ...target })),
-  }));
-  return { path: source, vendors, models, routes };
+  };
 }
 
 function audioOf(model: CatalogFile['models'][number]): AudioCapabilities | null {

@@ -4,8 +4,8 @@ import type { CatalogModel, CatalogRoute, CatalogVendor } from './catalog-types'
 import { audioToWire } from './catalog.wire';
 import type { CatalogModelRow, CatalogPriceRow, CatalogRouteRow, CatalogVendorRow } from './catalog.table';
 
-/** Any stable number: serialises catalog syncs of processes starting together (api + workers). */
-const SYNC_LOCK = 7_310_251_122;
+/** Any stable number: serialises catalog syncs of processes starting together (api + workers), and route changes. */
+export const SYNC_LOCK = 7_310_251_122;
 
 /**
  * Mirrors the catalog file into catalog_vendors / catalog_models / catalog_prices in one transaction:
@@ -96,9 +96,18 @@ export async function syncCatalog(
         )
         .execute();
     }
-    // Routes reference nothing by key (a target may be a route): replaced whole, in file order.
-    await trx.deleteFrom('catalog_routes').execute();
+    // Routes reference nothing by key (a target may be a route): the file's replaced whole, in file order. An
+    // operator's route (api-decisions 34) is kept, unless the file now has a route of its code: the file wins.
     const routes = catalog.routes ?? [];
+    const fileCodes = routes.map((route) => route.code);
+    await trx
+      .deleteFrom('catalog_routes')
+      .where((eb) =>
+        fileCodes.length > 0
+          ? eb.or([eb('origin', '=', 'catalog'), eb('code', 'in', fileCodes)])
+          : eb('origin', '=', 'catalog'),
+      )
+      .execute();
     if (routes.length > 0) {
       await trx
         .insertInto('catalog_routes')
@@ -110,6 +119,7 @@ export async function syncCatalog(
             strategy: route.strategy,
             targets: JSON.stringify(route.targets),
             position,
+            origin: 'catalog' as const,
           })),
         )
         .execute();
@@ -142,7 +152,15 @@ export async function readCatalogTables(db: Db): Promise<{
     db.selectFrom('catalog_vendors').selectAll().orderBy('position').execute(),
     db.selectFrom('catalog_models').selectAll().orderBy('position').execute(),
     db.selectFrom('catalog_prices').selectAll().orderBy('model_code').execute(),
-    db.selectFrom('catalog_routes').selectAll().orderBy('position').execute(),
+    readRouteRows(db),
   ]);
   return { vendors, models, prices, routes };
 }
+
+/** The routes' rows: the file's in file order, then operators' in the order they were created. */
+export function readRouteRows(db: Db) {
+  return db.selectFrom('catalog_routes').selectAll().orderBy('position').execute();
+}
+
+/** An operator's routes come after any file's: their positions start here. */
+export const ADMIN_ROUTE_POSITIONS = 1_000_000;

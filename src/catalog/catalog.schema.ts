@@ -142,7 +142,7 @@ export const routeTypes = ['llm', 'embed', 'tts', 'stt'] as const;
  * tries them in order; `weighted` sends each request to one target drawn by `weight` and keeps the others, in
  * file order, as its fallbacks. A target names a model or another route of the same type.
  */
-const routeSchema = z
+export const routeSchema = z
   .strictObject({
     code: codeSchema.refine((code) => code !== 'prices', 'is reserved (GET /v2/models/prices)'),
     name: z.string().trim().min(1).optional(),

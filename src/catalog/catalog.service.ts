@@ -33,6 +33,13 @@ export interface Catalog {
   /** A model, or a route's model record (`route` set): what a request's model code names. */
   resolveModel(code: string): CatalogModel | undefined;
   getRoute(code: string): CatalogRoute | undefined;
+  /** The routes served, in order: the file's, then those operators created at run time (api-decisions 34). */
+  listRoutes(): readonly CatalogRoute[];
+  /**
+   * Serves `routes` from now on instead (validated by the caller: route-admin.ts). A request resolves its model
+   * once, and a Response's plan is a recorded step, so work under way keeps the routes it started with.
+   */
+  replaceRoutes(routes: readonly CatalogRoute[]): void;
   /** The models a route can be served by, available or not, in the order its targets declare them (nested routes expanded). */
   routeTargets(code: string): CatalogModel[];
   /** File order: the models, then the routes' model records (except under a vendor filter). */
@@ -81,16 +88,23 @@ export function catalogFromDefinition(
     return availability.get(code) ?? { available: false };
   }
 
-  const routes = new Map((definition.routes ?? []).map((route) => [route.code, route]));
-  const leaves = new Map([...routes.keys()].map((code) => [code, routeLeaves(code, routes, models)]));
-  const routeModels = new Map(
-    [...routes.values()].map((route) => [
-      route.code,
-      freezeModel(routeModelOf(route, leaves.get(route.code)!, (model) => vendorAvailability(model.vendor).available)),
-    ]),
-  );
+  // The routes served: the file's at first; replaced whole when an operator changes one at run time (route-admin.ts).
+  let served = indexRoutes(definition.routes ?? []);
+  function indexRoutes(list: readonly CatalogRoute[]) {
+    const routes = new Map(list.map((route) => [route.code, route]));
+    const leaves = new Map([...routes.keys()].map((code) => [code, routeLeaves(code, routes, models)]));
+    const routeModels = new Map(
+      [...routes.values()].map((route) => [
+        route.code,
+        freezeModel(
+          routeModelOf(route, leaves.get(route.code)!, (model) => vendorAvailability(model.vendor).available),
+        ),
+      ]),
+    );
+    return { list: Object.freeze([...list]), routes, leaves, routeModels };
+  }
   const routeAvailable = (code: string) =>
-    leaves.get(code)!.some((model) => vendorAvailability(model.vendor).available);
+    served.leaves.get(code)!.some((model) => vendorAvailability(model.vendor).available);
 
   function modelAvailability(model: CatalogModel): Availability {
     if (model.route) return { available: routeAvailable(model.code) };
@@ -98,7 +112,7 @@ export function catalogFromDefinition(
   }
 
   function requireModel(code: string): CatalogModel {
-    const model = models.get(code) ?? routeModels.get(code);
+    const model = models.get(code) ?? served.routeModels.get(code);
     if (!model) throw notFound('model', `No model with code "${code}". GET /v2/models lists the available models.`);
     return model;
   }
@@ -110,7 +124,7 @@ export function catalogFromDefinition(
   }
 
   function requireUsableModel(code: string, area: ErrorArea, type: ModelType): CatalogModel {
-    const route = routeModels.get(code);
+    const route = served.routeModels.get(code);
     if (route) return requireUsableRoute(route, area, type);
     const model = models.get(code);
     if (!model)
@@ -139,7 +153,7 @@ export function catalogFromDefinition(
     if (!ROUTED_AREAS.has(area)) {
       throw invalidRequest(
         area,
-        `Model "${route.code}" is a route; this operation does not serve routes yet: name one of its models (${leaves
+        `Model "${route.code}" is a route; this operation does not serve routes yet: name one of its models (${served.leaves
           .get(route.code)!
           .map((model) => model.code)
           .join(', ')}).`,
@@ -158,11 +172,15 @@ export function catalogFromDefinition(
   return {
     path: definition.path,
     getModel: (code) => models.get(code),
-    resolveModel: (code) => models.get(code) ?? routeModels.get(code),
-    getRoute: (code) => routes.get(code),
-    routeTargets: (code) => leaves.get(code) ?? [],
+    resolveModel: (code) => models.get(code) ?? served.routeModels.get(code),
+    getRoute: (code) => served.routes.get(code),
+    routeTargets: (code) => served.leaves.get(code) ?? [],
+    listRoutes: () => served.list,
+    replaceRoutes(routes) {
+      served = indexRoutes(routes);
+    },
     listModels: (filter = {}) =>
-      [...models.values(), ...(filter.vendor ? [] : routeModels.values())].filter(
+      [...models.values(), ...(filter.vendor ? [] : served.routeModels.values())].filter(
         (model) => (!filter.type || model.type === filter.type) && (!filter.vendor || model.vendor === filter.vendor),
       ),
     getVendor: (code) => vendors.get(code),

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { Json } from '../db/columns';
 
 export type ModelType = 'llm' | 'tts' | 'stt' | 'tti' | 'ttv' | 'embed';
@@ -46,6 +46,8 @@ export interface CatalogRoutesTable {
   strategy: 'fallback' | 'weighted';
   targets: Json<{ model: string; weight?: number }[]>;
   position: number;
+  /** `catalog`: the catalog file's, replaced by each start's sync; `admin`: an operator's, kept (api-decisions 34). */
+  origin: Generated<'catalog' | 'admin'>;
 }
 
 export type CatalogVendorRow = Selectable<CatalogVendorsTable>;

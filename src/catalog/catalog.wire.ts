@@ -1,3 +1,4 @@
+import type { AdminRoute } from './route-admin';
 import type { AudioCapabilities, Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
 
 /** Model record (spec "Model record"): exactly these fields, in this order. */
@@ -55,3 +56,17 @@ export function priceToWire(price: Price) {
 
 export type ModelWire = ReturnType<typeof modelToWire>;
 export type VendorWire = ReturnType<typeof vendorToWire>;
+
+/** A route as the admin API shows it (api-decisions 34): the catalog file's fields, where it comes from, and whether it is served. */
+export function adminRouteToWire(route: AdminRoute) {
+  return {
+    object: 'route' as const,
+    code: route.code,
+    name: route.name,
+    type: route.type,
+    strategy: route.strategy,
+    targets: route.targets.map((target) => ({ ...target })),
+    origin: route.origin,
+    served: route.served,
+  };
+}

@@ -17,6 +17,7 @@ import { closeIfBodyUnread, jsonBody } from './body';
 import { errorMiddleware } from './error-middleware';
 import { requestContext } from './request-context';
 import { rejectNulInUrl } from './url-guard';
+import type { RouteAdmin } from '../catalog/route-admin';
 import type { Lifecycle } from './lifecycle';
 import { publicRouteModules, type PublicRoutesDeps } from './routes';
 
@@ -30,6 +31,8 @@ export type AppDeps = PublicRoutesDeps & {
   accounts: AccountsService;
   ledger: Ledger;
   limits: AccountLimitsService;
+  /** Operators' routes, changed at run time (api-decisions 34). */
+  routeAdmin: RouteAdmin;
   /** Draining and hand-over at shutdown (readiness, open streams). */
   lifecycle: Lifecycle;
 };
@@ -69,7 +72,13 @@ export function createApp(deps: AppDeps): Koa {
   app.use(docsRoutes({ version: deps.config.version }).routes());
   app.use(consoleRoutes().routes());
 
-  const admin = adminRoutes({ accounts: deps.accounts, ledger: deps.ledger, adminToken: deps.adminToken, db: deps.db });
+  const admin = adminRoutes({
+    accounts: deps.accounts,
+    ledger: deps.ledger,
+    adminToken: deps.adminToken,
+    db: deps.db,
+    routes: deps.routeAdmin,
+  });
   const routers = publicRouteModules.map((module) => module(deps));
   app.use(methodNotAllowed([admin, ...routers]));
   app.use(admin.routes()).use(admin.allowedMethods({ throw: true }));

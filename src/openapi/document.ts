@@ -96,6 +96,7 @@ export function buildOpenApiDocument(operations: Operation[], info: { version: s
         headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds' } },
       };
     }
+    for (const [status, description] of Object.entries(operation.errors ?? {})) responses[status] = error(description);
     if (operation.idempotencyKey)
       responses['409'] = error('The Idempotency-Key was used with another body, or its first request is still running');
     responses['500'] = error('Unexpected failure; the message names the request id');

@@ -9,7 +9,7 @@ import {
 } from '../admin/admin.schema';
 import { assistantBodySchema, listAssistantsQuerySchema } from '../assistants/assistants.schema';
 import { speechBodySchema, transcriptionFieldsSchema } from '../audio/audio.schema';
-import { modelFilterSchema, vendorFilterSchema } from '../catalog/catalog.schema';
+import { modelFilterSchema, routeSchema, vendorFilterSchema } from '../catalog/catalog.schema';
 import { legacyChatBodySchema, v1ChatBodySchema } from '../chat/chat.schema';
 import {
   addItemsSchema,
@@ -54,7 +54,7 @@ import * as reply from './reply-schemas';
  * list and the routers agree both ways.
  */
 export interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** OpenAPI template (`/v2/responses/{id}`). */
   path: string;
   tag: string;
@@ -75,6 +75,8 @@ export interface Operation {
   idempotencyKey?: boolean;
   /** Errors in OpenAI's body (under /openai/v1). */
   openAIErrors?: boolean;
+  /** Error replies of its own beyond the usual ones, by status. */
+  errors?: Partial<Record<'404' | '409', string>>;
 }
 
 const sse = (event: z.ZodType, description: string) => ({ mediaType: 'text/event-stream', schema: event, description });
@@ -985,5 +987,52 @@ export const operations: Operation[] = [
     summary: "An account's debits by day, model or service",
     query: usageQuerySchema,
     reply: reply.usageObject,
+  },
+  {
+    tag: 'Admin',
+    security: 'admin',
+    method: 'get',
+    path: '/admin/routes',
+    summary: "The catalog's routes: the file's, then those created through the admin API (api-decisions 34)",
+    reply: z.object({ object: z.literal('list'), data: z.array(reply.routeRecord) }),
+  },
+  {
+    tag: 'Admin',
+    security: 'admin',
+    method: 'get',
+    path: '/admin/routes/{code}',
+    summary: 'One route',
+    reply: reply.routeRecord,
+    errors: { '404': 'No route of that code' },
+  },
+  {
+    tag: 'Admin',
+    security: 'admin',
+    method: 'post',
+    path: '/admin/routes',
+    summary: 'Create a route, served by every process at once (validated as the catalog file is)',
+    body: routeSchema,
+    reply: reply.routeRecord,
+    replyStatus: 201,
+    errors: { '409': 'A route of that code exists (admin.conflict)' },
+  },
+  {
+    tag: 'Admin',
+    security: 'admin',
+    method: 'put',
+    path: '/admin/routes/{code}',
+    summary: "Replace a route created through the admin API (the code is the path's)",
+    body: routeSchema,
+    reply: reply.routeRecord,
+    errors: { '404': 'No route of that code', '409': "The route is the catalog file's: change it there" },
+  },
+  {
+    tag: 'Admin',
+    security: 'admin',
+    method: 'delete',
+    path: '/admin/routes/{code}',
+    summary: 'Delete a route created through the admin API (not one another route names as a target)',
+    reply: z.object({ object: z.literal('route.deleted'), code: z.string(), deleted: z.literal(true) }),
+    errors: { '404': 'No route of that code', '409': "The route is the catalog file's: change it there" },
   },
 ];

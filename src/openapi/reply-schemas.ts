@@ -236,6 +236,19 @@ export const modelRecord = z
       .describe('A route (api-decisions 32): an alias served by these targets; its vendor is "switchyard"'),
   })
   .meta({ id: 'Model' });
+/** A route as the admin API shows it (api-decisions 34). */
+export const routeRecord = z
+  .object({
+    object: z.literal('route'),
+    code: z.string(),
+    name: z.string(),
+    type: modelTypeSchema,
+    strategy: z.enum(['fallback', 'weighted']),
+    targets: z.array(z.object({ model: z.string(), weight: z.number().optional() })),
+    origin: z.enum(['catalog', 'admin']).describe("catalog: the catalog file's (changed there); admin: created here"),
+    served: z.boolean().describe('False for an admin route that no longer fits the catalog file (change or delete it)'),
+  })
+  .meta({ id: 'Route' });
 export const vendorRecord = z
   .object({ code: z.string(), name: z.string(), available: z.boolean(), model_types: z.array(z.string()) })
   .meta({ id: 'Vendor' });

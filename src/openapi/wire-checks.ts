@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { accountToWire, keyToWire } from '../accounts/accounts.wire';
 import type { assistantToWire } from '../assistants/assistants.wire';
 import type { transactionToWire } from '../billing/ledger.wire';
-import type { ModelWire, VendorWire } from '../catalog/catalog.wire';
+import type { adminRouteToWire, ModelWire, VendorWire } from '../catalog/catalog.wire';
 import type { legacyCompletionToWire } from '../chat/chat.wire';
 import type { conversationToWire, itemToWire } from '../conversations/conversations.wire';
 import type { chatCompletionToOpenAI } from '../openai/openai-chat';
@@ -26,6 +26,7 @@ export const wireChecks = {
   transaction: (wire: ReturnType<typeof transactionToWire>): Documented<typeof reply.transactionObject> => wire,
   model: (wire: ModelWire): Documented<typeof reply.modelRecord> => wire,
   vendor: (wire: VendorWire): Documented<typeof reply.vendorRecord> => wire,
+  route: (wire: ReturnType<typeof adminRouteToWire>): Documented<typeof reply.routeRecord> => wire,
   legacyChat: (wire: ReturnType<typeof legacyCompletionToWire>): Documented<typeof reply.legacyChatCompletion> => wire,
   openAIChat: (wire: ReturnType<typeof chatCompletionToOpenAI>): Documented<typeof reply.openAIChatCompletion> => wire,
   assistant: (wire: ReturnType<typeof assistantToWire>): Documented<typeof reply.assistantObject> => wire,

@@ -32,6 +32,42 @@ describe('admin CLI', () => {
       method: 'GET',
       path: '/admin/accounts/acct_1/keys',
     });
+    expect(
+      toRequest(
+        parseArguments([
+          'route',
+          'create',
+          'fast',
+          '--type',
+          'llm',
+          '--strategy',
+          'weighted',
+          '--targets',
+          'a=3,b=0.5,c',
+        ]),
+      ),
+    ).toEqual({
+      method: 'POST',
+      path: '/admin/routes',
+      body: {
+        code: 'fast',
+        type: 'llm',
+        strategy: 'weighted',
+        targets: [{ model: 'a', weight: 3 }, { model: 'b', weight: 0.5 }, { model: 'c' }],
+      },
+    });
+    expect(toRequest(parseArguments(['route', 'set', 'fast', '--type', 'llm', '--targets', 'c']))).toEqual({
+      method: 'PUT',
+      path: '/admin/routes/fast',
+      body: { type: 'llm', targets: [{ model: 'c' }] },
+    });
+    expect(toRequest(parseArguments(['route', 'delete', 'fast']))).toEqual({
+      method: 'DELETE',
+      path: '/admin/routes/fast',
+    });
+    expect(() => toRequest(parseArguments(['route', 'create', 'x', '--type', 'llm', '--targets', 'a=many']))).toThrow(
+      /the weight of a must be a number/,
+    );
   });
 
   it('drives the running API end to end', async () => {

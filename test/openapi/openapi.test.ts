@@ -362,6 +362,15 @@ describe('real replies match their documented schemas', () => {
       { admin: true, body: { type: 'debit', amount: 10_000, reason: 'too much', idempotency_key: 'doc-2' } },
     );
     await call('GET', '/admin/accounts/{id}/usage', { id: account.id }, { admin: true, query: 'group_by=service' });
+    // Routes changed at run time (api-decisions 34): created, shown, replaced, a conflict, deleted, then not found.
+    const route = { code: 'documented-route', type: 'llm', targets: [{ model: 'dev-echo' }] };
+    await call('POST', '/admin/routes', {}, { admin: true, body: route });
+    await call('GET', '/admin/routes', {}, { admin: true });
+    await call('GET', '/admin/routes/{code}', { code: route.code }, { admin: true });
+    await call('PUT', '/admin/routes/{code}', { code: route.code }, { admin: true, body: { ...route, name: 'Doc' } });
+    expect((await call('POST', '/admin/routes', {}, { admin: true, body: route })).status).toBe(409);
+    await call('DELETE', '/admin/routes/{code}', { code: route.code }, { admin: true });
+    expect((await call('GET', '/admin/routes/{code}', { code: route.code }, { admin: true })).status).toBe(404);
     await call('POST', '/admin/accounts/{id}/suspend', { id: account.id }, { admin: true });
     await call('POST', '/admin/accounts/{id}/reactivate', { id: account.id }, { admin: true });
     // The OpenAI-compatible remounts of Responses and Conversations

@@ -139,6 +139,7 @@ describe('routes in the catalog', () => {
           strategy: 'fallback',
           targets: [{ model: 'gpt-5-mini' }, { model: 'claude-haiku-4-5' }, { model: 'dev-echo' }],
           position: 0,
+          origin: 'catalog',
         },
         {
           code: 'inner',
@@ -147,6 +148,7 @@ describe('routes in the catalog', () => {
           strategy: 'fallback',
           targets: [{ model: 'smart' }, { model: 'gpt-5' }],
           position: 1,
+          origin: 'catalog',
         },
       ]);
     });
