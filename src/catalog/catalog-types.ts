@@ -53,6 +53,13 @@ export interface CatalogRoute {
   targets: { model: string; weight?: number }[];
 }
 
+/** A route as the admin API shows it (api-decisions 34): where it comes from, and whether this process serves it. */
+export interface AdminRoute extends CatalogRoute {
+  origin: 'catalog' | 'admin';
+  /** False for an operator's route that no longer fits the catalog file (it is logged at start; fix or delete it). */
+  served: boolean;
+}
+
 /**
  * tts: the voices it speaks and the longest text it takes (characters); stt: whether it transcribes
  * asynchronously (a job with check/result and a callback) instead of in the request.

@@ -1,5 +1,4 @@
-import type { AdminRoute } from './route-admin';
-import type { AudioCapabilities, Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
+import type { AdminRoute, AudioCapabilities, Availability, CatalogModel, CatalogVendor, Price } from './catalog-types';
 
 /** Model record (spec "Model record"): exactly these fields, in this order. */
 export function modelToWire(model: CatalogModel, availability: Availability) {

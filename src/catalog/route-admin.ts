@@ -3,7 +3,7 @@ import type { Db } from '../db/database';
 import { ApiError, invalidRequest, notFound } from '../errors';
 import type { EventBus } from '../events/event-bus';
 import type { Logger } from '../logger';
-import type { CatalogRoute } from './catalog-types';
+import type { AdminRoute, CatalogRoute } from './catalog-types';
 import { routeIssues, toCatalogRoute } from './catalog.loader';
 import { ADMIN_ROUTE_POSITIONS, SYNC_LOCK, readRouteRows } from './catalog.repository';
 import type { CatalogFileRoute } from './catalog.schema';
@@ -15,13 +15,6 @@ export const ROUTES_CHANGED = 'catalog.routes';
 
 /** Postgres: how often a process reads the routes again anyway, so a lost announcement only delays a change. */
 export const ROUTES_POLL_MS = 15_000;
-
-/** A route as the admin API shows it: where it comes from, and whether this process serves it. */
-export interface AdminRoute extends CatalogRoute {
-  origin: 'catalog' | 'admin';
-  /** False for an operator's route that no longer fits the catalog file (it is logged at start; fix or delete it). */
-  served: boolean;
-}
 
 /**
  * Routes changed at run time (issue 36, api-decisions 34). An operator creates, replaces and deletes routes of their
