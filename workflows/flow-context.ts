@@ -23,6 +23,13 @@ export interface FlowContext<Activities> {
   isCancellation(err: unknown): boolean;
   /** True once a cancel request arrived. */
   cancelRequested(): boolean;
+  /**
+   * Whether the flow takes a path added by a change of its shape (`id` names the change). Temporal: its `patched`
+   * (true in a workflow that reached this point with the change, false in the replay of a history from before it, so
+   * that history replays as it ran). The embedded engine: true (a re-run counts a recorded step only for the activity
+   * that produced it, so a changed shape re-runs what it cannot replay).
+   */
+  patched(id: string): boolean;
   /** Live status for the engine's status query. */
   setStatus(status: string): void;
   /**

@@ -2,6 +2,9 @@ import { callCompletionEvents, completeCalls, listingEvents, type PendingEvent }
 import type { McpCallRequest, McpCallResult, McpListing, McpServerTools } from '../src/mcp/mcp-types';
 import type { FlowContext } from './flow-context';
 import type { FlowDefinition } from './flow-definition';
+import { routeCalls, type RouteCalls, type RouteFailover, type RoutePlan, type RouteTarget } from './route-steps';
+
+export type { RoutePlan, RouteTarget };
 
 /** Shapes exchanged between the response flow and its activities (plain JSON: they enter Temporal history). */
 export interface ResponseJobInput {
@@ -30,18 +33,6 @@ export interface GenerationRound {
   mcpToolsOff: boolean;
   /** Tokens of the turns before (billed with the Response): the billing hold must cover them and this turn. */
   billed?: { inputTokens: number; outputTokens: number };
-}
-
-/** A route's plan for one Response (api-decisions 32): its targets in order, from a draw made once and recorded. */
-export interface RoutePlan {
-  targets: string[];
-  draw: number;
-}
-
-/** The route's target a model turn calls, and the one after it (none: it is called with the usual retries). */
-export interface RouteTarget {
-  model: string;
-  next?: string;
 }
 
 export type GenerationOutcome =
@@ -81,11 +72,8 @@ export type GenerationOutcome =
     }
   /** Token counts only when earlier turns of an MCP loop finished before the cancel: they are billed. */
   | { kind: 'cancelled'; inputTokens?: number; outputTokens?: number; model?: string }
-  /**
-   * A route's target failed before its first output with a failure another vendor may not have (api-decisions 32):
-   * the flow calls the next target. Recorded like any outcome, so a re-run goes on from the next target.
-   */
-  | { kind: 'failover'; model: string; reason: string };
+  /** A route's target failed before its first output; the flow calls the next target (route-steps.ts). */
+  | RouteFailover;
 
 /** What a generation ends with (a failover is never final). */
 export type FinalOutcome = Exclude<GenerationOutcome, { kind: 'failover' }>;
@@ -129,7 +117,7 @@ export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: 
     const usage = { inputTokens: 0, outputTokens: 0 };
     const turn = modelTurns(ctx, input, start.route === true);
     try {
-      outcome = start.mcp ? await mcpLoop(ctx, input, usage, turn) : await turn.call();
+      outcome = start.mcp ? await mcpLoop(ctx, input, usage, turn) : await turn.call(undefined);
     } catch (err) {
       if (ctx.isCancellation(err)) {
         outcome = usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
@@ -208,18 +196,11 @@ async function mcpLoop(
   }
 }
 
-interface ModelTurns {
-  /** One model turn (of an MCP loop: `round`), through the route's targets until one answers or fails for good. */
-  call(round?: GenerationRound): Promise<FinalOutcome>;
-  /** A route's target that served the last turn. */
-  served?: string;
-}
+type ModelTurns = RouteCalls<GenerationRound | undefined, FinalOutcome>;
 
 /**
  * The model turns of a Response. A model's: one callProvider each, exactly as before routes. A route's (api-decisions
- * 23): its plan, drawn once in a recorded step; each turn starts at the target that served the turn before and, after
- * a failover outcome (recorded too), calls the next target at once. A re-run replays the plan and the failovers and
- * goes on from the target they reached: never another draw, never a target tried again.
+ * 32): through its targets (routeCalls), its plan and each failover recorded steps.
  */
 function modelTurns(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput, route: boolean): ModelTurns {
   const { activities } = ctx;
@@ -229,26 +210,12 @@ function modelTurns(ctx: FlowContext<ResponseActivities>, input: ResponseJobInpu
         ctx.cancellable(() => activities.callProvider(round ? { ...input, round } : input)) as Promise<FinalOutcome>,
     };
   }
-  let plan: RoutePlan | undefined;
-  let index = 0;
-  const turns: ModelTurns = {
-    async call(round) {
-      plan ??= await ctx.cancellable(() => activities.planRoute(input));
-      for (;;) {
-        const next = plan.targets[index + 1];
-        const target: RouteTarget = next ? { model: plan.targets[index], next } : { model: plan.targets[index] };
-        const outcome = await ctx.cancellable(() =>
-          activities.callProvider(round ? { ...input, round, target } : { ...input, target }),
-        );
-        if (outcome.kind !== 'failover') {
-          turns.served = target.model;
-          return outcome;
-        }
-        index += 1;
-      }
-    },
-  };
-  return turns;
+  return routeCalls(
+    ctx,
+    () => activities.planRoute(input),
+    (round: GenerationRound | undefined, target) =>
+      activities.callProvider(round ? { ...input, round, target } : { ...input, target }),
+  );
 }
 
 /**

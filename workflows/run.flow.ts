@@ -1,6 +1,7 @@
 import { submitToolOutputsSignal } from './definitions';
 import type { FlowContext } from './flow-context';
 import type { FlowDefinition } from './flow-definition';
+import { routeCalls, type RouteFailover, type RoutePlan, type RouteTarget } from './route-steps';
 
 /** Shapes exchanged between the Run flow and its activities (plain JSON: they enter Temporal history). */
 export interface RunJobInput {
@@ -31,6 +32,15 @@ export type ModelOutcome =
   /** The Run was cancelled before or during the call (nothing more to bill than `finalizeRun` is told). */
   | { kind: 'cancelled' };
 
+/** What a call to one of a route's targets answers: a model outcome, or a failover to the next target. */
+export type TargetOutcome = ModelOutcome | RouteFailover;
+
+/**
+ * The change that made a route's plan and each failover steps of a Run's job of their own (api-decisions 32), as a
+ * Response's are. A Run that started before it fails over within its callModel step, and replays so.
+ */
+export const RUN_ROUTE_STEPS = 'run-route-steps';
+
 /** What a Run ends with: a model outcome, or its wait for tool outputs ran out. */
 export type RunEnding = Exclude<ModelOutcome, { kind: 'tool_calls' }> | { kind: 'expired' };
 
@@ -40,13 +50,19 @@ export type ToolOutputsState =
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface RunActivities {
-  /** queued → in_progress; false when the Run was cancelled (or finished) before it started. A re-run finds it started: true. */
-  startRun(input: RunJobInput): Promise<{ proceed: boolean }>;
   /**
-   * The vendor call of round `round` over the thread's messages and the Run's transcript. A round whose
-   * outcome is already stored (a re-run) answers it without calling the vendor again.
+   * queued → in_progress; false when the Run was cancelled (or finished) before it started. A re-run finds it started:
+   * true. `route`: it names a route.
    */
-  callModel(input: RunJobInput & { round: number }): Promise<ModelOutcome>;
+  startRun(input: RunJobInput): Promise<{ proceed: boolean; route?: boolean }>;
+  /** A route's targets in order, from a random draw: recorded, so a replay or a re-run never draws again. */
+  planRunRoute(input: RunJobInput): Promise<RoutePlan>;
+  /**
+   * The vendor call of round `round` over the thread's messages and the Run's transcript (a route's: to `target`,
+   * a failover outcome when it fails before answering and another target follows). A round whose outcome is
+   * already stored (a re-run) answers it without calling the vendor again.
+   */
+  callModel(input: RunJobInput & { round: number; target?: RouteTarget }): Promise<TargetOutcome>;
   /** Bills the round, stores its tool calls and `required_action`, in_progress → requires_action. Idempotent. */
   requireAction(
     input: RunJobInput & { round: number; outcome: Extract<ModelOutcome, { kind: 'tool_calls' }> },
@@ -79,12 +95,13 @@ async function run(ctx: FlowContext<RunActivities>, input: RunJobInput): Promise
     ? { proceed: false }
     : await ctx.abandonable(() => activities.startRun(input), { proceed: false });
   if (!start.proceed) return { round: 0, ending: cancelled };
+  const callModel = modelCalls(ctx, input, start.route === true);
   for (let round = 0; round < MAX_RUN_ROUNDS; round++) {
     if (ctx.cancelRequested()) return { round, ending: cancelled };
     ctx.setStatus('in_progress');
     let outcome: ModelOutcome;
     try {
-      outcome = await ctx.cancellable(() => activities.callModel({ ...input, round }));
+      outcome = await callModel(round);
     } catch (err) {
       if (ctx.isCancellation(err)) return { round, ending: cancelled };
       // Infrastructure failure that outlived the activity's retries: end the Run cleanly.
@@ -127,6 +144,28 @@ export async function endRunFailed(activities: RunActivities, input: RunJobInput
   return (await activities.finalizeRun({ runId: input.runId, round: 0, ending })).status;
 }
 
+/**
+ * The model calls of a Run. A model's: one callModel each. A route's (api-decisions 32): through its targets
+ * (routeCalls), its plan and each failover recorded steps, so a crash mid-call resumes on the target reached and the
+ * round (keyed by its number) is billed once; in a Run from before RUN_ROUTE_STEPS, one callModel that fails over
+ * within itself.
+ */
+function modelCalls(
+  ctx: FlowContext<RunActivities>,
+  input: RunJobInput,
+  route: boolean,
+): (round: number) => Promise<ModelOutcome> {
+  const { activities } = ctx;
+  if (!route || !ctx.patched(RUN_ROUTE_STEPS))
+    return (round) => ctx.cancellable(() => activities.callModel({ ...input, round })) as Promise<ModelOutcome>;
+  const calls = routeCalls(
+    ctx,
+    () => activities.planRunRoute(input),
+    (round: number, target) => activities.callModel({ ...input, round, target }),
+  );
+  return (round) => calls.call(round);
+}
+
 /** A legacy Run's durable flow: one workflow per Run, `run/<Run id>` (src/threads/run.job.ts). */
 export const runFlowDefinition: FlowDefinition<RunActivities, RunJobInput> = {
   workflowType: 'runWorkflow',
@@ -138,8 +177,11 @@ export const runFlowDefinition: FlowDefinition<RunActivities, RunJobInput> = {
   steps: {
     // Guarded by the stored status: a second run changes nothing.
     startRun: { onRerun: 'rerun', lane: 'start' },
+    // A route's draw: a re-run replays it, never draws again (api-decisions 32).
+    planRunRoute: { onRerun: 'record', lane: 'bookkeeping' },
     // The vendor call. Its outcome is also stored by the next step (requireAction or finalizeRun), and a re-run of a
-    // round whose outcome is stored answers it without calling again.
+    // round whose outcome is stored answers it without calling again. A route's failover outcome is recorded here
+    // only, so a re-run goes on from the next target.
     callModel: { onRerun: 'record', lane: 'generation' },
     // Guarded by the Run's round counter and status; the debit by its operation key.
     requireAction: { onRerun: 'rerun', lane: 'bookkeeping' },

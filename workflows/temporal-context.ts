@@ -105,6 +105,7 @@ export function temporalFlowContext<Activities>(
     isCancellation,
     // A cancel of the workflow itself (Temporal UI, CLI) counts as a cancel request too: it cancels the root scope.
     cancelRequested: () => cancelled || CancellationScope.current().consideredCancelled,
+    patched,
     setStatus: (next) => {
       status = next;
       if (indexedStatus !== undefined && indexedStatus !== next) {

@@ -178,6 +178,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         abandonable: (fn) => context.nonCancellable(fn),
         isCancellation: (error) => (error as Error)?.name === 'AbortError' || controller.signal.aborted,
         cancelRequested: () => controller.signal.aborted,
+        patched: () => true,
         setStatus: () => undefined,
         // The job is suspended (it holds no slot) until the deadline or a signal, then runs again from its start.
         sleep: async (milliseconds) => {

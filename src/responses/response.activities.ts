@@ -17,7 +17,7 @@ import type { GenerateTextRequest, LanguageModel } from '../providers/provider';
 import { vendorFailureOf } from '../providers/provider-errors';
 import { circuitsOf } from '../routing/circuits';
 import { countFailover, countServed, failoverReason } from '../routing/failover';
-import { planRoute, type RouteCatalog } from '../routing/route-plan';
+import { drawRoutePlan, type RouteCatalog } from '../routing/route-plan';
 import { dropTurnOutput, LiveTurn, syncTurnOutput } from './conversation-turns';
 import { finalRecordOf, type FinalRecord } from './finalization';
 import { OutputAssembler } from './output-assembler';
@@ -125,10 +125,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   /** The draw is made here, in a recorded step: a replay or a re-run reads it back instead of drawing again. */
   async function planResponseRoute({ responseId }: ResponseJobInput): Promise<RoutePlan> {
     const row = await loadResponse(db, responseId);
-    const draw = Math.random();
-    const targets = planRoute(deps.catalog, row.model, draw);
-    // No target is available any more (its vendors' settings were removed since): the route itself fails cleanly.
-    return { targets: targets.length > 0 ? targets : [row.model], draw };
+    return drawRoutePlan(deps.catalog, row.model);
   }
 
   /**

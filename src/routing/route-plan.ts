@@ -43,3 +43,13 @@ function expand(catalog: RouteCatalog, code: string, draw: number): string[] {
     ...usable.filter((target) => target !== chosen).flatMap((target) => target.plan),
   ];
 }
+
+/**
+ * A job's plan for a route, from a fresh draw (a durable job records it: planRoute / planRunRoute steps). With no
+ * target available any more (its vendors' settings were removed since), the route itself, whose call fails cleanly.
+ */
+export function drawRoutePlan(catalog: RouteCatalog, code: string): { targets: string[]; draw: number } {
+  const draw = Math.random();
+  const targets = planRoute(catalog, code, draw);
+  return { targets: targets.length > 0 ? targets : [code], draw };
+}

@@ -22,10 +22,20 @@ import {
 } from './runs.repository';
 import { isActiveRunStatus, runRoundOperationKey, type RunRow, type RunUsage } from './runs.table';
 import { findThread, insertMessages } from './threads.repository';
-import type { ModelOutcome, RunActivities, RunEnding, RunJobInput, ToolOutputsState } from '../../workflows/run.flow';
+import type {
+  ModelOutcome,
+  RunActivities,
+  RunEnding,
+  RunJobInput,
+  TargetOutcome,
+  ToolOutputsState,
+} from '../../workflows/run.flow';
+import type { RoutePlan, RouteTarget } from '../../workflows/route-steps';
+import { circuitsOf } from '../routing/circuits';
+import { countFailover, countServed, failoverReason } from '../routing/failover';
 import type { Catalog } from '../catalog/catalog.service';
 import { callWithFailover } from '../routing/failover-call';
-import type { RouteCatalog } from '../routing/route-plan';
+import { drawRoutePlan, type RouteCatalog } from '../routing/route-plan';
 
 export interface RunActivityDeps {
   db: Db;
@@ -52,6 +62,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     const run = await markStarted(db, runId);
     // A re-run (after a crash, or after a suspension in requires_action) finds it started.
     return {
+      // A route's Run: its flow plans the route first (api-decisions 32).
+      ...(run && deps.catalog.getRoute(run.model) ? { route: true } : {}),
       proceed:
         run !== undefined &&
         ['in_progress', 'requires_action'].includes(run.status) &&
@@ -59,11 +71,20 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     };
   }
 
-  /** `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. */
+  /** The draw is made here, in a recorded step: a replay or a re-run reads it back instead of drawing again. */
+  async function planRunRoute({ runId }: RunJobInput): Promise<RoutePlan> {
+    const run = await loadRun(db, runId);
+    return drawRoutePlan(deps.catalog, run?.model ?? '');
+  }
+
+  /**
+   * `passedContext`: the embedded engine's (cancellation, heartbeat); under Temporal, Temporal's Context. `target`: a
+   * route's target the flow chose (a Run from before RUN_ROUTE_STEPS fails over within this call instead).
+   */
   async function callModel(
-    { runId, round }: RunJobInput & { round: number },
+    { runId, round, target }: RunJobInput & { round: number; target?: RouteTarget },
     passedContext?: ActivityContext,
-  ): Promise<ModelOutcome> {
+  ): Promise<TargetOutcome> {
     const context = currentActivityContext(passedContext);
     const run = await loadRun(db, runId);
     if (!run || !isActiveRunStatus(run.status) || run.cancel_requested_at) return { kind: 'cancelled' };
@@ -125,13 +146,32 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
         );
       throw error;
     }
+    // A route's target the flow chose (api-decisions 32): skipped at once while its vendor's circuit is open.
+    const chosen = target ? deps.catalog.getModel(target.model) : undefined;
+    if (target && !chosen) return failed('model.not_found', `Model ${target.model} is no longer in the catalog.`);
+    const circuits = circuitsOf(deps.providers);
+    if (chosen && target?.next && circuits.isOpen(chosen.vendor)) {
+      countFailover(deps.metrics, { route: run.model, from: chosen.code, to: target.next, reason: 'circuit_open' });
+      return { kind: 'failover', model: chosen.code, reason: 'circuit_open' };
+    }
+    /** One target, without the adapter's retries when another follows (the next vendor is the retry). */
+    const callTarget = async (each: CatalogModel, { next }: RouteTarget) => {
+      const result = await deps.providers
+        .languageModel(each.vendor)
+        .generateText({ ...call, model: each.upstreamId, ...(next ? { maxRetries: 0 } : {}) });
+      circuits.success(each.vendor);
+      countServed(deps.metrics, run.model, each.code);
+      return result;
+    };
     const heartbeat = setInterval(() => context.heartbeat({ round }), deps.heartbeatIntervalMs ?? 2000);
     try {
-      const { result, served } = await callWithFailover(model, deps, ({ target, maxRetries }) =>
-        deps.providers
-          .languageModel(target.vendor)
-          .generateText({ ...call, model: target.upstreamId, ...(maxRetries === undefined ? {} : { maxRetries }) }),
-      );
+      const { result, served } = chosen
+        ? { result: await callTarget(chosen, target!), served: chosen }
+        : await callWithFailover(model, deps, ({ target: each, maxRetries }) =>
+            deps.providers
+              .languageModel(each.vendor)
+              .generateText({ ...call, model: each.upstreamId, ...(maxRetries === undefined ? {} : { maxRetries }) }),
+          );
       if (context.signal.aborted) throw abortError();
       const tokens = {
         inputTokens: result.usage.inputTokens,
@@ -151,6 +191,13 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
       return { kind: 'message', status: cut ? 'incomplete' : 'completed', text: result.text, ...tokens };
     } catch (error) {
       if (context.signal.aborted) throw abortError();
+      // A route's target that failed before answering, with another after it: the flow calls that one at once.
+      const reason = chosen && failoverReason(error);
+      if (reason) circuits.failure(chosen.vendor);
+      if (reason && target?.next) {
+        countFailover(deps.metrics, { route: run.model, from: chosen.code, to: target.next, reason });
+        return { kind: 'failover', model: chosen.code, reason };
+      }
       const failure = vendorFailureOf(error, 'run');
       if (!failure) throw error;
       logger.warn({ runId, err: error }, 'vendor call failed');
@@ -318,7 +365,7 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     };
   }
 
-  return { startRun, callModel, requireAction, collectToolOutputs, finalizeRun };
+  return { startRun, planRunRoute, callModel, requireAction, collectToolOutputs, finalizeRun };
 }
 
 /** One debit per vendor call (api-decisions 10): its round is in the operation key, so a retry never bills twice. */

@@ -1,9 +1,8 @@
-import { sql } from 'kysely';
 import { newId } from '../../src/ids';
 import type { FakeVendorServer } from '../fakes';
 import { itOnEmbeddedEngine, type TestApp } from '../support/harness';
-import { outputText, pollUntil, storedRequest, waitForFinal } from '../responses/helpers';
-import { useRouteSuite } from './route-catalog';
+import { outputText, storedRequest, waitForFinal } from '../responses/helpers';
+import { resumeAfterFailover, useRouteSuite } from './route-catalog';
 
 /** Responses to a route: failover before the first token as recorded steps of the job, billed once at the server. */
 describe('Responses to a route', () => {
@@ -126,43 +125,8 @@ describe('Responses to a route', () => {
           })),
         )
         .execute();
-      await app.db
-        .insertInto('jobs')
-        .values({
-          id,
-          kind: 'response',
-          status: 'running',
-          attempts: 1,
-          lease_owner: 'a-dead-process',
-          lease_expires_at: sql<Date>`now() - interval '1 minute'`,
-          launched_at: new Date(),
-        })
-        .execute();
-      await app.db
-        .insertInto('job_steps')
-        .values([
-          {
-            job_id: id,
-            step: 1,
-            activity: 'planRoute',
-            result: JSON.stringify({ targets: ['gpt-5-mini', 'claude-haiku-4-5'], draw: 0.5 }),
-          },
-          {
-            job_id: id,
-            step: 2,
-            activity: 'callProvider',
-            result: JSON.stringify({ kind: 'failover', model: 'gpt-5-mini', reason: 'server' }),
-          },
-        ])
-        .execute();
       anthropic.script({ text: 'resumed on claude', usage: { inputTokens: 3, outputTokens: 3 } });
-
-      await app.runtime.deps.engine.launch({ id, kind: 'response' });
-      const job = await pollUntil(
-        () => app.db.selectFrom('jobs').select(['status']).where('id', '=', id).executeTakeFirstOrThrow(),
-        (row) => row.status === 'completed' || row.status === 'failed',
-      );
-      expect(job.status).toBe('completed');
+      expect(await resumeAfterFailover(app, id, 'response')).toBe('completed');
       // The failed target is not tried again; the recorded plan is not drawn again.
       expect(openai.requests).toHaveLength(0);
       expect(anthropic.requests).toHaveLength(1);

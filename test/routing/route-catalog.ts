@@ -4,7 +4,9 @@ import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { startFakeAnthropic, startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { circuitsOf } from '../../src/routing/circuits';
+import { sql } from 'kysely';
 import { TestApp } from '../support/harness';
+import { pollUntil } from '../responses/helpers';
 
 /** The project's catalog plus `routes`, as a file for CATALOG_PATH; its text for parseCatalog. */
 export function catalogWithRoutes(routes: unknown[]): { file: string; text: string } {
@@ -65,4 +67,48 @@ export function useRouteSuite(env: Record<string, string> = {}): RouteSuite {
     for (const vendor of ['openai', 'anthropic']) circuits.success(vendor);
   });
   return suite;
+}
+
+/**
+ * What a process that died mid-job leaves of a job on a route (embedded engine): its row running under a dead lease,
+ * and its recorded steps from step 1 (after the start): the plan (PAIR's targets) and a failover from gpt-5-mini. Then
+ * launches it, as the next process would, and answers the job's final status.
+ */
+export async function resumeAfterFailover(app: TestApp, id: string, kind: 'response' | 'run'): Promise<string> {
+  const [plan, call] = kind === 'response' ? ['planRoute', 'callProvider'] : ['planRunRoute', 'callModel'];
+  await app.db
+    .insertInto('jobs')
+    .values({
+      id,
+      kind,
+      status: 'running',
+      attempts: 1,
+      lease_owner: 'a-dead-process',
+      lease_expires_at: sql<Date>`now() - interval '1 minute'`,
+      launched_at: new Date(),
+    })
+    .execute();
+  await app.db
+    .insertInto('job_steps')
+    .values([
+      {
+        job_id: id,
+        step: 1,
+        activity: plan,
+        result: JSON.stringify({ targets: ['gpt-5-mini', 'claude-haiku-4-5'], draw: 0.5 }),
+      },
+      {
+        job_id: id,
+        step: 2,
+        activity: call,
+        result: JSON.stringify({ kind: 'failover', model: 'gpt-5-mini', reason: 'server' }),
+      },
+    ])
+    .execute();
+  await app.runtime.deps.engine.launch({ id, kind });
+  const job = await pollUntil(
+    () => app.db.selectFrom('jobs').select(['status']).where('id', '=', id).executeTakeFirstOrThrow(),
+    (row) => row.status === 'completed' || row.status === 'failed',
+  );
+  return job.status;
 }

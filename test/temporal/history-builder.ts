@@ -166,6 +166,28 @@ export class HistoryBuilder {
     return this;
   }
 
+  /**
+   * The marker of `patched(patchId)` in a workflow that took the patched path, and the search attribute the SDK upserts
+   * with it, as the previous workflow task commanded.
+   */
+  patch(patchId: string): this {
+    this.add('EVENT_TYPE_MARKER_RECORDED', 'markerRecordedEventAttributes', {
+      markerName: 'core_patch',
+      details: { 'patch-data': { payloads: [jsonPayload({ id: patchId, deprecated: false })] } },
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+    });
+    // The SDK lists the workflow's patches in TemporalChangeVersion (a KeywordList) when it first takes one.
+    const versions = {
+      metadata: { encoding: base64('json/plain'), type: base64('KeywordList') },
+      data: base64(JSON.stringify([patchId])),
+    };
+    this.add('EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES', 'upsertWorkflowSearchAttributesEventAttributes', {
+      workflowTaskCompletedEventId: this.lastWorkflowTaskCompleted,
+      searchAttributes: { indexedFields: { TemporalChangeVersion: versions } },
+    });
+    return this;
+  }
+
   /** ActivityTaskScheduled (+ Started unless `started: false`), as the previous workflow task commanded. */
   scheduleActivity(activityType: string, options: { id?: string; started?: boolean } = {}): string {
     const id = options.id ?? String(this.nextActivityId++);
