@@ -62,6 +62,8 @@ const environmentSchema = z.object({
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  ROUTE_CIRCUIT_FAILURES: z.coerce.number().int().min(1).max(1000).default(3),
+  ROUTE_CIRCUIT_COOL_DOWN_MS: z.coerce.number().int().min(100).max(3_600_000).default(30_000),
   RUN_REQUIRES_ACTION_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -210,6 +212,8 @@ export interface Config {
     readonly maxStreamBytes: number;
     /** Vendor credentials and endpoints: every *_API_KEY and *_BASE_URL variable. Never logged. */
     readonly settings: Readonly<Record<string, string>>;
+    /** Routes' circuit per vendor (routing/circuits.ts): consecutive failures that open it, and how long it stays open. */
+    readonly circuit: { readonly failuresToOpen: number; readonly coolDownMs: number };
   };
 }
 
@@ -304,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxRetries: value.PROVIDER_MAX_RETRIES,
       maxStreamBytes: value.PROVIDER_MAX_STREAM_BYTES,
       settings: Object.freeze(settings),
+      circuit: { failuresToOpen: value.ROUTE_CIRCUIT_FAILURES, coolDownMs: value.ROUTE_CIRCUIT_COOL_DOWN_MS },
     },
   };
   return deepFreeze(config);

@@ -13,6 +13,7 @@ import { createApp, createOperationsApp, type AppDeps } from './http/app';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, vendorCallObserver } from './metrics/metrics';
 import { createProviderRegistry, type ProviderRegistry } from './providers/registry';
+import { configureCircuits } from './routing/circuits';
 import { createActivities } from './engine/job-kinds';
 import { createEmbeddedEngine } from './engine/embedded-engine';
 import { newOwnerName, ownerDied as ownerDiedSql } from './engine/liveness';
@@ -107,6 +108,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       settings: config.providers,
       observer: vendorCallObserver(metrics, logger),
     });
+    const circuits = configureCircuits(providers, config.providers.circuit);
+    metrics.watchCircuits(() => circuits.open());
     const signingSecret =
       config.auth.signingSecret ?? loadOrCreateSecretFile(config.auth.dataDir, 'key-signing-secret').value;
     let adminTokenFile: string | undefined;

@@ -12,6 +12,8 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   const seconds = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
   const registers = [registry];
+  /** The vendors whose circuit is open now (routing/circuits.ts), once the runtime has its circuits. */
+  let openCircuits: () => string[] = () => [];
 
   const metrics = {
     registry,
@@ -125,6 +127,20 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['route', 'model'] as const,
       registers,
     }),
+    routeOpenCircuits: new Gauge({
+      name: 'switchyard_route_open_circuits',
+      help: "Vendors whose circuit is open at scrape (1 each): routes skip them until the cool-down's trial call succeeds",
+      labelNames: ['vendor'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const vendor of openCircuits()) this.set({ vendor }, 1);
+      },
+    }),
+    /** Where routeOpenCircuits reads the open circuits from (the runtime's, set at its start). */
+    watchCircuits(source: () => string[]): void {
+      openCircuits = source;
+    },
     billedKopecks: new Counter({
       name: 'switchyard_billed_kopecks_total',
       help: 'Kopecks debited, by model and service',

@@ -55,7 +55,7 @@ export interface ProviderRegistry {
 export interface ProviderRegistryOptions {
   catalog: Pick<Catalog, 'getVendor'>;
   /** config.providers: timeouts, retries, the stream budget (default 64 MiB) and every *_API_KEY / *_BASE_URL setting. */
-  settings: Omit<Config['providers'], 'maxStreamBytes'> & { maxStreamBytes?: number };
+  settings: Omit<Config['providers'], 'maxStreamBytes' | 'circuit'> & { maxStreamBytes?: number };
   /** Injected into every HTTP adapter (tests point vendors at loopback fakes through base URLs instead). */
   fetch?: typeof globalThis.fetch;
   /** Told of every vendor call when it ends (metrics and the debug log). */

@@ -1,8 +1,8 @@
 /**
  * One circuit per vendor (its key: one key per vendor today), for routes (api-decisions 32): after FAILURES_TO_OPEN
- * consecutive failures that would fail a route over, the circuit opens and a route skips that vendor's targets at once
+ * (ROUTE_CIRCUIT_FAILURES) consecutive failures that would fail a route over, the circuit opens and a route skips that vendor's targets at once
  * (while another target follows) instead of waiting for its timeout; after COOL_DOWN_MS one call is let through, and
- * its success closes the circuit, its failure opens it again. In memory, per process: each replica learns on its own.
+ * its success closes the circuit, its failure opens it again (COOL_DOWN_MS: ROUTE_CIRCUIT_COOL_DOWN_MS). In memory, per process: each replica learns on its own.
  */
 export const FAILURES_TO_OPEN = 3;
 export const COOL_DOWN_MS = 30_000;
@@ -47,5 +47,18 @@ const byProviders = new WeakMap<object, Circuits>();
 export function circuitsOf(providers: object): Circuits {
   let circuits = byProviders.get(providers);
   if (!circuits) byProviders.set(providers, (circuits = createCircuits()));
+  return circuits;
+}
+
+/**
+ * The circuits of a registry with the process's settings (ROUTE_CIRCUIT_FAILURES, ROUTE_CIRCUIT_COOL_DOWN_MS), made
+ * when the runtime creates the registry, before any call.
+ */
+export function configureCircuits(
+  providers: object,
+  options: { failuresToOpen: number; coolDownMs: number },
+): Circuits {
+  const circuits = createCircuits(options);
+  byProviders.set(providers, circuits);
   return circuits;
 }

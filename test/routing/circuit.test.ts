@@ -4,6 +4,18 @@ import type { FakeVendorServer } from '../fakes';
 import type { TestApp } from '../support/harness';
 import { useRouteSuite } from './route-catalog';
 
+/** Awaits `call`, and how long it took. */
+async function timed<T>(call: () => Promise<T>): Promise<{ reply: T; ms: number }> {
+  const started = performance.now();
+  const reply = await call();
+  return { reply, ms: performance.now() - started };
+}
+
+/** The open-circuit gauge as /metrics shows it. */
+async function openCircuits(app: TestApp): Promise<string> {
+  return (await app.admin('GET', '/metrics')).body;
+}
+
 describe('circuits of routes', () => {
   it('open after consecutive failures, let one call through after the cool-down, close on its success', () => {
     let clock = 0;
@@ -50,13 +62,19 @@ describe('circuits of routes', () => {
         expect(performance.now() - started).toBeGreaterThanOrEqual(400);
       }
       expect(openai.requests).toHaveLength(FAILURES_TO_OPEN);
-      const started = performance.now();
-      const skipped = await ask();
-      const elapsed = performance.now() - started;
-      expect(skipped.body.model).toBe('claude-haiku-4-5');
-      // Not called at all: no timeout to wait for (the whole request, Anthropic's answer included, within 50 ms here).
+      expect(await openCircuits(app)).toMatch(/switchyard_route_open_circuits\{vendor="openai"\} 1/);
+      // The same request straight to the target that serves it, then through the route with the circuit open.
+      const direct = await timed(() =>
+        app.request('POST', '/openai/v1/chat/completions', {
+          key,
+          body: { model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'hello' }] },
+        }),
+      );
+      const skipped = await timed(ask);
+      expect(skipped.reply.body.model).toBe('claude-haiku-4-5');
+      // Not called at all: no timeout to wait for; the skip adds under 50 ms to the serving target's own time.
       expect(openai.requests).toHaveLength(FAILURES_TO_OPEN);
-      expect(elapsed).toBeLessThan(200);
+      expect(skipped.ms - direct.ms).toBeLessThan(50);
 
       const response = await app.request('POST', '/v2/responses', {
         key,
@@ -69,6 +87,31 @@ describe('circuits of routes', () => {
       );
       expect(metrics).toMatch(/reason="circuit_open"/);
       expect(anthropic.requests.length).toBeGreaterThan(FAILURES_TO_OPEN);
+    });
+  });
+
+  describe('with its threshold and cool-down set (ROUTE_CIRCUIT_FAILURES, ROUTE_CIRCUIT_COOL_DOWN_MS)', () => {
+    const suite = useRouteSuite({ ROUTE_CIRCUIT_FAILURES: '1', ROUTE_CIRCUIT_COOL_DOWN_MS: '500' });
+    afterEach(() => suite.openai.setDefault({}));
+
+    it('opens after one failure, and lets a trial call through after the cool-down', async () => {
+      const ask = () =>
+        suite.app.request('POST', '/v2/chat/completions', {
+          key: suite.key,
+          body: { model: 'pair', messages: [{ role: 'user', content: 'hello' }] },
+        });
+      suite.openai.setDefault({ status: 503 });
+      expect((await ask()).body.model).toBe('claude-haiku-4-5');
+      expect(suite.openai.requests).toHaveLength(1);
+      expect(await openCircuits(suite.app)).toMatch(/switchyard_route_open_circuits\{vendor="openai"\} 1/);
+      expect((await ask()).body.model).toBe('claude-haiku-4-5');
+      expect(suite.openai.requests).toHaveLength(1);
+      // The cool-down is a duration on the clock: nothing to await but its end.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      suite.openai.setDefault({});
+      expect((await ask()).body.model).toBe('gpt-5-mini');
+      expect(suite.openai.requests).toHaveLength(2);
+      expect(await openCircuits(suite.app)).not.toMatch(/switchyard_route_open_circuits\{vendor=/);
     });
   });
 });
