@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { runAudioBench } from './audio';
 import { runChatBench } from './chat';
+import { runFailoverBench } from './failover';
 import { runMcpBench } from './mcp';
 import { runObservabilityBench } from './observability';
 import { runPeersBench } from './peers';
@@ -15,7 +16,7 @@ import { RESPONSES_PHASES, runResponsesBench, type ResponsesPhase } from './resp
  * Postgres comes from BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
  */
 const usage =
-  'usage: node dist/bench/run.js peers [--rounds 5] [--duration 4] [--sequential 300] [--samples 200] [--connections 100] [--no-analysis] [--out bench/results/peers.json] | temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
+  'usage: node dist/bench/run.js peers [--rounds 5] [--duration 4] [--sequential 300] [--samples 200] [--connections 100] [--no-analysis] [--out bench/results/peers.json] | temporal [--background 2000] [--samples 200] [--rounds 3] [--out bench/results/temporal.json] | soak [--pglite] [--minutes 30] [--window 60] [--fraction 0.5 | --rate N] [--connections 100] | observability [--requests 200000] [--no-load] [--rate 300] [--duration 10] [--scrape-interval 250] | mcp [--pglite] [--rounds 8] [--samples 100] | failover [--pglite] [--samples 200] | audio [--pglite] [--concurrency 20] [--megabytes 24.9] [--rounds 2] [--model dev-stt] | responses [--pglite] [--connections 100] [--streams 1000] [--background 5000] [--phases memory,sync,ttft,background] [--out FILE] [--profile DIR] [--heap-snapshot DIR] | chat [--pglite] [--connections 200] [--duration 10] [--pin] [--paced-fraction 0.5] [--out bench/results/chat.json] [--profile DIR]';
 
 async function main(argv: string[]) {
   const [name, ...rest] = argv;
@@ -112,6 +113,17 @@ async function main(argv: string[]) {
       });
       return;
     }
+    case 'failover':
+      await runFailoverBench({
+        pglite: flag('--pglite'),
+        postgresUrl,
+        samples: number('--samples', 200),
+        output: path.resolve(
+          root,
+          value('--out', path.join('bench', 'results', flag('--pglite') ? 'failover-pglite.json' : 'failover.json')),
+        ),
+      });
+      return;
     case 'mcp':
       await runMcpBench({
         pglite: flag('--pglite'),

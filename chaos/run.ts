@@ -7,6 +7,7 @@ import type { FakeScript } from '../test/fakes/fake-script';
 import { startTemporalDevServer } from '../bench/temporal-dev-server';
 import { hostileInput } from './hostile-input';
 import { rollingRestart } from './rolling-restart';
+import { vendorDown } from './vendor-down';
 import {
   api,
   burst,
@@ -33,7 +34,8 @@ import {
 /**
  * `npm run chaos` (not part of `npm test`): the service in processes of its own, on Postgres and on PGlite, under
  * what production does to it: kill -9 during creation bursts and generation, vendor faults from a fake OpenAI
- * (429, 5xx, a hang, malformed SSE, a stream dropped midway), an overdraft burst, an idle-socket flood and hostile
+ * (429, 5xx, a hang, malformed SSE, a stream dropped midway), that vendor down behind a fallback route under load
+ * (chaos/vendor-down.ts), an overdraft burst, an idle-socket flood and hostile
  * input (chaos/hostile-input.ts: crafted uploads, trickled bodies, clients that never read, hanging webhook receivers,
  * oversized MCP listings, with /healthz latency and memory measured throughout). Every
  * check goes through the API (statuses, balance, available, transactions), so it reads the same on both databases.
@@ -340,7 +342,8 @@ async function main(argv: string[]) {
         : ['postgres', 'pglite'];
   const roundsIndex = argv.indexOf('--rounds');
   const rounds = roundsIndex >= 0 ? Number(argv[roundsIndex + 1]) : 5;
-  // `--only kill,hostile`: just these scenarios (kill, worker-kill, vendor-faults, overdraft, idle-flood, hostile, rolling-restart).
+  // `--only kill,hostile`: just these scenarios (kill, worker-kill, vendor-faults, vendor-down, overdraft, idle-flood, hostile,
+  // rolling-restart).
   const onlyIndex = argv.indexOf('--only');
   const only = onlyIndex >= 0 ? argv[onlyIndex + 1]!.split(',') : [];
   const socketsIndex = argv.indexOf('--sockets');
@@ -363,6 +366,7 @@ async function main(argv: string[]) {
             ]
           : []),
         ['vendor-faults', (storage) => vendorFaults(storage, fake)],
+        ['vendor-down', (storage) => vendorDown(storage, fake)],
         ['overdraft', overdraft],
         ['idle-flood', (storage) => idleFlood(storage, sockets)],
         ['hostile', hostileInput],
