@@ -79,6 +79,20 @@ describe('chat completions to a route', () => {
     expect((await lastDebit()).metadata).toMatchObject({ route: 'pair', model: 'claude-haiku-4-5' });
   });
 
+  it('after output began, ends the stream as a failed one ends, without another target (api-decisions 35)', async () => {
+    openai.script({ text: 'one two three four five', dropAfterDeltas: 2 });
+    const debitsBefore = await debitCount();
+    const reply = await ask(true);
+    const body = String(reply.body);
+    expect(body).toContain('"model":"gpt-5-mini"');
+    expect(body).toMatch(/"error":\{/);
+    expect(anthropic.requests).toHaveLength(0);
+    // Nothing billed, nothing held: as a stream a model's vendor dropped (test/openai/openai-streams.test.ts).
+    expect(await debitCount()).toBe(debitsBefore);
+    const balance = (await app.request('GET', '/v2/organization/balance', { key })).body;
+    expect(balance.available).toBe(balance.balance);
+  });
+
   it.each([
     ['a request the vendor refuses (400)', { status: 400, errorMessage: 'bad input' } as FakeScript],
     ['credentials the vendor refuses (401)', { status: 401 } as FakeScript],
