@@ -1,5 +1,6 @@
 import type { FlowContext } from './flow-context';
 import type { FlowDefinition } from './flow-definition';
+import { routeCalls, type RouteFailover, type RoutePlan, type RouteTarget } from './route-steps';
 import type { TranscriptionBody } from '../src/audio/transcriptions.table';
 
 /**
@@ -14,21 +15,43 @@ export interface TranscriptionJobInput {
 }
 
 export type TranscriptionOutcome =
-  { kind: 'completed'; result: TranscriptionBody; seconds: number } | { kind: 'failed'; code: string; message: string };
+  | {
+      kind: 'completed';
+      result: TranscriptionBody;
+      seconds: number;
+      /** A transcription on a route: the target that served it (its price and name are billed; api-decisions 32). */
+      model?: string;
+    }
+  | { kind: 'failed'; code: string; message: string };
+
+/**
+ * The change that let an asynchronous transcription name a route (api-decisions 32): its plan and each failover are
+ * steps of its job, as a Response's are. Before it no transcription job had a route.
+ */
+export const TRANSCRIPTION_ROUTE_STEPS = 'transcription-route-steps';
 
 /** Where a transcription stands: whether it still has to be transcribed, its status, and whether it has a callback. */
 export interface TranscriptionState {
   proceed: boolean;
   status: string;
   callback: boolean;
+  /** It names a route: the flow plans it first. */
+  route?: boolean;
 }
 
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface TranscriptionActivities {
   /** queued → processing. A re-run finds it processing (proceed) or final (not). */
   startTranscription(input: TranscriptionJobInput): Promise<TranscriptionState>;
-  /** The vendor call over the stored upload. Not repeatable (it bills upstream): recorded. */
-  transcribeAudio(input: TranscriptionJobInput): Promise<TranscriptionOutcome>;
+  /** A route's targets in order, from a random draw: recorded, so a replay or a re-run never draws again. */
+  planTranscriptionRoute(input: TranscriptionJobInput): Promise<RoutePlan>;
+  /**
+   * The vendor call over the stored upload (a route's: to `target`, a failover outcome when it fails before answering
+   * and another target follows). Not repeatable (it bills upstream): recorded.
+   */
+  transcribeAudio(
+    input: TranscriptionJobInput & { target?: RouteTarget },
+  ): Promise<TranscriptionOutcome | RouteFailover>;
   /** Stores the result (or the failure), bills the audio's seconds, deletes the upload. Idempotent. */
   finalizeTranscription(input: TranscriptionJobInput & { outcome: TranscriptionOutcome }): Promise<TranscriptionState>;
   /** The one-shot callback `{request_id, status, status_at}` (at most once, outcome recorded). */
@@ -50,7 +73,14 @@ export async function transcriptionFlow(
     ctx.setStatus('processing');
     let outcome: TranscriptionOutcome;
     try {
-      outcome = await ctx.nonCancellable(() => activities.transcribeAudio(input));
+      outcome =
+        state.route && ctx.patched(TRANSCRIPTION_ROUTE_STEPS)
+          ? await routeCalls(
+              ctx,
+              () => activities.planTranscriptionRoute(input),
+              (_: undefined, target) => activities.transcribeAudio({ ...input, target }),
+            ).call(undefined)
+          : ((await ctx.nonCancellable(() => activities.transcribeAudio(input))) as TranscriptionOutcome);
     } catch {
       // Infrastructure failure that outlived the activity's retries: end it cleanly, billed nothing.
       outcome = {
@@ -90,7 +120,10 @@ export const transcriptionFlowDefinition: FlowDefinition<TranscriptionActivities
   steps: {
     // Guarded by the stored status.
     startTranscription: { onRerun: 'rerun', lane: 'start' },
-    // The vendor call: its result is recorded, so a re-run after a crash never calls (and is never billed) twice.
+    // A route's draw: a re-run replays it, never draws again (api-decisions 32).
+    planTranscriptionRoute: { onRerun: 'record', lane: 'bookkeeping' },
+    // The vendor call: its result is recorded, so a re-run after a crash never calls (and is never billed) twice. A
+    // route's failover outcome too: a re-run goes on from the next target.
     transcribeAudio: { onRerun: 'record', lane: 'generation' },
     // Guarded by the status it leaves; the debit by its operation key.
     finalizeTranscription: { onRerun: 'rerun', lane: 'bookkeeping' },

@@ -144,12 +144,6 @@ export function createAudioService(deps: AudioServiceDeps) {
     // The duration is known after the call: held for the longest the upload can play, which its header bounds.
     const held = heldSeconds(upload.file.maxSeconds);
     const maxCost = priceCall(model.price, { input: held, output: 0 }).amount;
-    if (asynchronous && model.route) {
-      throw invalidRequest(
-        'transcription',
-        `Route ${model.code} transcribes asynchronously; asynchronous transcription does not serve routes yet: name one of its models.`,
-      );
-    }
     if (asynchronous) return submit(accountId, model.code, fields, upload, maxCost, idempotent);
 
     const transcribeNow = (requestId: string): Promise<TranscriptionReply> =>

@@ -1,6 +1,5 @@
 import { recordJobFinished, type Metrics } from '../metrics/metrics';
 import { type Ledger } from '../billing/ledger';
-import type { CatalogModel } from '../catalog/catalog-types';
 import { inTransaction, type Db } from '../db/database';
 import { abortError, currentActivityContext, type ActivityContext } from '../engine/activity-context';
 import { MEDIA_TYPES } from './audio-format';
@@ -18,6 +17,10 @@ import type { Logger } from '../logger';
 import type { AudioFormat, TranscriptionModel } from '../providers/provider';
 import { vendorFailureOf } from '../providers/provider-errors';
 import type { WebhookSender } from '../webhooks/webhook-sender';
+import { circuitsOf } from '../routing/circuits';
+import { countFailover, countServed, failoverReason } from '../routing/failover';
+import { drawRoutePlan, type RouteCatalog } from '../routing/route-plan';
+import type { RouteFailover, RoutePlan, RouteTarget } from '../../workflows/route-steps';
 import type {
   TranscriptionActivities,
   TranscriptionJobInput,
@@ -29,7 +32,7 @@ export interface TranscriptionActivityDeps {
   db: Db;
   logger: Logger;
   metrics?: Metrics;
-  catalog: { getModel(code: string): CatalogModel | undefined };
+  catalog: RouteCatalog;
   providers: { transcriptionModel(vendor: string): TranscriptionModel };
   webhooks: WebhookSender;
   /** The ledger of the process; one over `db` when absent. */
@@ -54,14 +57,22 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
       : { proceed: false, status: 'failed', callback: false };
 
   async function startTranscription({ transcriptionId }: TranscriptionJobInput): Promise<TranscriptionState> {
-    return stateOf(await markProcessing(db, transcriptionId));
+    const row = await markProcessing(db, transcriptionId);
+    // A route's transcription: its flow plans the route first (api-decisions 32).
+    return { ...stateOf(row), ...(row && deps.catalog.getRoute(row.model) ? { route: true } : {}) };
+  }
+
+  /** The draw is made here, in a recorded step: a replay or a re-run reads it back instead of drawing again. */
+  async function planTranscriptionRoute({ transcriptionId }: TranscriptionJobInput): Promise<RoutePlan> {
+    const row = await loadTranscription(db, transcriptionId);
+    return drawRoutePlan(deps.catalog, row?.model ?? '');
   }
 
   /** `passedContext`: the embedded engine's (heartbeat); under Temporal, Temporal's Context. */
   async function transcribeAudio(
-    { transcriptionId }: TranscriptionJobInput,
+    { transcriptionId, target }: TranscriptionJobInput & { target?: RouteTarget },
     passedContext?: ActivityContext,
-  ): Promise<TranscriptionOutcome> {
+  ): Promise<TranscriptionOutcome | RouteFailover> {
     const context = currentActivityContext(passedContext);
     const row = await loadTranscription(db, transcriptionId);
     if (!row || row.status !== 'processing')
@@ -70,13 +81,25 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
         code: 'transcription.execution_failed',
         message: 'The transcription is no longer processing.',
       };
-    const model = deps.catalog.getModel(row.model);
+    // A route's transcription calls the target the flow chose; the outcome names it (billing).
+    const model = deps.catalog.getModel(target?.model ?? row.model);
     if (!model)
-      return { kind: 'failed', code: 'model.not_found', message: `Model ${row.model} is no longer in the catalog.` };
+      return {
+        kind: 'failed',
+        code: 'model.not_found',
+        message: `Model ${target?.model ?? row.model} is no longer in the catalog.`,
+      };
+    const circuits = circuitsOf(deps.providers);
+    if (target?.next && circuits.isOpen(model.vendor)) {
+      countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason: 'circuit_open' });
+      return { kind: 'failover', model: model.code, reason: 'circuit_open' };
+    }
     const format = row.file_format as AudioFormat;
     const heartbeat = setInterval(() => context.heartbeat(), deps.heartbeatIntervalMs ?? 2000);
     try {
       const result = await deps.providers.transcriptionModel(model.vendor).transcribe({
+        // A target with another after it is not retried: the next vendor is the retry.
+        ...(target?.next ? { maxRetries: 0 } : {}),
         model: model.upstreamId,
         audio: {
           format,
@@ -90,14 +113,25 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
         beamSize: row.options.beam_size ?? undefined,
         signal: context.signal,
       });
+      if (target) {
+        circuits.success(model.vendor);
+        countServed(deps.metrics, row.model, model.code);
+      }
       return {
         kind: 'completed',
         result: transcriptionBody(result),
         seconds: billedSeconds(result.durationSeconds, heldSecondsOf(row)),
+        ...(target ? { model: model.code } : {}),
       };
     } catch (error) {
       // Stopped by its engine (a shutdown, a Temporal cancellation): not the transcription's failure; it runs again.
       if (context.signal.aborted) throw abortError();
+      const reason = target && failoverReason(error);
+      if (reason) circuits.failure(model.vendor);
+      if (reason && target?.next) {
+        countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason });
+        return { kind: 'failover', model: model.code, reason };
+      }
       const failure = vendorFailureOf(error, 'transcription');
       if (!failure) throw error;
       return { kind: 'failed', ...failure };
@@ -125,13 +159,15 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
         if (failed) await ledger.release(current.account_id, transcriptionOperationKey(transcriptionId), trx);
         return failed;
       }
-      const model = deps.catalog.getModel(current.model);
+      // A route's: at the price of the target that served, the route in the debit's metadata (api-decisions 32).
+      const model = deps.catalog.getModel(outcome.model ?? current.model);
       const charge = model
         ? transcriptionCharge({
             accountId: current.account_id,
             model,
             seconds: outcome.seconds,
             requestId: transcriptionId,
+            ...(outcome.model ? { route: current.model } : {}),
           })
         : undefined;
       const final = await markFinal(trx, transcriptionId, {
@@ -161,5 +197,11 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
     });
   }
 
-  return { startTranscription, transcribeAudio, finalizeTranscription, sendTranscriptionCallback };
+  return {
+    startTranscription,
+    planTranscriptionRoute,
+    transcribeAudio,
+    finalizeTranscription,
+    sendTranscriptionCallback,
+  };
 }

@@ -1,6 +1,7 @@
 import { startFakeGemini, startFakeOpenAI, type FakeVendorServer } from '../fakes';
 import { postTranscription, toneWav } from '../audio/audio-fixtures';
 import { circuitsOf } from '../../src/routing/circuits';
+import { pollUntil } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 import { catalogWithRoutes } from './route-catalog';
 
@@ -21,7 +22,7 @@ describe('routes of embedding, speech and transcription models', () => {
       },
       { code: 'voice', type: 'tts', targets: [{ model: 'tts-1' }, { model: 'tts-1-hd' }] },
       { code: 'ears', type: 'stt', targets: [{ model: 'whisper-1' }, { model: 'gpt-4o-transcribe' }] },
-      { code: 'ears-later', type: 'stt', targets: [{ model: 'whisper-1-async' }] },
+      { code: 'ears-later', type: 'stt', targets: [{ model: 'whisper-1-async' }, { model: 'dev-stt-async' }] },
     ]);
     app = await TestApp.start({
       env: {
@@ -96,7 +97,7 @@ describe('routes of embedding, speech and transcription models', () => {
     expect(debit.metadata).toMatchObject({ route: 'voice', model: 'tts-1-hd', vendor: 'openai' });
   });
 
-  it('a synchronous transcription moves on after a reset connection; an asynchronous route is refused', async () => {
+  it('a synchronous transcription moves on after a reset connection', async () => {
     openai.script({ resetConnection: true });
     const wav = { bytes: toneWav(1, [[0, 0.5]]), name: 'tone.wav' };
     const reply = await postTranscription(app.baseUrl, key, wav, { model: 'ears' });
@@ -104,9 +105,36 @@ describe('routes of embedding, speech and transcription models', () => {
     expect(openai.requests).toHaveLength(2);
     const [debit] = await lastDebit('transcription');
     expect(debit.metadata).toMatchObject({ route: 'ears', model: 'gpt-4o-transcribe', vendor: 'openai' });
+  });
 
-    const later = await postTranscription(app.baseUrl, key, wav, { model: 'ears-later' });
-    expect(later.status).toBe(400);
-    expect(later.body.error.message).toMatch(/does not serve routes yet/);
+  it('an asynchronous transcription moves on after a 503 in recorded steps, billed once at the target that served', async () => {
+    openai.script({ status: 503 });
+    const wav = { bytes: toneWav(1, [[0, 0.5]]), name: 'tone.wav' };
+    const submitted = await postTranscription(app.baseUrl, key, wav, { model: 'ears-later' });
+    expect(submitted.status).toBe(200);
+    const id = submitted.body.request_id as string;
+    const checked = await pollUntil(
+      async () => (await app.request('GET', `/v2/audio/transcription/check/${id}`, { key })).body,
+      (body) => body.status === 'completed' || body.status === 'failed',
+      15_000,
+    );
+    expect(checked.status).toBe('completed');
+    expect(openai.requests).toHaveLength(1);
+    const debits = (await lastDebit('transcription')).filter(
+      (debit) => (debit.metadata as { request_id?: string }).request_id === id,
+    );
+    expect(debits).toHaveLength(1);
+    expect(debits[0].metadata).toMatchObject({ route: 'ears-later', model: 'dev-stt-async', vendor: 'dev' });
+    if (app.engine !== 'temporal') {
+      // The plan and the failover are steps of the job: a re-run goes on from dev-stt-async.
+      const steps = await app.db
+        .selectFrom('job_steps')
+        .select(['activity', 'result'])
+        .where('job_id', '=', id)
+        .orderBy('step')
+        .execute();
+      expect(steps.map((step) => step.activity)).toEqual(['planTranscriptionRoute', 'transcribeAudio']);
+      expect(steps[1].result).toMatchObject({ kind: 'failover', model: 'whisper-1-async', reason: 'server' });
+    }
   });
 });

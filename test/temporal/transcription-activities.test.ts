@@ -1,6 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities, type Activities } from '../../src/engine/job-kinds';
 import type { TranscriptionJobInput, TranscriptionOutcome } from '../../workflows/transcription.flow';
+import type { RouteFailover } from '../../workflows/route-steps';
 import { MP4_HEAD, postTranscription, toneWav } from '../audio/audio-fixtures';
 import { useTestApp } from '../support/harness';
 import { startReceiver } from '../webhooks/receiver';
@@ -73,10 +74,12 @@ describe('transcription activities under MockActivityEnvironment', () => {
         proceed: true,
       });
 
-      const outcome = (await environment('transcribeAudio').run(
-        activities.transcribeAudio,
-        input,
-      )) as TranscriptionOutcome;
+      // A model's transcription (no route): never a failover.
+      const outcome = (await environment('transcribeAudio').run<
+        [typeof input],
+        TranscriptionOutcome | RouteFailover,
+        typeof activities.transcribeAudio
+      >(activities.transcribeAudio, input)) as TranscriptionOutcome;
       expect(outcome).toMatchObject({
         kind: 'completed',
         seconds: 2,
@@ -136,10 +139,12 @@ describe('transcription activities under MockActivityEnvironment', () => {
     );
     const input = { transcriptionId: mp4.body.request_id as string };
     await environment('startTranscription').run(activities.startTranscription, input);
-    const outcome = (await environment('transcribeAudio').run(
-      activities.transcribeAudio,
-      input,
-    )) as TranscriptionOutcome;
+    // A model's transcription (no route): never a failover.
+    const outcome = (await environment('transcribeAudio').run<
+      [typeof input],
+      TranscriptionOutcome | RouteFailover,
+      typeof activities.transcribeAudio
+    >(activities.transcribeAudio, input)) as TranscriptionOutcome;
     expect(outcome).toMatchObject({ kind: 'failed', code: 'transcription.invalid_request' });
     expect(
       await environment('finalizeTranscription').run(activities.finalizeTranscription, { ...input, outcome }),
