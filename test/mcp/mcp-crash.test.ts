@@ -3,6 +3,7 @@ import { pollUntil } from '../responses/helpers';
 import {
   callServer,
   killServer,
+  newServerAccount,
   newServerStorage,
   startServerProcess,
   type ServerProcess,
@@ -15,7 +16,8 @@ import { startMcpTestServer, type McpTestServer } from './mcp-test-server';
 /**
  * A server killed (SIGKILL) in the middle of an MCP loop (after the first tool call, while the model's
  * second turn runs), then started again on the same storage: the Response completes, the finished call is
- * replayed rather than repeated (the MCP server sees each call once), and it is billed once.
+ * replayed rather than repeated (the MCP server sees each call once), and it is billed once. Killed while the MCP
+ * server executes a tool: the call is not repeated (it may have run), the model is told it was interrupted.
  */
 describe('an MCP loop across a crash', () => {
   let storage: ServerStorage;
@@ -33,6 +35,23 @@ describe('an MCP loop across a crash', () => {
     if (storage.schema) await dropSchema(storage.schema);
   });
 
+  /** A background Response of dev-echo following `input`, with the test server's tools; its id. */
+  async function createLoop(on: ServerProcess, auth: Record<string, string>, input: string): Promise<string> {
+    const created = await callServer(
+      on,
+      'POST',
+      '/v2/responses',
+      {
+        model: 'dev-echo',
+        input,
+        tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
+      },
+      auth,
+    );
+    expect(created.status).toBe(200);
+    return created.body.id as string;
+  }
+
   it('the restarted service finishes the loop; each tool is called once; one debit', async () => {
     const env = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' };
     server = await startServerProcess(storage, env);
@@ -49,19 +68,11 @@ describe('an MCP loop across a crash', () => {
     const auth = { 'x-auth-token': key };
 
     // Turn 1 calls add; turn 2 waits 3 s (`/delay`) before calling shout: the process dies in that wait.
-    const created = await callServer(
+    const id = await createLoop(
       server,
-      'POST',
-      '/v2/responses',
-      {
-        model: 'dev-echo',
-        input: '/call add {"a": 1, "b": 2} /then /delay 3000 /call shout {"text": "again"}',
-        tools: [{ type: 'mcp', server_label: 'calc', server_url: `${mcp.url}/mcp`, require_approval: 'never' }],
-      },
       auth,
+      '/call add {"a": 1, "b": 2} /then /delay 3000 /call shout {"text": "again"}',
     );
-    expect(created.status).toBe(200);
-    const id = created.body.id as string;
     const stream = await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key });
     // The second turn has started: it stored the first call's result events.
     await stream.readUntil((event) => event.event === 'response.mcp_call.completed');
@@ -82,6 +93,51 @@ describe('an MCP loop across a crash', () => {
     expect(mcp.calls.map((call) => call.tool)).toEqual(['add', 'shout']);
     const transactions = await callServer(server, 'GET', '/v2/organization/transactions?limit=200', undefined, auth);
     expect(transactions.body.transactions.filter((row: any) => row.metadata.response_id === id)).toHaveLength(1);
+  }, 90_000);
+
+  it('a kill while the MCP server runs the tool: not called again; the model is told it was interrupted; completed, one debit', async () => {
+    mcp.reset();
+    server = await startServerProcess(storage, { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const { key, auth } = await newServerAccount(server, {
+      name: 'mcp-crash-in-tool',
+      balance: 1_000_000,
+      mcp_enabled: true,
+    });
+    // The model calls slow, which runs on the MCP server for 60 s: the process dies while the server executes it.
+    const id = await createLoop(server, auth, '/call slow {"ms": 60000}');
+    await mcp.waitForCalls('slow', 1);
+    await killServer(server);
+    // The server noticed its client gone (the call's connection closed with the process).
+    await mcp.waitForAbort('slow');
+
+    server = await startServerProcess(storage, { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+    const read = () => callServer(server!, 'GET', `/v2/responses/${id}`, undefined, auth).then((reply) => reply.body);
+    const final = await pollUntil(read, (body) => !['queued', 'in_progress'].includes(body.status), 30_000);
+    // docs/guide.md, MCP durability: a call in flight when its process died may have run, so it is not repeated (at
+    // most once, by its claim in mcp_calls); the model gets it as interrupted and answers on.
+    const interrupted = 'The call was interrupted (the service restarted) and was not repeated.';
+    expect(final).toMatchObject({ status: 'completed', error: null });
+    expect(final.output.map((item: any) => [item.type, item.name ?? null, item.error ?? null])).toEqual([
+      ['mcp_list_tools', null, null],
+      ['mcp_call', 'slow', interrupted],
+      ['message', null, null],
+    ]);
+    expect(final.output[2].content[0].text).toBe(`Tool slow returned: Error: ${interrupted}`);
+    expect(mcp.calls.map((call) => call.tool)).toEqual(['slow']);
+    // Its events as stored: contiguous, and the same Response the GET shows.
+    const events = (
+      await (await SseStream.open(`${server.baseUrl}/v2/responses/${id}?stream=true`, { key })).readAll()
+    ).map((event) => event.data);
+    expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
+    expect(events.filter((event) => event.type === 'response.mcp_call.failed')).toHaveLength(1);
+    expect(events.at(-1)).toMatchObject({ type: 'response.completed', response: { output: final.output } });
+    const transactions = await callServer(server, 'GET', '/v2/organization/transactions?limit=200', undefined, auth);
+    const debits = transactions.body.transactions.filter((row: any) => row.metadata.response_id === id);
+    expect(debits).toHaveLength(1);
+    expect((await callServer(server, 'GET', '/v2/organization/balance', undefined, auth)).body).toEqual({
+      balance: 1_000_000 - debits[0].amount,
+      available: 1_000_000 - debits[0].amount,
+    });
   }, 90_000);
 
   it('the token and header values never reach the logs, even at trace level and on failures', async () => {
