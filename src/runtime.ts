@@ -289,7 +289,8 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       },
       async drain(graceMs) {
         lifecycle.beginDrain();
-        const { handedOver } = await engine.stop({ graceMs });
+        // Running jobs and open streams go on for the grace (on Temporal no job runs here: the streams alone).
+        const [{ handedOver }] = await Promise.all([engine.stop({ graceMs }), lifecycle.streamsEnded(graceMs)]);
         lifecycle.handOver();
         metrics.drains.inc({ outcome: handedOver > 0 ? 'handed_over' : 'drained' });
         logger.info(

@@ -72,11 +72,16 @@ export function responsesRoutes(deps: ResponsesRoutesDeps, surface: ResponsesSur
     try {
       if (replayed) ctx.set('Idempotent-Replayed', 'true');
       if (body.stream) {
-        await sendEventStream(ctx, (signal) =>
-          withResponseObjects(
-            response,
-            follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal),
-          ),
+        // Its first event (response.created, stored with the Response) goes out even past a hand-over: it is how the
+        // client learns the id it resumes with.
+        await sendEventStream(
+          ctx,
+          (signal) =>
+            withResponseObjects(
+              response,
+              follower ? follower.events(signal) : deps.events.follow(responseStream(response.id), -1, signal),
+            ),
+          { firstBeforeHandover: true },
         );
       } else if (body.background === false) {
         // A client that goes away stops our waiting, not the generation (the result stays readable by GET).

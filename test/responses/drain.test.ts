@@ -1,12 +1,15 @@
 import http from 'node:http';
 import { callServer, newServerAccount, useServerProcesses, type ServerProcess } from '../support/crash-server';
+import { temporalAddress } from '../support/harness';
 import { SseStream } from '../support/sse';
+import { pollUntil } from './helpers';
 
 /**
- * A deploy's SIGTERM on the embedded engine (test/support/server-process.ts shuts down as `npm start` does):
- * readiness turns to draining at once while running generations go on; within the grace they finish there; past it
- * they are handed over: an open stream ends cleanly, and the next process continues each Response from what it had
- * streamed, so every one completes whole and is billed once.
+ * A deploy's SIGTERM (test/support/server-process.ts shuts down as `npm start` does): readiness turns to draining at
+ * once while running generations and open streams go on; within the grace they finish there; past it they are handed
+ * over: an open stream ends cleanly, and the next process continues each Response from what it had streamed, so every
+ * one completes whole and is billed once. On the embedded engine, and under `npm run test:temporal` on Temporal (API
+ * and worker in the process, SHUTDOWN_GRACE_MS and WORKER_SHUTDOWN_GRACE_MS alike).
  */
 /** A readiness probe as a load balancer sends it: a new connection each time (a pooled one may just have been closed). */
 function probe(url: string): Promise<number | string> {
@@ -23,7 +26,9 @@ function probe(url: string): Promise<number | string> {
 const isFinal = (event: any) => /^response\.(completed|incomplete|failed|cancelled)$/.test(event.type);
 
 describe('SIGTERM: drain, then hand over', () => {
-  const { start } = useServerProcesses('switchyard-drain-');
+  const { start } = useServerProcesses('switchyard-drain-', {}, { engine: 'temporal' });
+  /** The process's grace, and its worker's on Temporal. */
+  const grace = (ms: number) => ({ SHUTDOWN_GRACE_MS: String(ms), WORKER_SHUTDOWN_GRACE_MS: String(ms) });
 
   async function account(server: ServerProcess) {
     return (await newServerAccount(server, { name: 'drain', balance: 100_000 })).auth;
@@ -33,7 +38,7 @@ describe('SIGTERM: drain, then hand over', () => {
     new Promise<number | null>((resolve) => server.child.once('exit', (code) => resolve(code)));
 
   it('finishes what runs within the grace, answering readiness 503 meanwhile', async () => {
-    const server = await start({ SHUTDOWN_GRACE_MS: '30000' });
+    const server = await start(grace(30_000));
     const auth = await account(server);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++)
@@ -47,6 +52,10 @@ describe('SIGTERM: drain, then hand over', () => {
     await stream.readUntil((event) => event.data.type === 'response.output_text.delta');
     const exit = exited(server);
     server.child.kill('SIGTERM');
+    // On Temporal a draining worker takes no new task: its running activities finish here, and each workflow's next
+    // step (the finalisation) runs on another worker, so a replacement starts beside it, as a deploy's surge does.
+    // The embedded engine finishes its jobs itself.
+    const replacement = temporalAddress ? start({}) : undefined;
     // Draining: not ready (a load balancer stops sending), still answering.
     for (;;) {
       const ready = await probe(`${server.baseUrl}/readyz`);
@@ -58,9 +67,16 @@ describe('SIGTERM: drain, then hand over', () => {
     const rest = await stream.readAll();
     expect(rest.at(-1)?.data.type).toBe('response.completed');
     expect(await exit).toBe(0);
-    const next = await start({});
+    const next = (await replacement) ?? (await start({}));
+    // Finished here before the exit; on Temporal their finalisations may still be running on the replacement.
+    const read = (id: string) => callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
     for (const id of ids) {
-      const reply = await callServer(next, 'GET', `/v2/responses/${id}`, undefined, auth);
+      const reply = temporalAddress
+        ? await pollUntil(
+            () => read(id),
+            (reply) => !['queued', 'in_progress'].includes(reply.body.status),
+          )
+        : await read(id);
       expect(reply.body).toMatchObject({
         status: 'completed',
         output: [{ content: [{ text: Array.from({ length: 20 }, (_, i) => `w${i + 1}`).join(' ') }] }],
@@ -69,7 +85,7 @@ describe('SIGTERM: drain, then hand over', () => {
   }, 60_000);
 
   it('past the grace hands over: the stream ends cleanly, the next process completes every Response whole, billed once', async () => {
-    const server = await start({ SHUTDOWN_GRACE_MS: '1000' });
+    const server = await start(grace(1000));
     const auth = await account(server);
     const words = Array.from({ length: 40 }, (_, i) => `w${i + 1}`).join(' ');
     const ids: string[] = [];

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl } from './harness';
+import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl, temporalAddress } from './harness';
 
 /**
  * The service in a process of its own (server-process.ts), for tests that kill it (SIGKILL) and start it again on
@@ -33,6 +33,16 @@ export async function newServerStorage(prefix: string): Promise<ServerStorage> {
     await client.end();
   }
   return storage;
+}
+
+/**
+ * The environment that runs a server process on the suite's Temporal server (`npm run test:temporal`), API and worker
+ * in one process (`all`), on a task queue of the storage's own, so every process started on it (replicas, a restart)
+ * polls the same one; empty when the suite has no Temporal server. Postgres only: a worker's processes share it.
+ */
+export function temporalEnv(storage: ServerStorage): Record<string, string> {
+  if (!temporalAddress || !storage.schema) return {};
+  return { TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: `test-${storage.schema}` };
 }
 
 /** Starts the service on `storage` (a 2 s lease unless `env` says otherwise); resolves once it listens. */
@@ -114,7 +124,14 @@ export async function newServerAccount(
  * Jest hooks for a test's server processes: a new storage before each test; after it, every process it started
  * killed and the storage removed. `start` starts one on the current storage (`env` over the file's `baseEnv`).
  */
-export function useServerProcesses(prefix: string, baseEnv: Record<string, string> = {}) {
+export function useServerProcesses(
+  prefix: string,
+  baseEnv: Record<string, string> = {},
+  options: {
+    /** `temporal`: under `npm run test:temporal`, the processes run on its Temporal server (temporalEnv). */
+    engine?: 'temporal';
+  } = {},
+) {
   let storage: ServerStorage | undefined;
   const servers: ServerProcess[] = [];
   beforeEach(async () => {
@@ -131,7 +148,8 @@ export function useServerProcesses(prefix: string, baseEnv: Record<string, strin
       return storage!;
     },
     async start(env: Record<string, string> = {}): Promise<ServerProcess> {
-      const server = await startServerProcess(storage!, { ...baseEnv, ...env });
+      const engineEnv = options.engine === 'temporal' ? temporalEnv(storage!) : {};
+      const server = await startServerProcess(storage!, { ...engineEnv, ...baseEnv, ...env });
       servers.push(server);
       return server;
     },
