@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import {
   api,
   ADMIN_TOKEN,
@@ -6,6 +7,8 @@ import {
   progress,
   signalled,
   startApi,
+  startWorker,
+  TEMPORAL_WORKERS,
   waitFinal,
   type Row,
   type Service,
@@ -19,18 +22,31 @@ import {
  * send to whichever replica answers; a stream cut at a hand-over resumes on the other replica with
  * `starting_after`. Holds: every Response completed, its text whole (the stream a client assembled too), each
  * billed once, nothing held after. On PGlite (one process owns the database) the restart is of the one process.
+ * Under `--temporal` the replicas are API processes and the workflows run in two worker processes, restarted in turn
+ * after them the same way (WORKER_SHUTDOWN_GRACE_MS, then their activities run again on the other worker, which
+ * continues each generation from the text it had stored).
  */
 const WORDS = 60;
 const INPUT = `/delay 40 /words ${WORDS}`;
 const EXPECTED = Array.from({ length: WORDS }, (_, index) => `w${index + 1}`).join(' ');
 /** Short, so that Responses are still running at the hand-over (a 60-word answer takes 2.4 s). */
 const GRACE_MS = '1000';
+/**
+ * A background Response every tick (a streamed one every 5): 100 ms on the embedded engine; under `--temporal` 400 ms,
+ * about what it serves on this machine (bench/README.md, Temporal), so the restarts meet running generations rather
+ * than a queue.
+ */
+const TICK_MS = { embedded: 100, temporal: 400 };
 
 export async function rollingRestart(storage: Storage): Promise<Row> {
-  const env = { SHUTDOWN_GRACE_MS: GRACE_MS };
+  const env = { SHUTDOWN_GRACE_MS: GRACE_MS, WORKER_SHUTDOWN_GRACE_MS: GRACE_MS };
   const replicas = storage.schema ? 2 : 1;
+  const tickMs = storage.temporal ? TICK_MS.temporal : TICK_MS.embedded;
   const live: Array<Omit<Service, 'workers'>> = [];
   for (let index = 0; index < replicas; index++) live.push(await startApi(storage, env));
+  const workers: ChildProcess[] = storage.temporal
+    ? await Promise.all(Array.from({ length: TEMPORAL_WORKERS }, () => startWorker(storage, env)))
+    : [];
   const { key } = live[0]!;
   const resumed = { count: 0 };
   const ids: string[] = [];
@@ -38,7 +54,7 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
   let creating = true;
   const failedCreations: string[] = [];
 
-  // The load: about ten background Responses a second and a streamed one every half second, to any live replica.
+  // The load: a background Response every tick and a streamed one every 5 ticks, to any live replica.
   const load = (async () => {
     for (let tick = 0; creating; tick++) {
       const target = () => live[tick % live.length]!;
@@ -47,7 +63,7 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
         () => failedCreations.push('connection'),
       );
       if (tick % 5 === 0) streams.push(streamWithResume(live, key));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, tickMs));
     }
   })();
 
@@ -61,6 +77,14 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
     if (replicas > 1) live[index] = await startApi(storage, env);
     await exited;
     if (replicas === 1) live[index] = await startApi(storage, env);
+  }
+  // Under Temporal, then the workers, one after the other, each replaced while it drains.
+  for (let index = 0; index < workers.length; index++) {
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    progress(`${storage.name}: rolling restart: SIGTERM to worker ${index + 1}`);
+    const stopped = stopWorker(workers[index]!);
+    workers[index] = await startWorker(storage, env);
+    resumed.count += await stopped;
   }
   await new Promise((resolve) => setTimeout(resolve, 3000));
   creating = false;
@@ -80,9 +104,10 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
   const brokenStreams = streamed.filter((stream) => stream.text !== EXPECTED).length;
   const ledger = await ledgerOf(service, key);
   for (const replica of live) await signalled(replica.child, 'SIGTERM');
+  for (const worker of workers) resumed.count += await stopWorker(worker);
   return {
     database: storage.name,
-    scenario: `rolling restart of ${replicas} ${replicas > 1 ? 'replicas' : 'process'} under load`,
+    scenario: `rolling restart of ${replicas} ${replicas > 1 ? 'replicas' : 'process'}${workers.length > 0 ? ` and ${workers.length} workers` : ''} under load`,
     operations: ids.length + streamed.length,
     stuck: settled.stuck.length,
     lost: settled.lost.length + partial + brokenStreams,
@@ -98,6 +123,17 @@ export async function rollingRestart(storage: Storage): Promise<Row> {
       `${resumed.count} generations resumed after a hand-over`,
     ].join('; '),
   };
+}
+
+/**
+ * SIGTERM to a worker process (bench/worker-process.ts): it drains, reports the generations it resumed (a worker has
+ * no /metrics) and exits; answers that count.
+ */
+async function stopWorker(worker: ChildProcess): Promise<number> {
+  let resumed = 0;
+  worker.on('message', (message: { resumed?: number }) => (resumed = message.resumed ?? resumed));
+  await signalled(worker, 'SIGTERM');
+  return resumed;
 }
 
 /** The replica's count of generations resumed (continued, regenerated or rerun) since it started. */

@@ -370,7 +370,7 @@ async function main(argv: string[]) {
         ['overdraft', overdraft],
         ['idle-flood', (storage) => idleFlood(storage, sockets)],
         ['hostile', hostileInput],
-        ...(onTemporal ? [] : [['rolling-restart', rollingRestart] as [string, (storage: Storage) => Promise<Row>]]),
+        ['rolling-restart', rollingRestart],
       ];
       for (const [scenarioName, scenario] of scenarios) {
         if (only.length > 0 && !only.includes(scenarioName)) continue;
