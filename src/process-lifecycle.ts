@@ -61,8 +61,7 @@ export async function startTemporalWorker(
  * claiming and a worker stops polling, running work goes on for SHUTDOWN_GRACE_MS (a worker's activities for
  * WORKER_SHUTDOWN_GRACE_MS); what still runs then is handed over, not failed (open streams end cleanly, their clients
  * resume elsewhere with `starting_after`; the jobs are resumed by the next process). A stop that hangs past the grace
- * and 15 s more exits the process anyway. The caller exits the process when it resolves: with jobs handed over, the
- * runtime is left open under them (they end with the process).
+ * and 15 s more exits the process anyway.
  */
 export async function shutDownGracefully({
   runtime,
@@ -84,7 +83,7 @@ export async function shutDownGracefully({
   // they create are left to other processes: this one claims none).
   server?.closeIdleConnections();
   const workerStopped = worker?.stop();
-  const { handedOver } = await runtime.drain(config.shutdownGraceMs);
+  await runtime.drain(config.shutdownGraceMs);
   const closed = server ? new Promise<void>((resolve) => server.close(() => resolve())) : Promise.resolve();
   server?.closeIdleConnections();
   await workerStopped;
@@ -94,10 +93,6 @@ export async function shutDownGracefully({
   clearTimeout(cut);
   operationsServer?.closeAllConnections();
   operationsServer?.close();
-  // Jobs handed over still run here until the process exits: what they use (the database, the bus, MCP sessions)
-  // stays open under them, and they stop with the process, as after a crash (their leases and liveness lock end with
-  // it; the next process resumes them from what they stored). Closed under them, a job could read a closed database,
-  // take that for its vendor's failure and record the failure, which its next attempt then replayed.
-  if (handedOver === 0) await runtime.close();
+  await runtime.close();
   clearTimeout(force);
 }

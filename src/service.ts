@@ -29,7 +29,7 @@ export interface RunningService {
   /** The ports listened on (resolved when `listen` asked for any free one). */
   port?: number;
   operationsPort?: number;
-  /** Drains, hands over and closes (src/process-lifecycle.ts, shutDownGracefully); the caller then exits the process. */
+  /** Drains, hands over and closes everything (src/process-lifecycle.ts, shutDownGracefully). */
   shutdown(): Promise<void>;
 }
 

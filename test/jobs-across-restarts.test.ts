@@ -129,7 +129,8 @@ describe.each(stops)('$stop in the middle of a job: the next process finishes it
 
   // After a SIGTERM this once found a job handed over still running while its process closed its database: the
   // transcription's read of its upload failed, the activity took that for the vendor's failure and the job ended
-  // `failed` (seen once on PGlite in three runs). A process that handed jobs over now exits without closing what they use.
+  // `failed` (seen once on PGlite in three runs). The engine's final stop now stops such jobs (their activities aborted,
+  // no further step) and waits for their steps before the database closes.
   it('an asynchronous transcription: completed from its stored upload, one debit, nothing held, one callback', async () => {
     const first = await start();
     const { key, auth } = await newServerAccount(first, { name: 'restart-stt', balance: 1_000_000 });

@@ -13,6 +13,7 @@ import type { JobRow } from './jobs.table';
 import { claimJobs, claimPendingJob, releaseClaims } from './jobs.repository';
 import { holdLivenessLock, newOwnerName, type LivenessLock } from './liveness';
 import { createStepRecorder, type RecordedStep } from './step-recorder';
+import { waitAtMost } from '../time';
 
 const CANCEL_TOPIC = 'job-cancel';
 
@@ -70,6 +71,26 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   let unsubscribeCancel: (() => void) | undefined;
   let livenessSession: LivenessLock | undefined;
   const idle: Array<() => void> = [];
+  // The final stop fences the jobs still running here (handed over at a drain's end, or left by a close): their
+  // activities are stopped and their flows get no further step, so nothing they do reaches a database closed under
+  // them. Closed under a running job, its database once made an asynchronous transcription's read of its upload fail,
+  // which the activity took for its vendor's failure: recorded, the next process replayed it and the job ended failed.
+  let fenced = false;
+  let activeSteps = 0;
+  const stepsSettled: Array<() => void> = [];
+  const stepActivities = new Proxy(activities as Record<string, (input: unknown, context: unknown) => unknown>, {
+    get:
+      (target, name: string) =>
+      async (input: unknown, context: unknown): Promise<unknown> => {
+        if (fenced) return new Promise<never>(() => undefined);
+        activeSteps++;
+        try {
+          return await target[name]!(input, context);
+        } finally {
+          if (--activeSteps === 0) stepsSettled.splice(0).forEach((resolve) => resolve());
+        }
+      },
+  });
 
   const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
 
@@ -155,7 +176,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       const recorder = createStepRecorder({
         jobId: job.id,
         attempt,
-        activities,
+        activities: stepActivities,
         steps: stepPolicies(job.kind),
         recorded: new Map(steps.map((row) => [row.step, row])),
         signal: () => (shielded > 0 ? never : controller.signal),
@@ -355,6 +376,14 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     };
   }
 
+  /** Stops the jobs still running here for good (see `fenced`); resolves once their steps ended, or after FENCE_WAIT_MS. */
+  async function fenceRunning(): Promise<void> {
+    if (running.size === 0) return;
+    fenced = true;
+    for (const controller of running.values()) controller.abort();
+    if (activeSteps > 0) await waitAtMost(FENCE_WAIT_MS, (resolve) => stepsSettled.push(resolve));
+  }
+
   return {
     name: 'embedded',
     launch,
@@ -418,7 +447,11 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
     },
     async stop(stopOptions) {
       if (!started) return { handedOver: 0 };
-      if (stopping) return { handedOver: running.size }; // a second call (close after a drain): already waited
+      if (stopping) {
+        // A second call (the close after a drain): already waited.
+        await fenceRunning();
+        return { handedOver: running.size };
+      }
       stopping = true;
       clearInterval(pollTimer);
       // Leases are renewed for as long as a job runs here, through the grace and after the hand-over until the process
@@ -428,23 +461,32 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       if (running.size === 0) clearInterval(leaseTimer);
       unsubscribeCancel?.();
       // Running jobs are abandoned, not failed: their lease lets the next start resume them.
-      if (running.size > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          new Promise<void>((resolve) => idle.push(resolve)),
-          new Promise<void>((resolve) => (timer = setTimeout(resolve, stopOptions?.graceMs ?? 2000))),
-        ]);
-        clearTimeout(timer);
-      }
+      if (running.size > 0) await waitAtMost(stopOptions?.graceMs ?? 2000, (resolve) => idle.push(resolve));
       // Jobs still running here are left to their leases: the session (and the lock) ends with the process, so
       // they are not taken over while they still run.
       if (running.size === 0) await livenessSession?.end().catch(() => undefined);
+      // A hand-over is not an attempt that ended with its process (those are limited, so that a job that kills every
+      // process running it stops): counted as a suspension, as a sleep's claim is, it leaves the job's attempts to
+      // crashes and failures, however many deploys a long job runs through.
+      else
+        await db
+          .updateTable('jobs')
+          .set({ suspensions: sql<number>`suspensions + 1` })
+          .where('id', 'in', [...running.keys()])
+          .where('lease_owner', '=', owner)
+          .execute()
+          .catch((error) => logger.warn({ err: error }, 'recording the hand-over of running jobs failed'));
+      // A close without a drain is the final stop too.
+      if (stopOptions?.graceMs === undefined) await fenceRunning();
       return { handedOver: running.size };
     },
   };
 }
 
 export type { JobRef };
+
+/** How long the final stop waits for the steps of fenced jobs to end (their activities stop at their abort). */
+const FENCE_WAIT_MS = 5000;
 
 /** Thrown through a flow by sleep in the embedded engine: the job is suspended, not failed. */
 class JobSuspended extends Error {

@@ -1,3 +1,5 @@
+import { waitAtMost } from '../time';
+
 /**
  * The process's way out of service (a deploy's SIGTERM): first `draining` (readiness answers 503 so a load balancer
  * stops sending, while running work and open streams go on for the grace period), then `handover` (what still runs is
@@ -46,13 +48,7 @@ export function createLifecycle(): Lifecycle {
       };
     },
     async streamsEnded(graceMs) {
-      if (open === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => waiting.push(resolve)),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs))),
-      ]);
-      clearTimeout(timer);
+      if (open > 0) await waitAtMost(graceMs, (resolve) => waiting.push(resolve));
     },
   };
 }

@@ -1,8 +1,8 @@
 import http from 'node:http';
 import { callServer, newServerAccount, useServerProcesses, type ServerProcess } from '../support/crash-server';
-import { temporalAddress } from '../support/harness';
+import { postgresUrl, temporalAddress } from '../support/harness';
 import { SseStream } from '../support/sse';
-import { pollUntil } from './helpers';
+import { pollUntil, wordList } from './helpers';
 
 /**
  * A deploy's SIGTERM (test/support/server-process.ts shuts down as `npm start` does): readiness turns to draining at
@@ -140,4 +140,54 @@ describe('SIGTERM: drain, then hand over', () => {
       .map((transaction) => transaction.metadata.response_id);
     expect(billed.sort()).toEqual([...ids].sort());
   }, 90_000);
+  // A hand-over is not an attempt that ended with its process (those are limited, DEFAULT_JOB_RETRY: five, so a job
+  // that kills every process running it stops): deploys, however many during one long job, never use them up. On
+  // Temporal each hand-over is an attempt of the generation's activity (GENERATION_ACTIVITY: three), not yet solved.
+  // Postgres only for now: on PGlite it found another defect, not yet fixed (in 2 of 4 runs the Response ended
+  // failed, 'its event stream could not be stored', after 3 or 7 hand-overs: two attempts wrote the same events).
+  (postgresUrl && !temporalAddress ? it : it.skip)(
+    'a Response handed over at more deploys than a job has attempts completes, whole, billed once',
+    async () => {
+      let server = await start(grace(300));
+      const auth = await account(server);
+      const key = auth['x-auth-token'];
+      const id = (
+        await callServer(server, 'POST', '/v2/responses', { model: 'dev-echo', input: '/delay 50 /words 400' }, auth)
+      ).body.id as string;
+      const seen: any[] = [];
+      for (let deploy = 0; deploy < 7; deploy++) {
+        // Running here: a delta came from this process, then its SIGTERM.
+        const stream = await SseStream.open(
+          `${server.baseUrl}/v2/responses/${id}?stream=true&starting_after=${seen.length - 1}`,
+          { key },
+        );
+        seen.push(...(await stream.readUntil((event) => event.data.type === 'response.output_text.delta')));
+        const exit = exited(server);
+        server.child.kill('SIGTERM');
+        seen.push(...(await stream.readAll()));
+        expect(await exit).toBe(0);
+        expect(seen.filter((event) => isFinal(event.data)).map((event) => [deploy, event.data.response.error])).toEqual(
+          [],
+        );
+        server = await start(grace(300));
+      }
+      const stream = await SseStream.open(
+        `${server.baseUrl}/v2/responses/${id}?stream=true&starting_after=${seen.length - 1}`,
+        { key },
+      );
+      const all = [...seen, ...(await stream.readAll())].map((event) => event.data);
+      expect(all.map((event) => event.sequence_number)).toEqual(all.map((_, index) => index));
+      expect(all.at(-1)).toMatchObject({ type: 'response.completed', response: { error: null } });
+      expect(
+        all
+          .filter((event) => event.type === 'response.output_text.delta')
+          .map((event) => event.delta)
+          .join(''),
+      ).toBe(wordList(400));
+      const transactions = (await callServer(server, 'GET', '/v2/organization/transactions?limit=100', undefined, auth))
+        .body.transactions as any[];
+      expect(transactions.filter((row) => row.type === 'debit').map((row) => row.metadata.response_id)).toEqual([id]);
+    },
+    120_000,
+  );
 });
