@@ -124,7 +124,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
         }
         if (jobs.length === wanted) backlog = pumpAgain = true;
         recordClaims(jobs);
-        for (const job of jobs) void execute(job);
+        for (const job of jobs) {
+          // Its own job, whose lease ran out while it still runs here (a renewal late behind a stalled event loop):
+          // the claim renewed the lease, and the job goes on in the execution it has. A second one would be a second
+          // attempt at once, writing the same events ('its event stream could not be stored').
+          if (running.has(job.id)) continue;
+          void execute(job);
+        }
       } while (pumpAgain && !stopping);
     } catch (error) {
       if (!stopping) logger.error({ err: error }, 'job claim failed');

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { callServer, newServerAccount, useServerProcesses, type ServerProcess } from '../support/crash-server';
-import { postgresUrl, temporalAddress } from '../support/harness';
+import { temporalAddress } from '../support/harness';
 import { SseStream } from '../support/sse';
 import { pollUntil, wordList } from './helpers';
 
@@ -143,9 +143,9 @@ describe('SIGTERM: drain, then hand over', () => {
   // A hand-over is not an attempt that ended with its process (those are limited, DEFAULT_JOB_RETRY: five, so a job
   // that kills every process running it stops): deploys, however many during one long job, never use them up. On
   // Temporal each hand-over is an attempt of the generation's activity (GENERATION_ACTIVITY: three), not yet solved.
-  // Postgres only for now: on PGlite it found another defect, not yet fixed (in 2 of 4 runs the Response ended
-  // failed, 'its event stream could not be stored', after 3 or 7 hand-overs: two attempts wrote the same events).
-  (postgresUrl && !temporalAddress ? it : it.skip)(
+  // On PGlite it also found a process claiming its own running job again once its lease had lapsed (2 of 4 runs ended
+  // failed, 'its event stream could not be stored': two attempts at once wrote the same events).
+  (!temporalAddress ? it : it.skip)(
     'a Response handed over at more deploys than a job has attempts completes, whole, billed once',
     async () => {
       let server = await start(grace(300));
