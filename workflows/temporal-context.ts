@@ -5,10 +5,12 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type LocalActivityOptions,
 } from '@temporalio/workflow';
 import { SEARCH_ATTRIBUTES } from '../src/engine/search-attributes';
 import { bookkeepingTaskQueue, cancelSignal, statusQuery, type WakeSignal } from './definitions';
@@ -48,18 +50,46 @@ export const BOOKKEEPING_ACTIVITY: ActivityOptions = {
 export const OWN_BOOKKEEPING_QUEUE = 'own-bookkeeping-queue';
 
 /**
- * What a workflow's activities are scheduled with, decided once at its start (`patched` must be asked in the same
- * place on every replay): `bookkeeping` for its database steps, `start` for its start, which stays on the workflow's
- * queue (a start waiting for a slot is what `queued` means) but is abandoned at a cancel (TRY_CANCEL: the workflow
- * goes on at once, and the start, if it still runs, starts nothing that has a cancel request).
+ * The patch of workflows that run their bookkeeping steps (finalisations, webhooks claimed, the Runs' waits) as local
+ * activities: in the worker that runs the workflow task, recorded as a marker in the same task, with no dispatch
+ * through the server and no activity task of their own (half the round trips and history events of a Response).
+ * They are short idempotent database writes, so a worker that dies mid-step only repeats them. Histories recorded
+ * before it replay as they ran (on the bookkeeping queue).
  */
-export function bookkeepingOptions(): { versioned: boolean; bookkeeping: ActivityOptions; start: ActivityOptions } {
+export const LOCAL_BOOKKEEPING = 'local-bookkeeping';
+
+/** Options of the bookkeeping steps as local activities: retried within the task up to a minute, then by timers. */
+export const LOCAL_BOOKKEEPING_ACTIVITY: LocalActivityOptions = {
+  startToCloseTimeout: '1 minute',
+  localRetryThreshold: '10 seconds',
+  retry: BOOKKEEPING_ACTIVITY.retry,
+};
+
+/**
+ * What a workflow's activities are scheduled with, decided once at its start (`patched` must be asked in the same
+ * place on every replay): `bookkeeping` for its database steps (local activities since LOCAL_BOOKKEEPING, before that
+ * on the bookkeeping queue), `start` for its start, which stays on the workflow's queue (a start waiting for a slot is
+ * what `queued` means) but is abandoned at a cancel (TRY_CANCEL: the workflow goes on at once, and the start, if it
+ * still runs, starts nothing that has a cancel request).
+ */
+export function bookkeepingOptions(): {
+  versioned: boolean;
+  bookkeeping: ActivityOptions;
+  start: ActivityOptions;
+  localBookkeeping: LocalActivityOptions | undefined;
+} {
   if (!patched(OWN_BOOKKEEPING_QUEUE))
-    return { versioned: false, bookkeeping: BOOKKEEPING_ACTIVITY, start: BOOKKEEPING_ACTIVITY };
+    return {
+      versioned: false,
+      bookkeeping: BOOKKEEPING_ACTIVITY,
+      start: BOOKKEEPING_ACTIVITY,
+      localBookkeeping: undefined,
+    };
   return {
     versioned: true,
     bookkeeping: { ...BOOKKEEPING_ACTIVITY, taskQueue: bookkeepingTaskQueue(workflowInfo().taskQueue) },
     start: { ...BOOKKEEPING_ACTIVITY, cancellationType: ActivityCancellationType.TRY_CANCEL },
+    localBookkeeping: patched(LOCAL_BOOKKEEPING) ? LOCAL_BOOKKEEPING_ACTIVITY : undefined,
   };
 }
 
@@ -163,7 +193,9 @@ export function temporalWorkflow<Activities, Input>(
     const lanes: Record<ActivityLane, Record<string, unknown>> = {
       generation: proxyActivities(generation),
       start: proxyActivities(options.start),
-      bookkeeping: proxyActivities(options.bookkeeping),
+      bookkeeping: options.localBookkeeping
+        ? proxyLocalActivities(options.localBookkeeping)
+        : proxyActivities(options.bookkeeping),
     };
     // Named one by one: proxyActivities returns a Proxy with no own keys, so spreading it copies nothing.
     const activities = Object.fromEntries(
