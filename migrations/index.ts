@@ -18,6 +18,7 @@ import * as oneIdempotencyTable from './20261203000000_one_idempotency_table';
 import * as catalogRoutes from './20261204000000_catalog_routes';
 import * as webhookSigning from './20261205000000_webhook_signing';
 import * as catalogRouteOrigin from './20261206000000_catalog_route_origin';
+import * as storedRowBytes from './20261206020000_stored_row_bytes';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '20261204000000_catalog_routes': catalogRoutes,
   '20261205000000_webhook_signing': webhookSigning,
   '20261206000000_catalog_route_origin': catalogRouteOrigin,
+  '20261206020000_stored_row_bytes': storedRowBytes,
 };

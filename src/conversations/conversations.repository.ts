@@ -313,9 +313,6 @@ export function itemsPageQuery(executor: Db, conversationId: string, page: PageR
   return pageQuery(query, page);
 }
 
-/** Bytes of an item's stored text, as Postgres computes them without sending the item. */
-const ITEM_BYTES = sql<number>`coalesce(octet_length(content::text), 0) + coalesce(octet_length(arguments), 0) + coalesce(octet_length(output), 0)`;
-
 /** A page of items; it stops early, with has_more, at MAX_PAGE_BYTES of item text (at least one item comes back). */
 export async function listItems(
   executor: Db,
@@ -323,7 +320,7 @@ export async function listItems(
   page: PageRequest,
 ): Promise<Page<ConversationItemRow>> {
   const items = executor.selectFrom('conversation_items').where('conversation_id', '=', conversationId);
-  return runPageWithinBytes(items.selectAll(), items.select(['seq', ITEM_BYTES.as('bytes')]), page);
+  return runPageWithinBytes(items.selectAll(), items.select(['seq', 'stored_bytes as bytes']), page);
 }
 
 function itemToValues(item: NewConversationItem, conversationId: string, accountId: string, responseId: string | null) {

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Db } from '../db/database';
 import { MAX_PAGE_BYTES } from '../db/keyset-page';
 import type { ReplyBudget } from '../http/reply-budget';
-import { listQuerySchema, toListEnvelope } from '../http/lists';
+import { listQuerySchema, setListBody, toListEnvelope } from '../http/lists';
 import { parseInput } from '../http/validation';
 import { conversationToWire, itemToWire } from './conversations.wire';
 import { addItemsSchema, createConversationSchema, updateConversationSchema } from './conversations.schema';
@@ -64,7 +64,9 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
   router.get('/:conversationId/items', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'conversation');
     await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
-    ctx.body = toListEnvelope(
+    // Built and serialised in slices (keyset-page.ts READ_SLICE_BYTES, lists.ts SERIALISE_SLICE_BYTES).
+    await setListBody(
+      ctx,
       await conversations.listItems(ctx.state.auth.accountId, ctx.params.conversationId, query),
       itemToWire,
     );

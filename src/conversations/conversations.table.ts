@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { CreatedAt, JsonDefault, Serial } from '../db/columns';
 import type { McpToolDescription } from '../mcp/mcp-types';
 
@@ -33,6 +33,8 @@ export interface ConversationItemsTable {
   error: string | null;
   response_id: string | null;
   metadata: JsonDefault<Record<string, string>>;
+  /** Bytes of content, arguments and output as text, computed by the database (pages stop at MAX_PAGE_BYTES). */
+  stored_bytes: ColumnType<number, never, never>;
   created_at: CreatedAt;
 }
 

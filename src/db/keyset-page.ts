@@ -1,4 +1,5 @@
-import type { SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import { replyTurns } from '../event-loop-turns';
 import type { Database } from './schema';
 
 /**
@@ -99,39 +100,60 @@ export async function runPage<T extends SeqTable, O>(
 }
 
 /**
+ * Rows of a large page are read in queries of at most this many bytes each (at least one row), each in a turn of
+ * the event loop the process-wide scheduler gives it (src/event-loop-turns.ts): a query's rows are parsed in one go
+ * (on PGlite the whole query runs in this thread), and a 4 MiB page read at once made turns of hundreds of
+ * milliseconds when a crowd asked for such pages, in which no other request, /healthz included, was served.
+ */
+export const READ_SLICE_BYTES = 512 * 1024;
+
+/**
  * A page that also stops early, with has_more, once its rows hold `maxBytes` (at least one row always comes
  * back). `sizes` is the same filtered query selecting each row's `seq` and `bytes` (computed by the database
  * without sending the row); it is read first, in the order the page is read (nearest the cursor first), so
- * rows past the limit are never loaded.
+ * rows past the limit are never loaded, and the rows that fit are then read by their `seq`, READ_SLICE_BYTES at a
+ * time.
  */
 export async function runPageWithinBytes<T extends SeqTable, O>(
   rows: SelectQueryBuilder<Database, T, O>,
   sizes: SelectQueryBuilder<Database, T, { seq: number; bytes: number }>,
   page: PageRequest,
   maxBytes = MAX_PAGE_BYTES,
+  sliceBytes = READ_SLICE_BYTES,
 ): Promise<Page<O>> {
-  if (page.limit > 1) {
-    const measured = await pageQuery(sizes, page).execute();
-    let bytes = 0;
-    let fitting = 0;
-    for (const size of measured) {
-      bytes += Number(size.bytes);
-      if (fitting > 0 && bytes > maxBytes) break;
-      fitting++;
-    }
-    if (fitting < Math.min(page.limit, measured.length)) {
-      const last = measured[fitting - 1].seq;
-      const upToLast = (rows as unknown as SelectQueryBuilder<Database, SeqTable, O>).where(
-        'seq',
-        readsAscending(page) ? '<=' : '>=',
-        last,
-      );
-      const kept = await pageQuery(upToLast as unknown as SelectQueryBuilder<Database, T, O>, {
-        ...page,
-        limit: fitting,
-      }).execute();
-      return { rows: page.beforeSeq !== undefined ? kept.reverse() : kept, hasMore: true };
-    }
+  if (page.limit === 1) return runPage(rows, page);
+  const measured = await pageQuery(sizes, page).execute();
+  let bytes = 0;
+  let fitting = 0;
+  for (const size of measured.slice(0, page.limit)) {
+    bytes += Number(size.bytes);
+    if (fitting > 0 && bytes > maxBytes) break;
+    fitting++;
   }
-  return runPage(rows, page);
+  const kept: O[] = [];
+  for (const slice of slicesOf(measured.slice(0, fitting), sliceBytes)) {
+    await replyTurns.slice(slice.reduce((sum, size) => sum + Number(size.bytes), 0));
+    const seqs = slice.map((size) => size.seq);
+    const read = (rows as unknown as SelectQueryBuilder<Database, SeqTable, O>)
+      .where(sql<boolean>`seq = any(${seqs}::bigint[])`)
+      .orderBy('seq', readsAscending(page) ? 'asc' : 'desc');
+    kept.push(...(await read.execute()));
+  }
+  return { rows: page.beforeSeq !== undefined ? kept.reverse() : kept, hasMore: measured.length > fitting };
+}
+
+/** Consecutive runs of `sizes` of at most `sliceBytes` each (a larger row alone). */
+function* slicesOf<Size extends { bytes: number }>(sizes: Size[], sliceBytes: number): Generator<Size[]> {
+  let slice: Size[] = [];
+  let bytes = 0;
+  for (const size of sizes) {
+    if (slice.length > 0 && bytes + Number(size.bytes) > sliceBytes) {
+      yield slice;
+      slice = [];
+      bytes = 0;
+    }
+    slice.push(size);
+    bytes += Number(size.bytes);
+  }
+  if (slice.length > 0) yield slice;
 }

@@ -191,13 +191,10 @@ export async function deleteMessages(
   return rows.map((row) => row.id);
 }
 
-/** Bytes of a message's stored content, as Postgres computes them without sending the message. */
-const MESSAGE_BYTES = sql<number>`octet_length(content::text)`;
-
 /** A page of a thread's messages; it stops early, with has_more, at MAX_PAGE_BYTES (at least one comes back). */
 export async function listMessages(executor: Db, threadId: string, page: PageRequest): Promise<Page<ThreadMessageRow>> {
   const messages = executor.selectFrom('thread_messages').where('thread_id', '=', threadId);
-  return runPageWithinBytes(messages.selectAll(), messages.select(['seq', MESSAGE_BYTES.as('bytes')]), page);
+  return runPageWithinBytes(messages.selectAll(), messages.select(['seq', 'stored_bytes as bytes']), page);
 }
 
 /** The history a Run sends to a model: the latest messages that fit a token budget (see listLatestMessagesWithin). */

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Db } from '../db/database';
 import { MAX_PAGE_BYTES } from '../db/keyset-page';
-import { listQuerySchema, toListEnvelope } from '../http/lists';
+import { listQuerySchema, setListBody, toListEnvelope } from '../http/lists';
 import type { ReplyBudget } from '../http/reply-budget';
 import { parseInput } from '../http/validation';
 import {
@@ -66,7 +66,9 @@ export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
   router.get('/:threadId/messages', async (ctx) => {
     const query = parseInput(listQuerySchema, ctx.query, 'message');
     await deps.replyBudget.admit(ctx, MAX_PAGE_BYTES);
-    ctx.body = toListEnvelope(
+    // Built and serialised in slices (keyset-page.ts READ_SLICE_BYTES, lists.ts SERIALISE_SLICE_BYTES).
+    await setListBody(
+      ctx,
       await threads.listMessages(ctx.state.auth.accountId, ctx.params.threadId, query),
       messageToWire,
     );

@@ -30,6 +30,8 @@ export interface ThreadMessagesTable {
   /** Set on messages a Run appended: the Assistant and the Run. */
   assistant_id: NullableDefault<number>;
   run_id: NullableDefault<string>;
+  /** Bytes of content as text, computed by the database (pages stop at MAX_PAGE_BYTES). */
+  stored_bytes: ColumnType<number, never, never>;
   created_at: CreatedAt;
 }
 
