@@ -30,6 +30,12 @@ const environmentSchema = z.object({
     .min(1024 * 1024)
     .max(64 * 1024 * 1024 * 1024)
     .default(64 * 1024 * 1024),
+  HTTP_REPLY_BUILD_BYTES_PER_ACCOUNT: z.coerce
+    .number()
+    .int()
+    .min(1024 * 1024)
+    .max(64 * 1024 * 1024 * 1024)
+    .default(16 * 1024 * 1024),
   HTTP_MAX_UNSENT_BYTES: z.coerce
     .number()
     .int()
@@ -59,6 +65,7 @@ const environmentSchema = z.object({
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   ENGINE_CONCURRENCY: z.coerce.number().int().min(1).max(100_000).default(256),
+  ENGINE_CONCURRENCY_PER_ACCOUNT: z.coerce.number().int().min(1).max(100_000).optional(),
   ENGINE_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   PROVIDER_TIMEOUT_MS: z.coerce.number().int().min(100).default(600_000),
   PROVIDER_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
@@ -137,6 +144,8 @@ export interface Config {
     readonly maxUnsentBytes: number;
     /** Large replies (pages of items) being built at once, in bytes of their worst case (src/http/reply-budget.ts). */
     readonly replyBuildBytes: number;
+    /** Of which one account's requests may hold at most this much (api-decisions 34). */
+    readonly replyBuildBytesPerAccount: number;
   };
   readonly dataDir: string;
   readonly database: {
@@ -174,6 +183,8 @@ export interface Config {
       readonly shutdownGraceMs: number;
     };
     readonly concurrency: number;
+    /** Embedded engine: jobs of one account run at once, at most (api-decisions 34; half the slots by default). */
+    readonly perAccountConcurrency: number;
     /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
     readonly leaseMs: number;
   };
@@ -255,6 +266,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sendTimeoutMs: value.HTTP_SEND_TIMEOUT_MS,
       maxUnsentBytes: value.HTTP_MAX_UNSENT_BYTES,
       replyBuildBytes: value.HTTP_REPLY_BUILD_BYTES,
+      replyBuildBytesPerAccount: Math.min(value.HTTP_REPLY_BUILD_BYTES_PER_ACCOUNT, value.HTTP_REPLY_BUILD_BYTES),
     },
     dataDir,
     database: {
@@ -283,6 +295,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }
         : undefined,
       concurrency: value.ENGINE_CONCURRENCY,
+      perAccountConcurrency: Math.min(
+        value.ENGINE_CONCURRENCY_PER_ACCOUNT ?? Math.max(1, Math.floor(value.ENGINE_CONCURRENCY / 2)),
+        value.ENGINE_CONCURRENCY,
+      ),
       leaseMs: value.ENGINE_LEASE_MS,
     },
     runs: { requiresActionTimeoutMs: value.RUN_REQUIRES_ACTION_TIMEOUT_MS },

@@ -184,6 +184,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
           activities,
           handoff,
           concurrency: config.engine.concurrency,
+          perAccountConcurrency: config.engine.perAccountConcurrency,
           leaseMs: config.engine.leaseMs,
           owner,
           metrics,
@@ -214,7 +215,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
     });
     const limits = createAccountLimits({ db, defaults: config.limits });
     const lifecycle = createLifecycle();
-    const replyBudget = createReplyBudget(config.http.replyBuildBytes);
+    const replyBudget = createReplyBudget(config.http.replyBuildBytes, config.http.replyBuildBytesPerAccount);
     const deps: RuntimeDeps = {
       config,
       logger,

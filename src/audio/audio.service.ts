@@ -234,7 +234,7 @@ export function createAudioService(deps: AudioServiceDeps) {
         await transcriptions.appendChunk(db, id, seq++, chunk as Buffer);
       }
       // Its job is admitted with the status change: queued and its job row in one statement.
-      await engine.admit('transcription', async (admission) => {
+      await engine.admit({ kind: 'transcription', accountId }, async (admission) => {
         const queued = await transcriptions.markQueued(db, id, admission);
         return { jobId: queued?.id, result: queued };
       });

@@ -12,7 +12,7 @@ export interface JobAdmission {
   /** This process runs the job as soon as its rows are written: the creator may write it started. */
   readonly runsHere: boolean;
   /**
-   * The outbox insert for the resources that the statement's CTE `from` returns (their `id`), as a common table
+   * The outbox insert for the resources that the statement's CTE `from` returns (their `id` and `account_id`), as a common table
    * expression of the same statement: `.with('outbox', admission.outbox('run'))`.
    */
   outbox(from: string): OutboxExpression;
@@ -60,10 +60,13 @@ export interface JobSlot {
   release(): void;
 }
 
-/** The outbox insert of the rows a CTE `from` carries with the columns of JobOutboxColumns (and their `id`). */
+/**
+ * The outbox insert of the rows a CTE `from` carries with the columns of JobOutboxColumns (and their `id` and
+ * `account_id`).
+ */
 export function jobOutboxFrom(from: string) {
-  return sql`insert into jobs (id, kind, status, lease_owner, lease_expires_at, attempts)
-    select id, job_kind, case when job_owner is null then 'pending' else 'running' end, job_owner,
+  return sql`insert into jobs (id, kind, account_id, status, lease_owner, lease_expires_at, attempts)
+    select id, job_kind, account_id, case when job_owner is null then 'pending' else 'running' end, job_owner,
       now() + job_lease_ms * interval '1 millisecond', case when job_owner is null then 0 else 1 end
     from ${sql.table(from)}`;
 }
@@ -80,11 +83,11 @@ function jobAdmission(kind: JobKind, claim: JobClaim | undefined): JobAdmission 
     outboxColumns,
     outbox: (from) => {
       const insert = claim
-        ? sql`insert into jobs (id, kind, status, lease_owner, lease_expires_at, attempts)
-            select id, ${kind}::text, 'running', ${claim.owner}::text,
+        ? sql`insert into jobs (id, kind, account_id, status, lease_owner, lease_expires_at, attempts)
+            select id, ${kind}::text, account_id, 'running', ${claim.owner}::text,
               now() + ${claim.leaseMs}::integer * interval '1 millisecond', 1
             from ${sql.table(from)}`
-        : sql`insert into jobs (id, kind) select id, ${kind}::text from ${sql.table(from)}`;
+        : sql`insert into jobs (id, kind, account_id) select id, ${kind}::text, account_id from ${sql.table(from)}`;
       // Parenthesised here: kysely writes a raw expression as it is, and a CTE's body needs them.
       return () => sql`(${insert})` as never;
     },

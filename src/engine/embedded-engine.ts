@@ -26,6 +26,8 @@ export interface EmbeddedEngineOptions {
   /** Shared with the activities: what a creation hands to the first step of a job it runs here at once. */
   handoff?: JobHandoff;
   concurrency: number;
+  /** Jobs of one account run at once, at most (api-decisions 34); the whole concurrency when unset. */
+  perAccountConcurrency?: number;
   /** Single-process storage (PGlite): every `running` job at start belongs to a dead process. */
   exclusiveStorage: boolean;
   leaseMs?: number;
@@ -59,6 +61,16 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const running = new Map<string, AbortController>();
   // Slots promised to jobs being created by this process (takeSlot), counted against the concurrency.
   let reserved = 0;
+  // Jobs running or promised a slot here, by account ('' for jobs written without one): each account's share
+  // (api-decisions 34).
+  const perAccount = options.perAccountConcurrency ?? options.concurrency;
+  const byAccount = new Map<string, number>();
+  const take = (account: string) => byAccount.set(account, (byAccount.get(account) ?? 0) + 1);
+  const giveBack = (account: string) => {
+    const left = byAccount.get(account)! - 1;
+    if (left === 0) byAccount.delete(account);
+    else byAccount.set(account, left);
+  };
   let started = false;
   let stopping = false;
   let pumping = false;
@@ -95,7 +107,13 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   const leaseFromNow = () => sql<Date>`now() + ${sql.lit(leaseMs)} * interval '1 millisecond'`;
 
   const claims = { owner, kinds: JOB_KINDS, leaseUntil: leaseFromNow };
-  const claim = (limit: number) => claimJobs(db, { ...claims, limit, takeOverDead: livenessSession !== undefined });
+  const claim = (limit: number) =>
+    claimJobs(db, {
+      ...claims,
+      limit,
+      takeOverDead: livenessSession !== undefined,
+      share: { max: perAccount, running: byAccount },
+    });
   const claimPending = (id: string) => claimPendingJob(db, { ...claims, id });
 
   async function pump(): Promise<void> {
@@ -151,11 +169,17 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   }
 
   /** What running a job needs of its row. */
-  type RunnableJob = Pick<JobRow, 'id' | 'kind' | 'attempts' | 'suspensions' | 'wakes' | 'cancel_requested_at'>;
+  type RunnableJob = Pick<
+    JobRow,
+    'id' | 'kind' | 'account_id' | 'attempts' | 'suspensions' | 'wakes' | 'cancel_requested_at'
+  >;
 
-  async function execute(job: RunnableJob): Promise<void> {
+  /** Runs a claimed job; `counted`: its account's share already counts it (a reservation). */
+  async function execute(job: RunnableJob, counted = false): Promise<void> {
     const controller = new AbortController();
     running.set(job.id, controller);
+    const account = job.account_id ?? '';
+    if (!counted) take(account);
     const definition = jobKindOf(job.kind);
     const { flow } = definition;
     const { maxAttempts } = definition.retry;
@@ -240,6 +264,9 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       }
     } finally {
       running.delete(job.id);
+      // An account at its share may have jobs its claims left waiting: claim again.
+      if ((byAccount.get(account) ?? 0) >= perAccount) backlog = true;
+      giveBack(account);
       if (running.size === 0 && stopping) clearInterval(leaseTimer);
       if (running.size === 0) idle.splice(0).forEach((resolve) => resolve());
       void pump();
@@ -356,9 +383,12 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
    * A slot for a job this process is creating, when one is free: its row is written claimed by this process, which
    * runs it as soon as it is committed (one statement less than writing it pending and claiming it after).
    */
-  function takeSlot(): JobSlot | undefined {
+  function takeSlot(accountId: string): JobSlot | undefined {
     if (!started || stopping || running.size + reserved >= options.concurrency) return undefined;
+    // An account at its share waits for a claim, which takes accounts in turn (api-decisions 36).
+    if ((byAccount.get(accountId) ?? 0) >= perAccount) return undefined;
     reserved++;
+    take(accountId);
     let settled = false;
     const settle = () => {
       if (settled) throw new Error('job slot used twice');
@@ -369,14 +399,18 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
       claim: { owner, leaseMs },
       run(job, handed) {
         settle();
-        if (stopping) return; // its lease expires; the next start (or another replica) resumes it
+        if (stopping) return giveBack(accountId); // its lease expires; the next start (or another replica) resumes it
         if (handed !== undefined) options.handoff?.put(job.id, handed);
         // The row was written claimed by this process, first attempt, no cancel yet (a cancel can only
         // name it after creation returns; it then finds it running here).
-        void execute({ ...job, attempts: 1, suspensions: 0, wakes: 0, cancel_requested_at: null });
+        void execute(
+          { ...job, account_id: accountId, attempts: 1, suspensions: 0, wakes: 0, cancel_requested_at: null },
+          true,
+        );
       },
       release() {
         settle();
+        giveBack(accountId);
         void pump();
       },
     };
@@ -393,7 +427,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   return {
     name: 'embedded',
     launch,
-    admit: (kind, write) => admitJob(kind, write, takeSlot(), launch),
+    admit: (job, write) => admitJob(job.kind, write, takeSlot(job.accountId), launch),
     async cancel(job) {
       // A suspended job (pending until its sleep ends) becomes claimable at once, by this process or another.
       await db

@@ -14,12 +14,15 @@ export type { Admitted, JobAdmission, JobRef };
 export interface Engine {
   readonly name: 'embedded' | 'temporal';
   /**
-   * Creates a job: `write` writes the resource with `admission`'s outbox row (in one statement or transaction) and
+   * Creates a job of an account (whose share of this process's slots it takes, api-decisions 36): `write` writes the resource with `admission`'s outbox row (in one statement or transaction) and
    * answers the resource's id, or no id when it wrote nothing (a refused hold, an Idempotency-Key another request
    * won). The job then starts: at once in this process when a slot was free, else launched. If `write` throws,
    * nothing of the job remains. Answers `write`'s result.
    */
-  admit<Result>(kind: JobKind, write: (admission: JobAdmission) => Promise<Admitted<Result>>): Promise<Result>;
+  admit<Result>(
+    job: { kind: JobKind; accountId: string },
+    write: (admission: JobAdmission) => Promise<Admitted<Result>>,
+  ): Promise<Result>;
   /** Starts (again) the job of a row already written: a repeated launch is a no-op. */
   launch(job: JobRef): Promise<void>;
   /** Delivers the `cancel` signal; the workflow decides what it means in its current state. */

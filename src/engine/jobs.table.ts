@@ -7,6 +7,8 @@ export type JobStatus = 'pending' | 'running' | 'completed' | 'failed';
 export interface JobsTable {
   id: string;
   kind: JobKind;
+  /** The account the job works for (claims take accounts in turn); null on jobs written before it was recorded. */
+  account_id: string | null;
   status: ColumnType<JobStatus, JobStatus | undefined, JobStatus>;
   attempts: ColumnType<number, number | undefined, number>;
   lease_owner: string | null;

@@ -117,7 +117,7 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   return {
     name: 'temporal',
     // Nothing runs in the API process: the row is written pending and its workflow started.
-    admit: (kind, write) => admitJob(kind, write, undefined, launch),
+    admit: (job, write) => admitJob(job.kind, write, undefined, launch),
     launch,
     cancel: (job) => signal(job, cancelSignal),
     signal,

@@ -2,12 +2,16 @@ import type { Context } from 'koa';
 import { ApiError } from '../errors';
 
 /**
- * Bytes of large replies being built at once, process-wide. A page of conversation items or thread messages costs
- * the process a few times its size while it is read and serialised (rows, wire objects, JSON text), so a crowd
- * asking for large pages at once would make it hold all of them. Such a request is admitted for its page's worst
- * case and waits, in arrival order, while the budget is spent; its share comes back the moment its reply is handed
- * to the socket. What then waits for a client that does not read is bounded by the HTTP server (src/http/server.ts).
+ * Bytes of large replies being built at once, process-wide and per account. A page of conversation items or thread
+ * messages costs the process a few times its size while it is read and serialised (rows, wire objects, JSON text),
+ * so a crowd asking for large pages at once would make it hold all of them. Such a request is admitted for its
+ * page's worst case and waits while the budget is spent; its share comes back the moment its reply is handed to
+ * the socket. What then waits for a client that does not read is bounded by the HTTP server (src/http/server.ts).
  * A request larger than the whole budget is admitted alone.
+ *
+ * Fair between accounts (api-decisions 34): one account holds at most `perAccountBytes` of the budget, and waiting
+ * requests are admitted by account in turn (each account's own in arrival order), so a crowd of one account's
+ * readers leaves room for, and does not queue ahead of, another account's.
  */
 export interface ReplyBudget {
   /** Waits for `bytes` of the budget, held until the request's reply is handed over (or the client is gone). */
@@ -17,20 +21,45 @@ export interface ReplyBudget {
   readonly waiting: number;
 }
 
-export function createReplyBudget(maxBytes: number): ReplyBudget {
+interface Waiter {
+  bytes: number;
+  start: () => void;
+}
+
+export function createReplyBudget(maxBytes: number, perAccountBytes = maxBytes): ReplyBudget {
   let inUse = 0;
-  const queue: Array<{ bytes: number; start: () => void }> = [];
+  let waiting = 0;
+  const byAccount = new Map<string, number>();
+  // Accounts with requests waiting, in the order they are served next (one served goes to the back).
+  const queues = new Map<string, Waiter[]>();
+  const fits = (used: number, bytes: number, max: number) => used === 0 || used + bytes <= max;
   const pump = () => {
-    while (queue.length > 0 && (inUse === 0 || inUse + queue[0]!.bytes <= maxBytes)) {
-      const next = queue.shift()!;
-      inUse += next.bytes;
-      next.start();
+    for (let admitted = true; admitted;) {
+      admitted = false;
+      for (const [account, queue] of queues) {
+        const next = queue[0]!;
+        const held = byAccount.get(account) ?? 0;
+        if (!fits(inUse, next.bytes, maxBytes) || !fits(held, next.bytes, perAccountBytes)) continue;
+        queue.shift();
+        waiting--;
+        queues.delete(account);
+        if (queue.length > 0) queues.set(account, queue);
+        inUse += next.bytes;
+        byAccount.set(account, held + next.bytes);
+        next.start();
+        admitted = true;
+        break;
+      }
     }
   };
   return {
     async admit(ctx, bytes) {
+      const account: string = ctx.state?.auth?.accountId ?? '';
       await new Promise<void>((start) => {
-        queue.push({ bytes, start });
+        const queue = queues.get(account);
+        if (queue) queue.push({ bytes, start });
+        else queues.set(account, [{ bytes, start }]);
+        waiting++;
         pump();
       });
       let held = true;
@@ -38,6 +67,9 @@ export function createReplyBudget(maxBytes: number): ReplyBudget {
         if (!held) return;
         held = false;
         inUse -= bytes;
+        const left = byAccount.get(account)! - bytes;
+        if (left === 0) byAccount.delete(account);
+        else byAccount.set(account, left);
         pump();
       };
       // A client that went away while it waited gets nothing built.
@@ -52,7 +84,7 @@ export function createReplyBudget(maxBytes: number): ReplyBudget {
       return inUse;
     },
     get waiting() {
-      return queue.length;
+      return waiting;
     },
   };
 }

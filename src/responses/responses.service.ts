@@ -222,7 +222,7 @@ export function createResponsesService(deps: ResponsesServiceDeps) {
     // answered `queued`).
     let follower: Follower | undefined;
     const admitted = await engine
-      .admit('response', async (admission): Promise<Admitted<ResponseRow | null>> => {
+      .admit({ kind: 'response', accountId }, async (admission): Promise<Admitted<ResponseRow | null>> => {
         const startNow = admission.runsHere && (body.stream === true || body.background === false);
         const initialEvents = startNow ? [createdEvent(id), inProgressEvent(id)] : [createdEvent(id)];
         const row = await write((held: number): QueuedInsert => ({

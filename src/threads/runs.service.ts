@@ -55,7 +55,7 @@ export function createRunsService(deps: RunsServiceDeps) {
     if (replay) return { run: replay, replayed: true };
     await requireThread(accountId, threadId);
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await createOnce(idempotent, prepared.id, async (trx, admission) => {
+    const run = await createOnce(accountId, idempotent, prepared.id, async (trx, admission) => {
       if (body.additional_messages?.length)
         await insertMessages(trx, { threadId, accountId, messages: body.additional_messages.map(messageInputToNew) });
       const inserted = await runs.insertRun(trx, { ...prepared, thread_id: threadId }, admission);
@@ -83,7 +83,7 @@ export function createRunsService(deps: RunsServiceDeps) {
     const replay = idempotent && (await findIdempotent(idempotent));
     if (replay) return { run: replay, replayed: true };
     const { row: prepared, model } = await prepare(accountId, body);
-    const run = await createOnce(idempotent, prepared.id, async (trx, admission) => {
+    const run = await createOnce(accountId, idempotent, prepared.id, async (trx, admission) => {
       const thread = await insertThread(trx, { accountId, metadata: body.thread?.metadata ?? {} });
       const messages: NewThreadMessage[] = [...(body.thread?.messages ?? []), ...(body.additional_messages ?? [])].map(
         (message: MessageInput) => messageInputToNew(message),
@@ -104,11 +104,12 @@ export function createRunsService(deps: RunsServiceDeps) {
    * concurrent request that won the key makes this one create nothing and answer that request's Run.
    */
   async function createOnce(
+    accountId: string,
     idempotent: IdempotentCall | undefined,
     runId: string,
     write: (trx: Db, admission: JobAdmission) => Promise<RunRow>,
   ): Promise<{ created: RunRow; replay?: undefined } | { created?: undefined; replay: RunRow }> {
-    const created = await engine.admit('run', async (admission) => {
+    const created = await engine.admit({ kind: 'run', accountId }, async (admission) => {
       const written = await transactionRetryingConflicts(db, async (trx) => {
         if (idempotent && !(await deps.idempotency.claimCreation(trx, idempotent, runId))) return undefined;
         return write(trx, admission);

@@ -3,13 +3,15 @@ import type { Context } from 'koa';
 import { createReplyBudget } from '../../src/http/reply-budget';
 import { useTestApp } from '../support/harness';
 
-/** A request as the budget sees it: its response emits prefinish/close, its socket may be gone. */
-function fakeRequest() {
+/** A request (of `accountId`) as the budget sees it: its response emits prefinish/close, its socket may be gone. */
+function fakeRequest(accountId = 'acct_a') {
   const res = Object.assign(new EventEmitter(), { destroyed: false });
-  const ctx = { res, req: { socket: { destroyed: false } } } as unknown as Context;
+  const ctx = { res, req: { socket: { destroyed: false } }, state: { auth: { accountId } } } as unknown as Context;
   return { ctx, handOver: () => res.emit('prefinish'), clientGone: () => res.emit('close') };
 }
 const MiB = 1024 * 1024;
+/** Every admission decided so far has run its callbacks. */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('reply budget: large replies are built a budget at a time', () => {
   it('admits in arrival order while the budget lasts, and gives each share back when its reply is handed over', async () => {
@@ -29,6 +31,36 @@ describe('reply budget: large replies are built a budget at a time', () => {
     second.handOver();
     third.handOver();
     expect(budget.inUse).toBe(0);
+  });
+
+  it('gives one account at most its share, and admits waiting accounts in turn (api-decisions 34)', async () => {
+    const budget = createReplyBudget(4 * MiB, 2 * MiB);
+    const admitted: string[] = [];
+    const requests = new Map<string, ReturnType<typeof fakeRequest>>();
+    const ask = (name: string, account: string) => {
+      const request = fakeRequest(account);
+      requests.set(name, request);
+      return budget.admit(request.ctx, MiB).then(() => admitted.push(name));
+    };
+    // A's crowd arrives first: two are admitted (its share), the rest wait although the budget has room.
+    const crowd = ['a1', 'a2', 'a3', 'a4', 'a5'].map((name) => ask(name, 'acct_a'));
+    await settled();
+    expect([admitted, budget.inUse, budget.waiting]).toEqual([['a1', 'a2'], 2 * MiB, 3]);
+    // B, arriving after, is admitted at once within the room A's share left; C too.
+    const others = [ask('b1', 'acct_b'), ask('b2', 'acct_b'), ask('c1', 'acct_c')];
+    await settled();
+    expect(admitted).toEqual(['a1', 'a2', 'b1', 'b2']);
+    // The budget full, shares coming back go to the waiting accounts in turn: C (waiting since before A's turn
+    // came round), then A.
+    requests.get('b1')!.handOver();
+    await settled();
+    requests.get('a1')!.handOver();
+    await settled();
+    expect(admitted).toEqual(['a1', 'a2', 'b1', 'b2', 'c1', 'a3']);
+    for (const name of ['a2', 'b2', 'c1', 'a3']) requests.get(name)!.handOver();
+    await Promise.all([...crowd, ...others]);
+    for (const name of ['a4', 'a5']) requests.get(name)!.handOver();
+    expect([budget.inUse, budget.waiting]).toEqual([0, 0]);
   });
 
   it('admits alone a request larger than the whole budget', async () => {
