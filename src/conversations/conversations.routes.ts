@@ -58,7 +58,7 @@ export function conversationsRoutes(deps: ConversationsRoutesDeps, prefix = '/v2
       body.items.map(inputItemToNew),
     );
     // api-decisions 3: the created items, in order, in the list envelope.
-    ctx.body = toListEnvelope({ rows, hasMore: false }, itemToWire);
+    await setListBody(ctx, { rows, hasMore: false }, itemToWire);
   });
 
   router.get('/:conversationId/items', async (ctx) => {

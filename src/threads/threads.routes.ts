@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Db } from '../db/database';
 import { MAX_PAGE_BYTES } from '../db/keyset-page';
-import { listQuerySchema, setListBody, toListEnvelope } from '../http/lists';
+import { listQuerySchema, setListBody } from '../http/lists';
 import type { ReplyBudget } from '../http/reply-budget';
 import { parseInput } from '../http/validation';
 import {
@@ -82,7 +82,7 @@ export function threadsRoutes(deps: ThreadsRoutesDeps): Router {
       ctx.params.threadId,
       body.messages.map(messageInputToNew),
     );
-    ctx.body = toListEnvelope({ rows, hasMore: false }, messageToWire);
+    await setListBody(ctx, { rows, hasMore: false }, messageToWire);
   });
 
   router.delete('/:threadId/messages/bulk-delete', async (ctx) => {
