@@ -1,28 +1,12 @@
 import { createTurnScheduler, TURN_BYTES } from '../../src/event-loop-turns';
 import { useTestApp } from '../support/harness';
+import { countTurns } from '../support/turns';
 
 /**
  * Large replies are built in slices spread over turns of the event loop, process-wide (src/event-loop-turns.ts), so
  * a crowd of readers of large pages cannot make turns of hundreds of milliseconds in which /healthz waits. Counted
  * in turns (a setImmediate ticker), not in milliseconds.
  */
-function countTurns() {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    get turns() {
-      return turns;
-    },
-    stop: () => (running = false),
-  };
-}
-
 describe('turn scheduler', () => {
   it('starts at most its bytes of slices per turn, in arrival order, whoever asks', async () => {
     const scheduler = createTurnScheduler(TURN_BYTES);
@@ -67,21 +51,14 @@ describe('pages of large items in the app', () => {
     expect(added.status).toBe(200);
     // Turns while some page is being built (admitted by the reply budget until its reply is handed over).
     const budget = suite.app.runtime.deps.replyBudget;
-    let buildingTurns = 0;
-    let running = true;
-    const tick = () => {
-      if (!running) return;
-      if (budget.inUse > 0) buildingTurns++;
-      setImmediate(tick);
-    };
-    setImmediate(tick);
+    const building = countTurns(() => budget.inUse > 0);
     const READERS = 4;
     const pages = await Promise.all(
       Array.from({ length: READERS }, () =>
         suite.app.request('GET', `/v2/conversations/${created.body.id}/items?limit=100`, { key: suite.key }),
       ),
     );
-    running = false;
+    building.stop();
     for (const page of pages) {
       expect([page.status, page.body.data.length, page.body.has_more]).toEqual([200, 9, false]);
       expect(page.body.data[0].content[0].text).toHaveLength(ITEM_BYTES);
@@ -90,6 +67,6 @@ describe('pages of large items in the app', () => {
     // Each item of each page is read in a turn of its own (a 450 KB slice leaves no room for another in a turn)
     // and serialised in another: at least 9 × 4 turns. Before, each page was read in one query and serialised in
     // one JSON.stringify, a few turns per page.
-    expect(buildingTurns).toBeGreaterThanOrEqual(9 * READERS);
+    expect(building.turns).toBeGreaterThanOrEqual(9 * READERS);
   });
 });
