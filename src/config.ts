@@ -35,7 +35,7 @@ const environmentSchema = z.object({
     .int()
     .min(1024 * 1024)
     .max(64 * 1024 * 1024 * 1024)
-    .default(16 * 1024 * 1024),
+    .default(32 * 1024 * 1024),
   HTTP_MAX_UNSENT_BYTES: z.coerce
     .number()
     .int()
@@ -183,7 +183,7 @@ export interface Config {
       readonly shutdownGraceMs: number;
     };
     readonly concurrency: number;
-    /** Embedded engine: jobs of one account run at once, at most (api-decisions 34; half the slots by default). */
+    /** Embedded engine: jobs of one account run at once, at most (api-decisions 34; every slot by default). */
     readonly perAccountConcurrency: number;
     /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
     readonly leaseMs: number;
@@ -296,7 +296,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         : undefined,
       concurrency: value.ENGINE_CONCURRENCY,
       perAccountConcurrency: Math.min(
-        value.ENGINE_CONCURRENCY_PER_ACCOUNT ?? Math.max(1, Math.floor(value.ENGINE_CONCURRENCY / 2)),
+        value.ENGINE_CONCURRENCY_PER_ACCOUNT ?? value.ENGINE_CONCURRENCY,
         value.ENGINE_CONCURRENCY,
       ),
       leaseMs: value.ENGINE_LEASE_MS,
