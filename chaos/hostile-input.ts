@@ -1,6 +1,9 @@
+import { fork } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { HealthProbes } from './health-probe';
 import { startMcpTestServer } from '../test/mcp/mcp-test-server';
 import { streamTranscription, toneWav, wavHeader } from '../test/audio/audio-fixtures';
 import {
@@ -48,6 +51,7 @@ export async function hostileInput(storage: Storage): Promise<Row> {
     const baselineMs = await bystanderRound(service, bystander.key);
 
     const health = probeHealth(service.baseUrl, service.operationsUrl!);
+    const loop = sampleLongestTurn(service.operationsUrl!);
     const conversation = await largeConversation(service, attacker.key);
     const findings: string[] = [];
     const expect = (what: string, ok: boolean) => (ok ? undefined : findings.push(what));
@@ -62,6 +66,7 @@ export async function hostileInput(storage: Storage): Promise<Row> {
       bystanderRound(service, bystander.key),
     ]);
     const healthMs = await health.stop();
+    const longestTurnMs = await loop.stop();
     expect(
       `crafted WAVs answered ${crafted.join(',')}`,
       crafted.every((status) => status === 400),
@@ -110,6 +115,8 @@ export async function hostileInput(storage: Storage): Promise<Row> {
       notes: [
         `/healthz ${healthMs.count} probes, max ${Math.round(healthMs.kept.max)} ms on a kept-alive API connection and ${Math.round(healthMs.fresh.max)} ms on new connections to the operators' listener (budget ${HEALTH_BUDGET_MS}), ${healthMs.failed} failed`,
         `new API connections (${healthMs.freshApi.count}, not budgeted): max ${Math.round(healthMs.freshApi.max)} ms, ${healthMs.freshApi.failed} not answered in 10 s`,
+        `the prober's own longest event-loop delay ${healthMs.proberLagMs} ms`,
+        `longest event-loop turn ${longestTurnMs} ms (the delay monitorEventLoopDelay saw, as /metrics reports it)`,
         `peak RSS ${peakRssMb} MB (bound ${RSS_BOUND_MB})`,
         `bystander's 10 background Responses ${baselineMs} ms before, ${duringMs} ms during`,
         `tricklers cut in ${tricklers.slowestCutMs} ms at most`,
@@ -142,66 +149,51 @@ async function bystanderRound(service: Service, key: string): Promise<number> {
 }
 
 /**
- * GET /healthz back to back until stopped (each waits for the last: the probe is the loop, not a timer), alternately
- * on a kept-alive connection to the API's listener and on a new connection to the operators' listener, as a load
- * balancer's check may be. Both are budgeted. Beside it, a new connection to the API's listener every second, whose
- * wait is reported, not budgeted: libuv accepts one connection per listener per turn of the event loop, so a new
- * API connection waits behind the attack's new connections (see OPS_PORT in src/config.ts).
+ * The /healthz probes (chaos/health-probe.ts) in a process of their own, as a load balancer's checks are: probes sent
+ * from this process, which drives the whole attack, waited for its own event loop too (a probe timed here took
+ * 4.5 s while the API's longest turn was 0.4 s).
  */
 function probeHealth(apiUrl: string, operationsUrl: string) {
-  let running = true;
-  const kept = { max: 0, count: 0, failed: 0 };
-  const fresh = { max: 0, count: 0, failed: 0 };
-  const freshApi = { max: 0, count: 0, failed: 0 };
-  // One connection of its own, opened before the attack and kept: a pooled fetch would open a new one whenever the
-  // attack's requests hold the pool's, and wait in the accept queue like any new connection.
-  const keptAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const get = (url: URL, agent: http.Agent | false) =>
-    new Promise<boolean>((resolve) => {
-      const request = http.get(url, { agent, timeout: 10_000 }, (reply) => {
-        reply.resume();
-        reply.once('end', () => resolve(reply.statusCode === 200));
-      });
-      request.once('timeout', () => request.destroy());
-      request.once('error', () => resolve(false));
-    });
-  const timed = async (tally: typeof kept, probe: () => Promise<boolean>) => {
-    const started = performance.now();
-    const ok = await probe();
-    tally.max = Math.max(tally.max, performance.now() - started);
-    tally.count++;
-    if (!ok) tally.failed++;
+  const child = fork(path.join(__dirname, 'health-probe.js'), [apiUrl, operationsUrl], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const result = new Promise<HealthProbes>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as HealthProbes));
+    child.once('exit', (code) => reject(new Error(`the health probe exited (${code}) before it reported`)));
+  });
+  return {
+    async stop() {
+      child.send('stop');
+      return result;
+    },
   };
-  const keptUrl = new URL('/healthz', apiUrl);
+}
+
+/**
+ * The API process's longest event-loop turn while the attack runs: nodejs_eventloop_lag_max_seconds (prom-client's
+ * monitorEventLoopDelay, reset at each scrape) read from the operators' listener every half second.
+ */
+function sampleLongestTurn(operationsUrl: string) {
+  let running = true;
+  let longest = 0;
   const loop = (async () => {
-    for (let probe = 0; running; probe++) {
-      if (probe % 2 === 0) {
-        await timed(kept, () => get(keptUrl, keptAgent));
-      } else {
-        await timed(fresh, () => get(new URL('/healthz', operationsUrl), false));
+    // The first reading covers the time since the last scrape, start-up included: a reset only.
+    for (let scrape = 0; running; scrape++) {
+      try {
+        const reply = await fetch(`${operationsUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+        const seconds = Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(await reply.text())?.[1] ?? 0);
+        if (scrape > 0) longest = Math.max(longest, seconds * 1000);
+      } catch {
+        // A scrape the attack made fail: the next one reads the maximum since the last that answered.
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  })();
-  const apiLoop = (async () => {
-    while (running) {
-      await timed(freshApi, () => get(keptUrl, false));
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
   return {
     async stop() {
       running = false;
-      await Promise.all([loop, apiLoop]);
-      keptAgent.destroy();
-      return {
-        max: Math.max(kept.max, fresh.max),
-        count: kept.count + fresh.count,
-        failed: kept.failed + fresh.failed,
-        kept,
-        fresh,
-        freshApi,
-      };
+      await loop;
+      return Math.round(longest);
     },
   };
 }
