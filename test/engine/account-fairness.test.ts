@@ -20,15 +20,18 @@ async function create(app: TestApp, key: string, input: string, count: number): 
   return ids;
 }
 
-/** Waits for every Response to complete; answers each one's job finish time. */
+/**
+ * Waits for every Response to complete; answers their completion times, sorted (completed_at, written by the
+ * finalisation that makes a Response final; the job's own finish is group-committed after it).
+ */
 async function finishTimes(app: TestApp, key: string, ids: string[]): Promise<number[]> {
   for (const id of ids) expect((await waitForFinal(app, key, id)).status).toBe('completed');
   const rows = await app.runtime.deps.db
-    .selectFrom('jobs')
-    .select(['id', 'finished_at'])
+    .selectFrom('responses')
+    .select(['id', 'completed_at'])
     .where('id', 'in', ids)
     .execute();
-  return rows.map((row) => row.finished_at!.getTime()).sort((x, y) => x - y);
+  return rows.map((row) => row.completed_at!.getTime()).sort((x, y) => x - y);
 }
 
 /** An app whose embedded engine has `slots`, `share` of them for one account; closed after the suite. */
