@@ -144,7 +144,7 @@ export interface Config {
     readonly maxUnsentBytes: number;
     /** Large replies (pages of items) being built at once, in bytes of their worst case (src/http/reply-budget.ts). */
     readonly replyBuildBytes: number;
-    /** Of which one account's requests may hold at most this much (api-decisions 34). */
+    /** Of which one account's requests may hold at most this much (api-decisions 36). */
     readonly replyBuildBytesPerAccount: number;
   };
   readonly dataDir: string;
@@ -183,7 +183,7 @@ export interface Config {
       readonly shutdownGraceMs: number;
     };
     readonly concurrency: number;
-    /** Embedded engine: jobs of one account run at once, at most (api-decisions 34; every slot by default). */
+    /** Embedded engine: jobs of one account run at once, at most (api-decisions 36; every slot by default). */
     readonly perAccountConcurrency: number;
     /** How long a crashed process's embedded jobs stay claimed before another process resumes them. */
     readonly leaseMs: number;

@@ -26,7 +26,7 @@ export interface EmbeddedEngineOptions {
   /** Shared with the activities: what a creation hands to the first step of a job it runs here at once. */
   handoff?: JobHandoff;
   concurrency: number;
-  /** Jobs of one account run at once, at most (api-decisions 34); the whole concurrency when unset. */
+  /** Jobs of one account run at once, at most (api-decisions 36); the whole concurrency when unset. */
   perAccountConcurrency?: number;
   /** Single-process storage (PGlite): every `running` job at start belongs to a dead process. */
   exclusiveStorage: boolean;
@@ -62,7 +62,7 @@ export function createEmbeddedEngine(options: EmbeddedEngineOptions): Engine {
   // Slots promised to jobs being created by this process (takeSlot), counted against the concurrency.
   let reserved = 0;
   // Jobs running or promised a slot here, by account ('' for jobs written without one): each account's share
-  // (api-decisions 34).
+  // (api-decisions 36).
   const perAccount = options.perAccountConcurrency ?? options.concurrency;
   const byAccount = new Map<string, number>();
   const take = (account: string) => byAccount.set(account, (byAccount.get(account) ?? 0) + 1);

@@ -21,7 +21,7 @@ const claimed = (by: ClaimBy) => ({
   updated_at: sql<Date>`now()`,
 });
 
-/** One account's share of a process's job slots (api-decisions 34). */
+/** One account's share of a process's job slots (api-decisions 36). */
 export interface AccountShare {
   /** Jobs of one account this process runs at once, at most. */
   max: number;
@@ -32,7 +32,7 @@ export interface AccountShare {
 /**
  * Claims up to `limit` claimable jobs with FOR UPDATE SKIP LOCKED: pending ones whose (retry or sleep) time has
  * come, running ones whose lease expired and, with `takeOverDead`, running ones whose owner's liveness lock is free
- * (its process died; liveness.ts). Accounts are taken in turn (api-decisions 34): a job's place is its rank among its
+ * (its process died; liveness.ts). Accounts are taken in turn (api-decisions 36): a job's place is its rank among its
  * account's claimable jobs plus the account's jobs running here, and lower places go first (then older jobs), so a
  * flood of one account's jobs written first does not make another's wait for all of them; with `share`, no job
  * whose place is beyond the account's share.

@@ -9,7 +9,7 @@ import { ApiError } from '../errors';
  * the socket. What then waits for a client that does not read is bounded by the HTTP server (src/http/server.ts).
  * A request larger than the whole budget is admitted alone.
  *
- * Fair between accounts (api-decisions 34): one account holds at most `perAccountBytes` of the budget, and waiting
+ * Fair between accounts (api-decisions 36): one account holds at most `perAccountBytes` of the budget, and waiting
  * requests are admitted by account in turn (each account's own in arrival order), so a crowd of one account's
  * readers leaves room for, and does not queue ahead of, another account's.
  */

@@ -2,7 +2,7 @@ import { createResponse, waitForFinal } from '../responses/helpers';
 import { TestApp } from '../support/harness';
 
 /**
- * api-decisions 34: the embedded engine's slots are shared between accounts. One account's flood of long jobs
+ * api-decisions 36: the embedded engine's slots are shared between accounts. One account's flood of long jobs
  * neither takes every slot (its share caps it) nor queues ahead of another account's jobs (claims take accounts
  * in turn). Asserted in the order the jobs finished, not in milliseconds.
  */

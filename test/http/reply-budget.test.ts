@@ -33,7 +33,7 @@ describe('reply budget: large replies are built a budget at a time', () => {
     expect(budget.inUse).toBe(0);
   });
 
-  it('gives one account at most its share, and admits waiting accounts in turn (api-decisions 34)', async () => {
+  it('gives one account at most its share, and admits waiting accounts in turn (api-decisions 36)', async () => {
     const budget = createReplyBudget(4 * MiB, 2 * MiB);
     const admitted: string[] = [];
     const requests = new Map<string, ReturnType<typeof fakeRequest>>();
