@@ -4,16 +4,16 @@ import type { JobKind, JobRef } from './job-kind';
 /**
  * What a slice writes with its resource so that the engine runs its job: the job's row in the engine's outbox
  * (`jobs`), in the same statement as the resource (`outbox`) or, for a statement creating many, from the columns
- * each of its rows carries (`outboxColumns`, jobOutboxFrom). When the engine had a
- * free slot for it, the row is written already claimed by this process, which then runs the job at once.
+ * each of its rows carries (`outboxColumns`, jobOutboxFrom). When the engine had a free slot for it, the row is
+ * written already claimed by this process, which then runs the job at once.
  */
 export interface JobAdmission {
   readonly kind: JobKind;
   /** This process runs the job as soon as its rows are written: the creator may write it started. */
   readonly runsHere: boolean;
   /**
-   * The outbox insert for the resources that the statement's CTE `from` returns (their `id` and `account_id`), as a common table
-   * expression of the same statement: `.with('outbox', admission.outbox('run'))`.
+   * The outbox insert for the resources that the statement's CTE `from` returns (their `id` and `account_id`), as
+   * a common table expression of the same statement: `.with('outbox', admission.outbox('run'))`.
    */
   outbox(from: string): OutboxExpression;
   /** The outbox row's columns, for a statement creating many resources (jobOutboxFrom). */

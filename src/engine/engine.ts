@@ -14,10 +14,11 @@ export type { Admitted, JobAdmission, JobRef };
 export interface Engine {
   readonly name: 'embedded' | 'temporal';
   /**
-   * Creates a job of an account (whose share of this process's slots it takes, api-decisions 36): `write` writes the resource with `admission`'s outbox row (in one statement or transaction) and
-   * answers the resource's id, or no id when it wrote nothing (a refused hold, an Idempotency-Key another request
-   * won). The job then starts: at once in this process when a slot was free, else launched. If `write` throws,
-   * nothing of the job remains. Answers `write`'s result.
+   * Creates a job of an account (it takes the account's share of this process's slots, api-decisions 36): `write`
+   * writes the resource with `admission`'s outbox row (in one statement or transaction) and answers the resource's
+   * id, or no id when it wrote nothing (a refused hold, an Idempotency-Key another request won). The job then
+   * starts: at once in this process when a slot was free, else launched. If `write` throws, nothing of the job
+   * remains. Answers `write`'s result.
    */
   admit<Result>(
     job: { kind: JobKind; accountId: string },
