@@ -107,6 +107,19 @@ describe('Standard Webhooks signing of an account (opt-in)', () => {
   const deliveryOf = (resourceId: string) =>
     app.db.selectFrom('webhook_deliveries').selectAll().where('resource_id', '=', resourceId).executeTakeFirstOrThrow();
 
+  /**
+   * The delivery once its sender has recorded the receiver's answer. The sender writes it after the POST returns, so
+   * after the receiver saw the request (what the test awaits): read until it is no longer pending, for 10 s at most.
+   */
+  const settledDelivery = async (resourceId: string) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const delivery = await deliveryOf(resourceId);
+      if (delivery.status !== 'pending' || Date.now() > deadline) return delivery;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+
   const enable = async (account: { key: string }) => {
     const reply = await app.request('POST', '/v2/organization/webhook-signing', { key: account.key });
     if (reply.body.secret) secretsSeen.push(reply.body.secret);
@@ -164,7 +177,7 @@ describe('Standard Webhooks signing of an account (opt-in)', () => {
     expect(Number(request.headers['webhook-timestamp'])).toBeGreaterThanOrEqual(before);
     expect(Number(request.headers['webhook-timestamp'])).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(request.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+={0,2}$/);
-    expect((await deliveryOf(id)).status).toBe('delivered');
+    expect((await settledDelivery(id)).status).toBe('delivered');
 
     // The other account's webhooks stay unsigned.
     const other = await responseWebhook(plain);
