@@ -18,7 +18,7 @@ import type { AudioFormat, TranscriptionModel } from '../providers/provider';
 import { vendorFailureOf } from '../providers/provider-errors';
 import type { WebhookSender } from '../webhooks/webhook-sender';
 import { circuitsOf } from '../routing/circuits';
-import { countFailover, countServed, failoverReason } from '../routing/failover';
+import { countServed, targetFailovers } from '../routing/failover';
 import { drawRoutePlan, type RouteCatalog } from '../routing/route-plan';
 import type { RouteFailover, RoutePlan, RouteTarget } from '../../workflows/route-steps';
 import type {
@@ -90,10 +90,11 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
         message: `Model ${target?.model ?? row.model} is no longer in the catalog.`,
       };
     const circuits = circuitsOf(deps.providers);
-    if (target?.next && circuits.isOpen(model.vendor)) {
-      countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason: 'circuit_open' });
-      return { kind: 'failover', model: model.code, reason: 'circuit_open' };
-    }
+    const failovers = target
+      ? targetFailovers({ metrics: deps.metrics, circuits }, { route: row.model, model, next: target.next })
+      : undefined;
+    const skipped = failovers?.skipped();
+    if (skipped) return skipped;
     const format = row.file_format as AudioFormat;
     const heartbeat = setInterval(() => context.heartbeat(), deps.heartbeatIntervalMs ?? 2000);
     try {
@@ -126,12 +127,8 @@ export function createTranscriptionActivities(deps: TranscriptionActivityDeps): 
     } catch (error) {
       // Stopped by its engine (a shutdown, a Temporal cancellation): not the transcription's failure; it runs again.
       if (context.signal.aborted) throw abortError();
-      const reason = target && failoverReason(error);
-      if (reason) circuits.failure(model.vendor);
-      if (reason && target?.next) {
-        countFailover(deps.metrics, { route: row.model, from: model.code, to: target.next, reason });
-        return { kind: 'failover', model: model.code, reason };
-      }
+      const failover = failovers?.failed(error);
+      if (failover) return failover;
       const failure = vendorFailureOf(error, 'transcription');
       if (!failure) throw error;
       return { kind: 'failed', ...failure };

@@ -1,4 +1,6 @@
 import type { Metrics } from '../metrics/metrics';
+import type { RouteFailover } from '../../workflows/route-steps';
+import type { Circuits } from './circuits';
 import { ProviderError } from '../providers/provider';
 
 /**
@@ -23,4 +25,30 @@ export function countFailover(
 /** The target that served a request to a route (the share of traffic per target). */
 export function countServed(metrics: Pick<Metrics, 'routeServed'> | undefined, route: string, model: string): void {
   metrics?.routeServed.inc({ route, model });
+}
+
+/**
+ * One call of a job's recorded step to a route's target (a Run's callModel, a transcription's transcribeAudio), with
+ * the target after it, if any: what moves the step on to that one. Each answer is counted, and the flow records it.
+ */
+export function targetFailovers(
+  deps: { metrics?: Pick<Metrics, 'routeFailovers'>; circuits: Circuits },
+  call: { route: string; model: { code: string; vendor: string }; next?: string },
+) {
+  const { route, model, next } = call;
+  const failover = (reason: string): RouteFailover => {
+    countFailover(deps.metrics, { route, from: model.code, to: next!, reason });
+    return { kind: 'failover', model: model.code, reason };
+  };
+  return {
+    /** Before calling: the vendor's circuit is open and another target follows, so it is skipped at once. */
+    skipped: (): RouteFailover | undefined =>
+      next && deps.circuits.isOpen(model.vendor) ? failover('circuit_open') : undefined,
+    /** After a failure before any answer: the circuit counts a vendor's failure, and another target follows. */
+    failed(error: unknown): RouteFailover | undefined {
+      const reason = failoverReason(error);
+      if (reason) deps.circuits.failure(model.vendor);
+      return reason && next ? failover(reason) : undefined;
+    },
+  };
 }

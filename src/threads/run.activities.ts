@@ -32,7 +32,7 @@ import type {
 } from '../../workflows/run.flow';
 import type { RoutePlan, RouteTarget } from '../../workflows/route-steps';
 import { circuitsOf } from '../routing/circuits';
-import { countFailover, countServed, failoverReason } from '../routing/failover';
+import { countServed, targetFailovers } from '../routing/failover';
 import type { Catalog } from '../catalog/catalog.service';
 import { callWithFailover } from '../routing/failover-call';
 import { drawRoutePlan, type RouteCatalog } from '../routing/route-plan';
@@ -150,10 +150,11 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     const chosen = target ? deps.catalog.getModel(target.model) : undefined;
     if (target && !chosen) return failed('model.not_found', `Model ${target.model} is no longer in the catalog.`);
     const circuits = circuitsOf(deps.providers);
-    if (chosen && target?.next && circuits.isOpen(chosen.vendor)) {
-      countFailover(deps.metrics, { route: run.model, from: chosen.code, to: target.next, reason: 'circuit_open' });
-      return { kind: 'failover', model: chosen.code, reason: 'circuit_open' };
-    }
+    const failovers = chosen
+      ? targetFailovers({ metrics: deps.metrics, circuits }, { route: run.model, model: chosen, next: target!.next })
+      : undefined;
+    const skipped = failovers?.skipped();
+    if (skipped) return skipped;
     /** One target, without the adapter's retries when another follows (the next vendor is the retry). */
     const callTarget = async (each: CatalogModel, { next }: RouteTarget) => {
       const result = await deps.providers
@@ -192,12 +193,8 @@ export function createRunActivities(deps: RunActivityDeps): RunActivities {
     } catch (error) {
       if (context.signal.aborted) throw abortError();
       // A route's target that failed before answering, with another after it: the flow calls that one at once.
-      const reason = chosen && failoverReason(error);
-      if (reason) circuits.failure(chosen.vendor);
-      if (reason && target?.next) {
-        countFailover(deps.metrics, { route: run.model, from: chosen.code, to: target.next, reason });
-        return { kind: 'failover', model: chosen.code, reason };
-      }
+      const failover = failovers?.failed(error);
+      if (failover) return failover;
       const failure = vendorFailureOf(error, 'run');
       if (!failure) throw error;
       logger.warn({ runId, err: error }, 'vendor call failed');
