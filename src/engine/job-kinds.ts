@@ -22,10 +22,15 @@ export const JOB_KINDS = Object.keys(jobKinds) as JobKind[];
 /** A kind's definition, as the engines handle any kind. */
 export const jobKindOf = (kind: JobKind): JobKindDefinition<any, any, any, Db> => jobKinds[kind];
 
-/** The embedded engine's re-run policy of each activity of a kind (its flow's steps). */
-export function stepPolicies(kind: JobKind): { readonly [name: string]: StepPolicy } {
-  return Object.fromEntries(Object.entries(jobKindOf(kind).flow.steps).map(([name, step]) => [name, step.onRerun]));
-}
+const policies = Object.fromEntries(
+  JOB_KINDS.map((kind) => [
+    kind,
+    Object.fromEntries(Object.entries(jobKindOf(kind).flow.steps).map(([name, step]) => [name, step.onRerun])),
+  ]),
+) as { readonly [Kind in JobKind]: { readonly [name: string]: StepPolicy } };
+
+/** The embedded engine's re-run policy of each activity of a kind (its flow's steps), computed once per kind. */
+export const stepPolicies = (kind: JobKind) => policies[kind];
 
 type Intersection<Union> = (Union extends unknown ? (value: Union) => void : never) extends (value: infer All) => void
   ? All
