@@ -158,11 +158,38 @@ export function debitsFrom(billable: string) {
  * statement prices each debit with its account's carry, and then starts after any other debit of those accounts
  * committed and reads the carry as it is. Locked only inside its own statement, the carry it priced with could be
  * older than the row it updated (seen on Postgres under concurrent debits of one account: the carry's check failed).
+ * In one round trip: `lockedStatement`.
  */
 export async function lockAccounts(trx: Db, accountIds: string[]): Promise<void> {
   const ids = [...new Set(accountIds)].sort();
   await sql`select id from accounts where id = any(${ids}::text[]) order by id for no key update`.execute(trx);
 }
+
+/**
+ * lockAccounts and then `statement` (compiled once: its only parameter is `$1`, given `arg` as JSON), in one
+ * statement from the client: the database function `with_accounts_locked` (migration 20261207000000) runs the two
+ * as two statements, each with its own snapshot, so the second reads the locked rows as they are. Outside a
+ * transaction that is one round trip and one commit where `begin`, the lock, the statement and `commit` were four.
+ * `shape` names the table (or type) whose rows the statement answers.
+ */
+export function lockedStatement<Row>(accountIds: string[], statement: string, arg: unknown, shape: string) {
+  const ids = [...new Set(accountIds)].sort();
+  return sql<Row>`select * from with_accounts_locked(${ids}::text[], ${statement}, ${JSON.stringify(arg)}::jsonb, null::${sql.raw(shape)})`;
+}
+
+/** A statement's text for with_accounts_locked: its only parameter is a literal `$1`, bound by the function. */
+function compiledWithoutParameters(db: Db, statement: RawBuilder<unknown>): string {
+  const compiled = statement.compile(db);
+  if (compiled.parameters.length > 0) throw new Error('a locked statement takes its argument as $1 only');
+  return compiled.sql;
+}
+
+/**
+ * Batches of holds, and of debits, written at once (db/group-commit.ts): each row is decided under its account's
+ * lock, so batches may commit in any order, and an arrival at moderate load starts beside the batch in flight
+ * instead of waiting for it. Each takes a pool connection for its statement.
+ */
+const LEDGER_BATCHES_IN_FLIGHT = 3;
 
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
 
@@ -173,6 +200,16 @@ const operationOf = (accountId: string, operationKey: string) => `${accountId}\u
  */
 export function createLedger(db: Db, options: { owner: string; metrics?: Metrics }) {
   const { owner, metrics } = options;
+  /** The debits of a batch, `$1` their debitRow objects as JSON, after their accounts are locked (writeDebits). */
+  const debitStatement = compiledWithoutParameters(
+    db,
+    sql`
+      with billable as (
+        select * from jsonb_to_recordset(${sql.raw('$1')}) as billable (
+          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
+      ${debitsFrom('billable')}
+      select * from debit`,
+  );
 
   /** Billed kopecks and tokens by model, for the debits a statement inserted (not the ones a retry found). */
   function recordDebits(rows: LedgerTransactionRow[]) {
@@ -240,18 +277,12 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    */
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
-    const inserted = await inTransaction(executor, async (trx) => {
-      await lockAccounts(
-        trx,
-        inputs.map((input) => input.accountId),
-      );
-      return sql<LedgerTransactionRow>`
-      with billable as (
-        select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as billable (
-          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
-      ${debitsFrom('billable')}
-      select * from debit`.execute(trx);
-    });
+    const inserted = await lockedStatement<LedgerTransactionRow>(
+      inputs.map((input) => input.accountId),
+      debitStatement,
+      rows,
+      'ledger_transactions',
+    ).execute(executor);
     recordDebits(inserted.rows);
     const byOperation = new Map(inserted.rows.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
     const results: Array<LedgerTransactionRow | null> = [];
@@ -279,6 +310,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   // 9 parameters per row; a few hundred rows stay far below Postgres' 65,535.
   const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({
     maxBatch: 500,
+    maxInFlight: LEDGER_BATCHES_IN_FLIGHT,
     write: (inputs) => retryingConflicts(() => writeDebits(db, inputs)),
     onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_debits' }, size),
   });
@@ -328,9 +360,28 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     );
   }
 
-  /** The holds in one statement; the hold now in effect of each, in order. */
-  async function placeHolds(executor: Db, placements: HoldPlacement[]): Promise<number[]> {
-    const result = await placeHoldsQuery(placements.map((placement, idx) => ({ ...placement, idx }))).execute(executor);
+  /**
+   * The holds in one statement; the hold now in effect of each, in order. `durable: false` (holds of requests, not of
+   * jobs) commits without waiting for the WAL to reach the disk (`synchronous_commit` off for this commit
+   * only): the hold is visible to every other statement at once, which is all that keeps concurrent requests from
+   * overdrawing, and it is on disk as soon as any later commit on the server is, since the WAL is written in order;
+   * the request's own debit, a durable commit, comes after it. Only a crash of Postgres before any such commit
+   * loses it, and then the request it held for could not be billed either (its debit, retried once Postgres is
+   * back, charges what the balance allows: api-decisions 10). One fsync fewer per request.
+   */
+  async function placeHolds(
+    executor: Db,
+    placements: HoldPlacement[],
+    options: { durable: boolean } = { durable: true },
+  ): Promise<number[]> {
+    const query = placeHoldsQuery(placements.map((placement, idx) => ({ ...placement, idx })));
+    const result = await (
+      options.durable
+        ? query
+        : sql<{ idx: number; in_effect: string | number }>`
+      select placed.idx, placed.in_effect
+      from (select set_config('synchronous_commit', 'off', true)) as relaxed, (${query}) as placed`
+    ).execute(executor);
     const inEffect = new Array<number>(placements.length).fill(0);
     for (const row of result.rows) inEffect[row.idx] = Number(row.in_effect);
     return inEffect;
@@ -351,7 +402,12 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
   const groupedHold = createGroupCommit<HoldPlacement, number>({
     maxBatch: 500,
-    write: (placements) => retryingConflicts(() => placeHolds(db, placements)),
+    maxInFlight: LEDGER_BATCHES_IN_FLIGHT,
+    // A job's hold (a later round's) stays durable with the job's other state; requests' own holds need not wait.
+    write: (placements) =>
+      retryingConflicts(() =>
+        placeHolds(db, placements, { durable: placements.some((placement) => placement.job_id !== null) }),
+      ),
     onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_holds' }, size),
   });
 

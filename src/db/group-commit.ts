@@ -1,8 +1,14 @@
 /**
- * Group commit in the application: writes submitted while one batch is being written wait and then go
- * together as the next batch, in one statement and one commit. With nothing in flight a write starts at
+ * Group commit in the application: writes submitted while batches are being written wait and then go
+ * together as the next batch, in one statement and one commit. With a batch slot free a write starts at
  * once (on the next microtask, so writes submitted in the same tick share it), so an idle service adds
  * no delay; a busy one makes fewer, larger commits instead of queueing on row locks and fsyncs.
+ *
+ * `maxInFlight` batches may be written at once (default 1: each batch after the previous one, for writers
+ * whose batches must commit in order, like a stream's events). A writer whose batches are independent
+ * (holds, debits: each row decides under its account's lock) lets a second batch start beside one in flight,
+ * so a write arriving at moderate load does not wait a whole batch write before its own starts; under
+ * saturation every slot is busy and the batches grow as before.
  *
  * `write` gets a batch and answers one result per item, in order. When a batch of several fails, each
  * item is retried alone, so one bad item (an account deleted meanwhile, say) fails only its own caller.
@@ -11,6 +17,8 @@ export interface GroupCommitOptions<I, O> {
   write: (items: I[]) => Promise<O[]>;
   /** Largest batch (bounded by the statement's parameter count). */
   maxBatch: number;
+  /** Batches written at once (each takes a database connection); 1 unless batches may commit in any order. */
+  maxInFlight?: number;
   /** Told each batch's size as it is written (metrics). */
   onBatch?: (size: number) => void;
 }
@@ -24,12 +32,13 @@ interface Waiting<I, O> {
 }
 
 export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommit<I, O> {
+  const maxInFlight = options.maxInFlight ?? 1;
   let queue: Waiting<I, O>[] = [];
-  let writing = false;
+  let inFlight = 0;
   let scheduled = false;
 
   function schedule() {
-    if (writing || scheduled || queue.length === 0) return;
+    if (inFlight >= maxInFlight || scheduled || queue.length === 0) return;
     scheduled = true;
     queueMicrotask(() => {
       scheduled = false;
@@ -38,15 +47,17 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
   }
 
   async function flush() {
-    if (writing || queue.length === 0) return;
-    writing = true;
+    if (inFlight >= maxInFlight || queue.length === 0) return;
+    inFlight++;
     const batch = queue.slice(0, options.maxBatch);
     queue = queue.slice(batch.length);
     options.onBatch?.(batch.length);
+    // More waiting than this batch takes, and a slot free: the next batch starts beside it.
+    schedule();
     try {
       await writeBatch(batch);
     } finally {
-      writing = false;
+      inFlight--;
       schedule();
     }
   }

@@ -52,4 +52,24 @@ describe('group commit', () => {
     expect(await Promise.all(outcomes)).toEqual(['120', 'unlucky', '140']);
     expect(writer.batches).toEqual([[12, 13, 14], [12], [13], [14]]);
   });
+
+  it('starts a second batch beside one in flight when two may be written at once, and queues behind both', async () => {
+    const writer = controlledWriter();
+    const submit = createGroupCommit({ write: writer.write, maxBatch: 10, maxInFlight: 2 });
+    const first = submit(1);
+    await new Promise((resolve) => setImmediate(resolve)); // the first write has started
+    const second = submit(2);
+    await new Promise((resolve) => setImmediate(resolve)); // a slot was free: the second started beside it
+    expect(writer.batches).toEqual([[1], [2]]);
+    const waiting = [submit(3), submit(4)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writer.batches).toEqual([[1], [2]]); // both slots busy: 3 and 4 wait
+    await writer.releaseNext();
+    expect(await first).toBe(10);
+    await writer.releaseNext();
+    await writer.releaseNext();
+    expect(await Promise.all([second, ...waiting])).toEqual([20, 30, 40]);
+    // 3 and 4 went together into the first slot freed.
+    expect(writer.batches).toEqual([[1], [2], [3, 4]]);
+  });
 });
