@@ -12,6 +12,8 @@ import { sql, type Kysely } from 'kysely';
  * statement takes its own snapshot, as each statement of a read-committed transaction does, so the statement here
  * starts after the lock is held and reads every locked row as it is, exactly like the two statements it replaces.
  *
+ * `response_finalization` is the row a Response's finalisation answers (responses.repository.ts, writeFinalizations).
+ *
  * `statement` is always one of the application's own constant statements (never text from a request); the
  * function runs with its caller's rights (security invoker), so it allows nothing the caller could not run.
  */
@@ -25,8 +27,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       return query execute statement using arg;
     end
     $$`.execute(db);
+  await sql`create type response_finalization as (id text, sequence integer, debited bigint)`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop type response_finalization`.execute(db);
   await sql`drop function with_accounts_locked(text[], text, jsonb, anyelement)`.execute(db);
 }

@@ -154,34 +154,32 @@ export function debitsFrom(billable: string) {
 }
 
 /**
- * Locks accounts (in id order) by a statement of their own, before a statement that debits them (debitsFrom): that
- * statement prices each debit with its account's carry, and then starts after any other debit of those accounts
+ * Locks accounts (in id order) by a statement of their own, then runs `statement`, which debits them (debitsFrom):
+ * that statement prices each debit with its account's carry, and so starts after any other debit of those accounts
  * committed and reads the carry as it is. Locked only inside its own statement, the carry it priced with could be
  * older than the row it updated (seen on Postgres under concurrent debits of one account: the carry's check failed).
- * In one round trip: `lockedStatement`.
- */
-export async function lockAccounts(trx: Db, accountIds: string[]): Promise<void> {
-  const ids = [...new Set(accountIds)].sort();
-  await sql`select id from accounts where id = any(${ids}::text[]) order by id for no key update`.execute(trx);
-}
-
-/**
- * lockAccounts and then `statement` (compiled once: its only parameter is `$1`, given `arg` as JSON), in one
- * statement from the client: the database function `with_accounts_locked` (migration 20261207000000) runs the two
- * as two statements, each with its own snapshot, so the second reads the locked rows as they are. Outside a
+ *
+ * Both in one statement from the client: the database function `with_accounts_locked` (migration 20261207000000)
+ * runs them as two statements, each with its own snapshot, as a read-committed transaction would. Outside a
  * transaction that is one round trip and one commit where `begin`, the lock, the statement and `commit` were four.
- * `shape` names the table (or type) whose rows the statement answers.
+ * `statement`'s only parameter is `$1` (written `sql.raw('$1')`), given `arg` as JSON; `shape` names the table (or
+ * composite type) whose rows it answers.
  */
-export function lockedStatement<Row>(accountIds: string[], statement: string, arg: unknown, shape: string) {
-  const ids = [...new Set(accountIds)].sort();
-  return sql<Row>`select * from with_accounts_locked(${ids}::text[], ${statement}, ${JSON.stringify(arg)}::jsonb, null::${sql.raw(shape)})`;
-}
-
-/** A statement's text for with_accounts_locked: its only parameter is a literal `$1`, bound by the function. */
-function compiledWithoutParameters(db: Db, statement: RawBuilder<unknown>): string {
-  const compiled = statement.compile(db);
+export async function executeLocked<Row>(
+  executor: Db,
+  accountIds: string[],
+  statement: RawBuilder<unknown>,
+  arg: unknown,
+  shape: string,
+): Promise<Row[]> {
+  const compiled = statement.compile(executor);
   if (compiled.parameters.length > 0) throw new Error('a locked statement takes its argument as $1 only');
-  return compiled.sql;
+  const ids = [...new Set(accountIds)].sort();
+  const result = await sql<Row>`
+    select * from with_accounts_locked(${ids}::text[], ${compiled.sql}, ${JSON.stringify(arg)}::jsonb, null::${sql.raw(shape)})`.execute(
+    executor,
+  );
+  return result.rows;
 }
 
 /**
@@ -200,17 +198,6 @@ const operationOf = (accountId: string, operationKey: string) => `${accountId}\u
  */
 export function createLedger(db: Db, options: { owner: string; metrics?: Metrics }) {
   const { owner, metrics } = options;
-  /** The debits of a batch, `$1` their debitRow objects as JSON, after their accounts are locked (writeDebits). */
-  const debitStatement = compiledWithoutParameters(
-    db,
-    sql`
-      with billable as (
-        select * from jsonb_to_recordset(${sql.raw('$1')}) as billable (
-          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
-      ${debitsFrom('billable')}
-      select * from debit`,
-  );
-
   /** Billed kopecks and tokens by model, for the debits a statement inserted (not the ones a retry found). */
   function recordDebits(rows: LedgerTransactionRow[]) {
     if (!metrics) return;
@@ -277,14 +264,20 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    */
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
-    const inserted = await lockedStatement<LedgerTransactionRow>(
+    const inserted = await executeLocked<LedgerTransactionRow>(
+      executor,
       inputs.map((input) => input.accountId),
-      debitStatement,
+      sql`
+      with billable as (
+        select * from jsonb_to_recordset(${sql.raw('$1')}) as billable (
+          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
+      ${debitsFrom('billable')}
+      select * from debit`,
       rows,
       'ledger_transactions',
-    ).execute(executor);
-    recordDebits(inserted.rows);
-    const byOperation = new Map(inserted.rows.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
+    );
+    recordDebits(inserted);
+    const byOperation = new Map(inserted.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
     const results: Array<LedgerTransactionRow | null> = [];
     for (const input of inputs) {
       if (!(Number(input.cost) > 0)) {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import { debitsFrom, lockAccounts, type HoldPlacement, type Ledger } from '../billing/ledger';
-import { inTransaction, type Db } from '../db/database';
+import { debitsFrom, executeLocked, type HoldPlacement, type Ledger } from '../billing/ledger';
+import type { Db } from '../db/database';
 import { jobOutboxFrom, type JobOutboxColumns } from '../engine/admission';
 import type { StreamEvent } from '../events/stream-event';
 import type { FinalRecord } from './finalization';
@@ -205,15 +205,13 @@ export async function writeFinalizations(
   records: FinalRecord[],
 ): Promise<Map<string, { sequence: number; debited: number }>> {
   // The accounts first, in a statement of their own: the debits are priced with each account's carry, read as it
-  // is once the lock is held (ledger.ts, writeDebits).
-  const written = await inTransaction(executor, async (trx) => {
-    await lockAccounts(
-      trx,
-      records.map((record) => record.account_id),
-    );
-    return sql<{ id: string; sequence: number; debited: string | number | null }>`
+  // is once the lock is held; both statements in one round trip (ledger.ts, executeLocked).
+  const written = await executeLocked<{ id: string; sequence: number; debited: string | number | null }>(
+    executor,
+    records.map((record) => record.account_id),
+    sql`
     with input as (
-      select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
+      select * from jsonb_to_recordset(${sql.raw('$1')}) as input (
         id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
         final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
         debit_id text, debit_cost numeric, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text,
@@ -227,8 +225,8 @@ export async function writeFinalizations(
       from input
       where responses.id = input.id and responses.status in ('queued', 'in_progress')
         -- The ids again as an array: an index condition for the planner, which otherwise guesses the recordset at
-        -- 100 rows and scans the whole table (a plan the prepared statement then keeps).
-        and responses.id = any(${records.map((record) => record.id)}::text[])
+        -- 100 rows and scans the whole table.
+        and responses.id = any(array(select record ->> 'id' from jsonb_array_elements(${sql.raw('$1')}) as record))
       returning responses.id, responses.account_id),
     stored as (
       select updated.id, coalesce((select max(last_seq) from stream_events where stream_events.stream_id = updated.id), -1) as last_seq
@@ -259,11 +257,11 @@ export async function writeFinalizations(
       where input.debit_id is not null),
     ${debitsFrom('billable')}
     select next_event.id, next_event.sequence, debit.amount as debited
-    from next_event left join debit on debit.operation_key = 'response:' || next_event.id`.execute(trx);
-  });
-  return new Map(
-    written.rows.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]),
+    from next_event left join debit on debit.operation_key = 'response:' || next_event.id`,
+    records,
+    'response_finalization',
   );
+  return new Map(written.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]));
 }
 
 /** Records a cancel request on the row (the workflow reads it when it starts or finalises). */
