@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
  * Billing exact to the kopeck over time (api-decisions 10, third wave). A debit stays whole kopecks, but it is no
  * longer its cost rounded up: `accounts.cost_carry` is the part of a kopeck the account has paid beyond the exact
  * sum of its costs (0 <= carry < 1, exact decimal), and each debit is the cost less that carry, rounded up, the
- * rest carried to the next (ledger.ts, debitsFrom). So the sum of an account's debits is always the exact sum of
+ * rest carried to the next (now the database function debit_operations, migration 20261207000000). So the sum of an account's debits is always the exact sum of
  * its costs plus the carry: never more by a kopeck or more. `ledger_transactions.cost` is a debit's exact cost
  * (null for credits and for debits written before the carry, which were their cost rounded up). A debit whose cost
  * the carry paid whole is 0 kopecks: it is still written (one debit per billed operation, its record of the cost,

@@ -20,7 +20,7 @@ import * as webhookSigning from './20261205000000_webhook_signing';
 import * as catalogRouteOrigin from './20261206000000_catalog_route_origin';
 import * as storedRowBytes from './20261206020000_stored_row_bytes';
 import * as jobsByAccount from './20261206030000_jobs_by_account';
-import * as lockedStatement from './20261207000000_locked_statement';
+import * as debitOperations from './20261207000000_debit_operations';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -45,5 +45,5 @@ export const migrations: Record<string, Migration> = {
   '20261206000000_catalog_route_origin': catalogRouteOrigin,
   '20261206020000_stored_row_bytes': storedRowBytes,
   '20261206030000_jobs_by_account': jobsByAccount,
-  '20261207000000_locked_statement': lockedStatement,
+  '20261207000000_debit_operations': debitOperations,
 };

@@ -13,7 +13,7 @@ export interface DebitInput {
   accountId: string;
   /**
    * The exact cost in kopecks, a decimal string (pricing.ts `exact`). The debit is whole kopecks: the cost less
-   * the account's carry, rounded up (debitsFrom). A cost of 0 writes nothing (it only releases the hold).
+   * the account's carry, rounded up (`debit_operations`). A cost of 0 writes nothing (it only releases the hold).
    */
   cost: string;
   /** Unique per billed operation (e.g. `response:resp_…`): a retried debit never charges twice. */
@@ -58,7 +58,12 @@ export function holdPlacement(request: HoldRequest): HoldPlacement {
   };
 }
 
-/** The ledger row of a debit, for statements that write one themselves (see debitsFrom). */
+/**
+ * The ledger row of a debit, as the database function `debit_operations` takes it (a JSON array of these): the one
+ * place debits are written, ledger row, hold release, balance and carry together, exact to the kopeck over time
+ * (api-decisions 10; migration 20261207000000_debit_operations says how). Its accounts are locked by a statement of
+ * their own before the one that prices with their carry, inside the function: one round trip and one commit.
+ */
 export function debitRow(input: DebitInput) {
   return {
     id: newId('txn'),
@@ -70,116 +75,6 @@ export function debitRow(input: DebitInput) {
     usage: JSON.stringify(input.usage ?? null),
     operation_key: input.operationKey,
   };
-}
-
-/**
- * The whole of a settlement, as CTEs (`released`, `debit`, `charged`) for a caller's own statement that decides
- * in the same statement what is billed (a Response's finalisation: one statement, one commit; writeDebits).
- * `billable` names a relation with the columns of debitRow (`cost` an exact decimal of kopecks; metadata and usage
- * as JSON text), costs possibly 0. For each row the operation's hold, if any, is released, and its debit becomes a
- * ledger row that comes off its account's balance, except an operation already billed, which writes and charges
- * nothing (nor carries).
- *
- * Exact to the kopeck over time (api-decisions 10): `accounts.cost_carry` (0 <= carry < 1) is what the account has
- * paid beyond the exact sum of its costs. Each debit is whole kopecks, its cost less the carry rounded up, and the
- * carry becomes what that paid beyond the cost; for the rows of one account in order (operation key), the first
- * k debits together are `ceil(C_k − carry)` with C_k the sum of their costs. So the debits of an account always
- * come to the exact sum of its costs plus the carry, less than a kopeck more, over any period; a debit never
- * exceeds its cost rounded up (what its hold holds). The carry is updated in the same statement as the debits,
- * under the account row's lock, and a check keeps it in [0, 1). A cost the carry covers whole is a debit of 0
- * kopecks, still written: it records the cost, and a retry finds it.
- *
- * The balance never goes below what the account's other holds need (so never below zero): what a hold covers is
- * charged; a cost beyond its hold (a vendor counted more than the bound held for; a debit with no hold) is charged
- * as far as the rest of the balance, read under the account row's lock, allows, in the order of the rows, and
- * what it could not charge is noted in the debit's metadata as `uncollected` (whole kopecks; the carry is kept as
- * if it had been paid). The one place `balance = credits − debits` is kept for debits, and `held = the sum of open
- * holds` for their release. The metadata of each debit records its exact `cost` and the account's `carry` after it.
- */
-export function debitsFrom(billable: string) {
-  const table = sql.table(billable);
-  return sql`
-    released as (
-      delete from ledger_holds using ${table}
-      where ledger_holds.account_id = ${sql.ref(`${billable}.account_id`)} and ledger_holds.operation_key = ${sql.ref(`${billable}.operation_key`)}
-      returning ledger_holds.account_id, ledger_holds.operation_key, ledger_holds.amount),
-    locked as (
-      select id, balance, held, cost_carry from accounts where id in (select account_id from ${table}) order by id for no key update),
-    fresh as (
-      select distinct on (b.account_id, b.operation_key) b.* from ${table} as b
-      where b.cost > 0
-        and not exists (select 1 from ledger_transactions as t where t.account_id = b.account_id and t.operation_key = b.operation_key)
-      order by b.account_id, b.operation_key),
-    priced as (
-      select fresh.*,
-        ceil(sum(fresh.cost) over upto - locked.cost_carry) - ceil(coalesce(sum(fresh.cost) over before, 0) - locked.cost_carry) as amount,
-        locked.cost_carry + ceil(sum(fresh.cost) over upto - locked.cost_carry) - sum(fresh.cost) over upto as carry
-      from fresh join locked on locked.id = fresh.account_id
-      window upto as (partition by fresh.account_id order by fresh.operation_key rows between unbounded preceding and current row),
-        before as (partition by fresh.account_id order by fresh.operation_key rows between unbounded preceding and 1 preceding)),
-    covered as (
-      select b.*, least(b.amount, coalesce(r.amount, 0)) as covered
-      from priced as b left join released as r on r.account_id = b.account_id and r.operation_key = b.operation_key),
-    spare as (
-      select locked.id as account_id,
-        locked.balance - coalesce((select sum(covered.covered) from covered where covered.account_id = locked.id), 0)
-          - (locked.held - coalesce((select sum(released.amount) from released where released.account_id = locked.id), 0)) as amount
-      from locked),
-    allocated as (
-      select covered.*, covered.covered + least(covered.amount - covered.covered, greatest(0, spare.amount - coalesce(sum(covered.amount - covered.covered)
-          over (partition by covered.account_id order by covered.operation_key rows between unbounded preceding and 1 preceding), 0))) as charged
-      from covered join spare on spare.account_id = covered.account_id),
-    debit as (
-      insert into ledger_transactions (id, account_id, type, amount, currency, metadata, usage, operation_key, cost)
-      select id, account_id, 'debit', charged, currency,
-        metadata::jsonb || jsonb_build_object('cost', cost, 'carry', carry)
-          || case when charged < amount then jsonb_build_object('uncollected', amount - charged) else '{}'::jsonb end,
-        usage::jsonb, operation_key, cost
-      from allocated
-      order by account_id, operation_key
-      on conflict (account_id, operation_key) do nothing
-      returning *),
-    charged as (
-      update accounts set balance = accounts.balance - totals.debited, held = accounts.held - totals.released,
-        cost_carry = accounts.cost_carry + totals.priced - totals.cost
-      from (
-        select account_id, sum(debited) as debited, sum(released) as released, sum(priced) as priced, sum(cost) as cost from (
-          select debit.account_id, debit.amount as debited, 0::bigint as released, allocated.amount as priced, allocated.cost
-          from debit join allocated on allocated.id = debit.id
-          union all
-          select account_id, 0::bigint, amount, 0::numeric, 0::numeric from released) as moves
-        group by account_id) as totals
-      where accounts.id = totals.account_id
-      returning accounts.id)`;
-}
-
-/**
- * Locks accounts (in id order) by a statement of their own, then runs `statement`, which debits them (debitsFrom):
- * that statement prices each debit with its account's carry, and so starts after any other debit of those accounts
- * committed and reads the carry as it is. Locked only inside its own statement, the carry it priced with could be
- * older than the row it updated (seen on Postgres under concurrent debits of one account: the carry's check failed).
- *
- * Both in one statement from the client: the database function `with_accounts_locked` (migration 20261207000000)
- * runs them as two statements, each with its own snapshot, as a read-committed transaction would. Outside a
- * transaction that is one round trip and one commit where `begin`, the lock, the statement and `commit` were four.
- * `statement`'s only parameter is `$1` (written `sql.raw('$1')`), given `arg` as JSON; `shape` names the table (or
- * composite type) whose rows it answers.
- */
-export async function executeLocked<Row>(
-  executor: Db,
-  accountIds: string[],
-  statement: RawBuilder<unknown>,
-  arg: unknown,
-  shape: string,
-): Promise<Row[]> {
-  const compiled = statement.compile(executor);
-  if (compiled.parameters.length > 0) throw new Error('a locked statement takes its argument as $1 only');
-  const ids = [...new Set(accountIds)].sort();
-  const result = await sql<Row>`
-    select * from with_accounts_locked(${ids}::text[], ${compiled.sql}, ${JSON.stringify(arg)}::jsonb, null::${sql.raw(shape)})`.execute(
-    executor,
-  );
-  return result.rows;
 }
 
 /**
@@ -239,7 +134,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   }
 
   /**
-   * Idempotent debit, which settles the operation's hold (debitsFrom); returns the transaction (the existing one
+   * Idempotent debit, which settles the operation's hold (`debit_operations`); returns the transaction (the existing one
    * when the operation was already billed; null for a cost of 0, which only releases the hold).
    * Inside a caller's transaction it is part of that transaction. Otherwise it is group-committed with
    * the debits of concurrent requests (db/group-commit.ts): every debit of one busy account used to
@@ -255,27 +150,17 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   }
 
   /**
-   * The debits in one statement (debitsFrom over the inputs as JSON): ledger rows, hold releases and the balance
-   * changes are written by data-modifying CTEs, so account rows are locked only inside the database, for the
-   * statement and its commit (as a BEGIN/INSERT/UPDATE/COMMIT sequence the row stayed locked across client round
-   * trips, serialising every debit of one account behind event-loop latency). All of it or nothing. An
+   * The debits in one statement (`debit_operations` over the inputs as JSON): ledger rows, hold releases and the
+   * balance changes are written inside the database, so account rows are locked only there, for the function and
+   * its commit (as a BEGIN/lock/debit/COMMIT sequence the rows stayed locked across client round trips,
+   * serialising every debit of one account behind event-loop latency). All of it or nothing. An
    * operation already billed (a retry, or a duplicate that committed first) inserts nothing, charges nothing and
    * answers its original row; a cost of 0 only releases the operation's hold.
    */
   async function writeDebits(executor: Db, inputs: DebitInput[]): Promise<Array<LedgerTransactionRow | null>> {
     const rows = inputs.map(debitRow);
-    const inserted = await executeLocked<LedgerTransactionRow>(
-      executor,
-      inputs.map((input) => input.accountId),
-      sql`
-      with billable as (
-        select * from jsonb_to_recordset(${sql.raw('$1')}) as billable (
-          id text, account_id text, cost numeric, currency text, metadata text, usage text, operation_key text)),
-      ${debitsFrom('billable')}
-      select * from debit`,
-      rows,
-      'ledger_transactions',
-    );
+    const { rows: inserted } = await sql<LedgerTransactionRow>`
+      select * from debit_operations(${JSON.stringify(rows)}::jsonb)`.execute(executor);
     recordDebits(inserted);
     const byOperation = new Map(inserted.map((row) => [operationOf(row.account_id, row.operation_key!), row]));
     const results: Array<LedgerTransactionRow | null> = [];

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { debitsFrom, executeLocked, type HoldPlacement, type Ledger } from '../billing/ledger';
+import type { HoldPlacement, Ledger } from '../billing/ledger';
 import type { Db } from '../db/database';
 import { jobOutboxFrom, type JobOutboxColumns } from '../engine/admission';
 import type { StreamEvent } from '../events/stream-event';
@@ -196,7 +196,7 @@ export async function startQueuedResponses(
  * Finalises Responses in one statement (a data-modifying CTE over the records): final status, output and
  * usage; the generation's unwritten closing events and the final event, whose sequence number is the
  * stream's next one, read by the statement itself (a failed or cancelled generation may not know it); the
- * debit and its balance change (the ledger's debitsFrom). Guarded by the stored status: a Response that a
+ * debit and its balance change (the ledger's `debit_operations`). Guarded by the stored status: a Response that a
  * concurrent cancel (or a previous run) finalised first gets none of it. Answers, per Response written, the final
  * event's sequence number and the whole kopecks debited (its cost less the account's carry, rounded up).
  */
@@ -204,14 +204,9 @@ export async function writeFinalizations(
   executor: Db,
   records: FinalRecord[],
 ): Promise<Map<string, { sequence: number; debited: number }>> {
-  // The accounts first, in a statement of their own: the debits are priced with each account's carry, read as it
-  // is once the lock is held; both statements in one round trip (ledger.ts, executeLocked).
-  const written = await executeLocked<{ id: string; sequence: number; debited: string | number | null }>(
-    executor,
-    records.map((record) => record.account_id),
-    sql`
+  const written = await sql<{ id: string; sequence: number; debited: string | number | null }>`
     with input as (
-      select * from jsonb_to_recordset(${sql.raw('$1')}) as input (
+      select * from jsonb_to_recordset(${JSON.stringify(records)}::jsonb) as input (
         id text, status text, output jsonb, usage jsonb, error jsonb, incomplete_details jsonb, completed_at timestamptz,
         final_event jsonb, tail_first int, tail_last int, tail_events jsonb,
         debit_id text, debit_cost numeric, debit_currency text, debit_metadata text, debit_usage text, debit_operation_key text,
@@ -225,8 +220,14 @@ export async function writeFinalizations(
       from input
       where responses.id = input.id and responses.status in ('queued', 'in_progress')
         -- The ids again as an array: an index condition for the planner, which otherwise guesses the recordset at
-        -- 100 rows and scans the whole table.
-        and responses.id = any(array(select record ->> 'id' from jsonb_array_elements(${sql.raw('$1')}) as record))
+        -- 100 rows and scans the whole table (a plan the prepared statement then keeps).
+        and responses.id = any(${records.map((record) => record.id)}::text[])
+        -- The accounts are locked before any Response row (an init plan, run before the first row is updated), in
+        -- id order, as every statement that debits does: a cancel finalising one of these Responses meanwhile waits
+        -- for the account instead of holding its Response while this waits for the account (a deadlock).
+        and (select count(*) from (
+          select 1 from accounts where id = any(${[...new Set(records.map((record) => record.account_id))].sort()}::text[])
+          order by id for no key update) as accounts_locked) >= 0
       returning responses.id, responses.account_id),
     stored as (
       select updated.id, coalesce((select max(last_seq) from stream_events where stream_events.stream_id = updated.id), -1) as last_seq
@@ -255,13 +256,15 @@ export async function writeFinalizations(
         input.debit_metadata as metadata, input.debit_usage as usage, input.debit_operation_key as operation_key
       from updated join input on input.id = updated.id
       where input.debit_id is not null),
-    ${debitsFrom('billable')}
+    -- The ledger's one statement for debits (it locks their accounts first; a Response whose row was not updated
+    -- here bills nothing). Its rows are read below whenever a Response was written, which runs it whole.
+    debit as (
+      select * from debit_operations((select coalesce(jsonb_agg(to_jsonb(billable)), '[]'::jsonb) from billable)))
     select next_event.id, next_event.sequence, debit.amount as debited
-    from next_event left join debit on debit.operation_key = 'response:' || next_event.id`,
-    records,
-    'response_finalization',
+    from next_event left join debit on debit.operation_key = 'response:' || next_event.id`.execute(executor);
+  return new Map(
+    written.rows.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]),
   );
-  return new Map(written.map((row) => [row.id, { sequence: Number(row.sequence), debited: Number(row.debited ?? 0) }]));
 }
 
 /** Records a cancel request on the row (the workflow reads it when it starts or finalises). */
