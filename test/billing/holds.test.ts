@@ -97,6 +97,24 @@ describe('billing holds', () => {
     expect(await ledgerState(first.accountId)).toMatchObject({ held: 100, openHolds: 100 });
   });
 
+  it("a request's hold relaxes durability for its own commit only: every pooled connection is durable after it", async () => {
+    const { ledger, db } = app.runtime.deps;
+    const { accountId } = await app.createAccount({ balance: 1_000 });
+    // Holds of requests (no job) are committed with synchronous_commit off, set for that transaction alone; one
+    // that outlived its commit would leave a pooled connection committing everything after it without the fsync.
+    await Promise.all(
+      Array.from({ length: 30 }, (_, index) => ledger.hold({ accountId, operationKey: `relaxed:${index}`, amount: 1 })),
+    );
+    await Promise.all(Array.from({ length: 30 }, (_, index) => ledger.release(accountId, `relaxed:${index}`)));
+    // As many concurrent reads as the pool has connections, each held a moment so that each takes its own.
+    const settings = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        sql<{ setting: string }>`select current_setting('synchronous_commit') as setting, pg_sleep(0.05)`.execute(db),
+      ),
+    );
+    expect(settings.map((result) => result.rows[0]!.setting)).toEqual(Array(10).fill('on'));
+  });
+
   it('a batch of Response creations places each hold in the same statement and writes only the Responses whose hold came out whole', async () => {
     const { ledger, db } = app.runtime.deps;
     const { accountId } = await app.createAccount({ balance: 100 });
