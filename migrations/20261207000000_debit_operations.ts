@@ -20,9 +20,11 @@ import { sql, type Kysely } from 'kysely';
  * whole is a debit of 0 kopecks, still written: it records the cost, and a retry finds it.
  *
  * The balance never goes below what the account's other holds need (so never below zero): what a hold covers is
- * charged; a cost beyond its hold is charged as far as the rest of the balance allows, in the order of the rows,
- * and what it could not charge is noted in the debit's metadata as `uncollected` (whole kopecks). The metadata of
- * each debit records its exact `cost` and the account's `carry` after it.
+ * charged; a cost beyond its hold (a vendor counted more than the bound held for; a debit with no hold) is charged
+ * as far as the rest of the balance, read under the account row's lock, allows, in the order of the rows, and what
+ * it could not charge is noted in the debit's metadata as `uncollected` (whole kopecks; the carry is kept as if it
+ * had been paid). The one place `balance = credits - debits` is kept for debits, and `held = the sum of open holds`
+ * for their release. The metadata of each debit records its exact `cost` and the account's `carry` after it.
  *
  * The accounts are locked (in id order, `for no key update`) by a statement of their own before the statement that
  * prices with their carry: in a volatile function each statement takes its own snapshot, so that statement reads

@@ -93,6 +93,7 @@ const operationOf = (accountId: string, operationKey: string) => `${accountId}\u
  */
 export function createLedger(db: Db, options: { owner: string; metrics?: Metrics }) {
   const { owner, metrics } = options;
+
   /** Billed kopecks and tokens by model, for the debits a statement inserted (not the ones a retry found). */
   function recordDebits(rows: LedgerTransactionRow[]) {
     if (!metrics) return;
