@@ -79,8 +79,8 @@ export function debitRow(input: DebitInput) {
 
 /**
  * Batches of holds, and of debits, written at once (db/group-commit.ts): each row is decided under its account's
- * lock, so batches may commit in any order, and an arrival at moderate load starts beside the batch in flight
- * instead of waiting for it. Each takes a pool connection for its statement.
+ * lock, so batches of different accounts may commit in any order, and an arrival for an account no batch in flight
+ * holds starts beside them instead of waiting. Each takes a pool connection for its statement.
  */
 const LEDGER_BATCHES_IN_FLIGHT = 3;
 
@@ -190,6 +190,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   const groupedDebit = createGroupCommit<DebitInput, LedgerTransactionRow | null>({
     maxBatch: 500,
     maxInFlight: LEDGER_BATCHES_IN_FLIGHT,
+    keyOf: (input) => input.accountId,
     write: (inputs) => retryingConflicts(() => writeDebits(db, inputs)),
     onBatch: (size) => metrics?.groupCommitBatch.observe({ writer: 'ledger_debits' }, size),
   });
@@ -282,6 +283,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
   const groupedHold = createGroupCommit<HoldPlacement, number>({
     maxBatch: 500,
     maxInFlight: LEDGER_BATCHES_IN_FLIGHT,
+    keyOf: (placement) => placement.account_id,
     // A job's hold (a later round's) stays durable with the job's other state; requests' own holds need not wait.
     write: (placements) =>
       retryingConflicts(() =>

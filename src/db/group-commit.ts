@@ -5,10 +5,12 @@
  * no delay; a busy one makes fewer, larger commits instead of queueing on row locks and fsyncs.
  *
  * `maxInFlight` batches may be written at once (default 1: each batch after the previous one, for writers
- * whose batches must commit in order, like a stream's events). A writer whose batches are independent
- * (holds, debits: each row decides under its account's lock) lets a second batch start beside one in flight,
- * so a write arriving at moderate load does not wait a whole batch write before its own starts; under
- * saturation every slot is busy and the batches grow as before.
+ * whose batches must commit in order, like a stream's events). A writer whose rows are each decided under a
+ * lock of their own (holds and debits: their account's row) names that lock with `keyOf`, and a batch starts
+ * beside the ones in flight with the waiting items whose keys none of them holds: a write for an idle account
+ * does not wait a whole batch write of another account's before its own starts, while the writes of one busy
+ * account still go together, one batch at a time (parallel batches of one account would only queue on its row
+ * lock, each through its own commit). With nothing in flight a batch takes every key.
  *
  * `write` gets a batch and answers one result per item, in order. When a batch of several fails, each
  * item is retried alone, so one bad item (an account deleted meanwhile, say) fails only its own caller.
@@ -19,6 +21,8 @@ export interface GroupCommitOptions<I, O> {
   maxBatch: number;
   /** Batches written at once (each takes a database connection); 1 unless batches may commit in any order. */
   maxInFlight?: number;
+  /** With maxInFlight > 1: the lock an item is decided under; items of a key in flight wait for that batch. */
+  keyOf?: (item: I) => string;
   /** Told each batch's size as it is written (metrics). */
   onBatch?: (size: number) => void;
 }
@@ -33,8 +37,11 @@ interface Waiting<I, O> {
 
 export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): GroupCommit<I, O> {
   const maxInFlight = options.maxInFlight ?? 1;
+  const { keyOf } = options;
   let queue: Waiting<I, O>[] = [];
   let inFlight = 0;
+  /** Keys held by the batches in flight, with how many of them hold each. */
+  const busy = new Map<string, number>();
   let scheduled = false;
 
   function schedule() {
@@ -46,11 +53,30 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
     });
   }
 
+  /** The next batch: the first maxBatch waiting, or beside batches in flight, those whose keys none holds. */
+  function takeBatch(): Waiting<I, O>[] {
+    if (inFlight === 0 || !keyOf) {
+      const batch = queue.slice(0, options.maxBatch);
+      queue = queue.slice(batch.length);
+      return batch;
+    }
+    const batch: Waiting<I, O>[] = [];
+    const rest: Waiting<I, O>[] = [];
+    for (const waiting of queue) {
+      if (batch.length < options.maxBatch && !busy.has(keyOf(waiting.item))) batch.push(waiting);
+      else rest.push(waiting);
+    }
+    queue = rest;
+    return batch;
+  }
+
   async function flush() {
     if (inFlight >= maxInFlight || queue.length === 0) return;
+    const batch = takeBatch();
+    if (batch.length === 0) return; // every waiting key is in flight: the batch holding it schedules them
     inFlight++;
-    const batch = queue.slice(0, options.maxBatch);
-    queue = queue.slice(batch.length);
+    const keys = keyOf ? batch.map((waiting) => keyOf(waiting.item)) : [];
+    for (const key of new Set(keys)) busy.set(key, (busy.get(key) ?? 0) + 1);
     options.onBatch?.(batch.length);
     // More waiting than this batch takes, and a slot free: the next batch starts beside it.
     schedule();
@@ -58,6 +84,11 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
       await writeBatch(batch);
     } finally {
       inFlight--;
+      for (const key of new Set(keys)) {
+        const holders = busy.get(key)! - 1;
+        if (holders === 0) busy.delete(key);
+        else busy.set(key, holders);
+      }
       schedule();
     }
   }

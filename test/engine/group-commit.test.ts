@@ -72,4 +72,27 @@ describe('group commit', () => {
     // 3 and 4 went together into the first slot freed.
     expect(writer.batches).toEqual([[1], [2], [3, 4]]);
   });
+
+  it('with keys, a batch beside those in flight takes only the keys none of them holds; a key in flight waits for its batch', async () => {
+    const writer = controlledWriter();
+    // Keyed by tens: 11 and 12 share a key (one account), 21 and 31 have their own.
+    const submit = createGroupCommit({
+      write: writer.write,
+      maxBatch: 10,
+      maxInFlight: 3,
+      keyOf: (item: number) => String(Math.floor(item / 10)),
+    });
+    const first = submit(11);
+    await new Promise((resolve) => setImmediate(resolve)); // 11's batch is in flight, holding key 1
+    const rest = [submit(12), submit(21), submit(31)];
+    await new Promise((resolve) => setImmediate(resolve));
+    // 21 and 31 started beside it at once; 12 waits for the batch of its key, rather than queueing on its lock.
+    expect(writer.batches).toEqual([[11], [21, 31]]);
+    await writer.releaseNext();
+    expect(await first).toBe(110);
+    await writer.releaseNext();
+    await writer.releaseNext();
+    expect(await Promise.all(rest)).toEqual([120, 210, 310]);
+    expect(writer.batches).toEqual([[11], [21, 31], [12]]);
+  });
 });
