@@ -4,16 +4,19 @@ import { startService } from '../src/service';
 /**
  * The service under test, in its own process so that it does not share an event loop (or, with
  * pinning, a core) with the load generator. Configuration comes from the environment the parent sets,
- * exactly as in production; `--schema NAME` runs in that Postgres schema. Reports `{port, operationsPort, key}` over IPC
+ * exactly as in production; `--schema NAME` runs in that Postgres schema, `--with-worker` runs a Temporal worker too
+ * (`all`). Reports `{port, operationsPort, key}` over IPC
  * once it listens and a funded account with one API key exists.
  */
 async function main() {
   const schemaFlag = process.argv.indexOf('--schema');
   const schema = schemaFlag >= 0 ? process.argv[schemaFlag + 1] : undefined;
   const config = loadConfig();
-  // With TEMPORAL_ADDRESS the API alone: the benchmark starts its workers in processes of their own.
+  // With TEMPORAL_ADDRESS the API alone (the benchmark starts its workers in processes of their own), unless
+  // `--with-worker`: then the API and a worker, as `npm start` runs them.
+  const withWorker = process.argv.includes('--with-worker');
   const service = await startService(config, {
-    mode: config.engine.temporal ? 'api' : 'all',
+    mode: config.engine.temporal && !withWorker ? 'api' : 'all',
     schema,
     listen: { host: '127.0.0.1', port: 0, operationsPort: 0 },
   });

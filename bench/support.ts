@@ -430,8 +430,11 @@ export async function startBenchStack(options: {
   postgresUrl: string;
   extraEnv?: NodeJS.ProcessEnv;
   nodeFlags?: string[];
-  /** On this Temporal server with this many worker processes (bench/worker-process.ts); the service is the API only. */
-  temporal?: { address: string; workers: number };
+  /**
+   * On this Temporal server with this many worker processes (bench/worker-process.ts); the service is the API only,
+   * unless `apiWorker`: then it runs a worker too (`all`).
+   */
+  temporal?: { address: string; workers: number; apiWorker?: boolean };
 }): Promise<BenchStack> {
   const pin = options.pin && os.cpus().length >= 2 && hasTaskset();
   if (pin) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
@@ -458,7 +461,7 @@ export async function startBenchStack(options: {
       ? path.resolve(process.env.BENCH_SERVICE_DIST, 'bench')
       : __dirname;
     service = await startChild<{ port: number; key: string }>(path.join(serviceDir, 'service-process.js'), {
-      args: schema ? ['--schema', schema] : [],
+      args: [...(schema ? ['--schema', schema] : []), ...(options.temporal?.apiWorker ? ['--with-worker'] : [])],
       env: serviceEnvironment({
         dataDir,
         upstream,

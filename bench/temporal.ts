@@ -36,10 +36,15 @@ export interface TemporalBenchOptions {
 const MODEL = 'gpt-4.1-mini';
 /** Issue 30's targets. */
 const TARGET = { backgroundPerSecond: 150, ttftAddedP50Ms: 20 };
+/**
+ * `workers`: worker processes beside an API-only process; `apiWorker`: the API process runs a worker too (`all` with
+ * TEMPORAL_ADDRESS), which its workflow starts reach eagerly (src/engine/temporal-engine.ts, startEagerlyOn).
+ */
 const SETUPS = [
-  { name: 'embedded', workers: 0 },
-  { name: 'temporal_1_worker', workers: 1 },
-  { name: 'temporal_2_workers', workers: 2 },
+  { name: 'embedded', workers: 0, apiWorker: false },
+  { name: 'temporal_1_worker', workers: 1, apiWorker: false },
+  { name: 'temporal_2_workers', workers: 2, apiWorker: false },
+  { name: 'temporal_api_worker', workers: 0, apiWorker: true },
 ] as const;
 type SetupName = (typeof SETUPS)[number]['name'];
 
@@ -61,7 +66,12 @@ export async function runTemporalBench(options: TemporalBenchOptions) {
   const steal = stealMeter();
   const server = process.env.BENCH_TEMPORAL_ADDRESS ? undefined : await startTemporalDevServer();
   const address = process.env.BENCH_TEMPORAL_ADDRESS ?? server!.address;
-  const results: Record<SetupName, RoundResult[]> = { embedded: [], temporal_1_worker: [], temporal_2_workers: [] };
+  const results: Record<SetupName, RoundResult[]> = {
+    embedded: [],
+    temporal_1_worker: [],
+    temporal_2_workers: [],
+    temporal_api_worker: [],
+  };
   try {
     for (let round = 1; round <= options.rounds; round++) {
       for (const setup of SETUPS) {
@@ -70,7 +80,10 @@ export async function runTemporalBench(options: TemporalBenchOptions) {
           pin: false,
           pglite: false,
           postgresUrl: options.postgresUrl,
-          temporal: setup.workers > 0 ? { address, workers: setup.workers } : undefined,
+          temporal:
+            setup.workers > 0 || setup.apiWorker
+              ? { address, workers: setup.workers, apiWorker: setup.apiWorker }
+              : undefined,
         });
         try {
           const result = await measure(stack, options, server?.child.pid);
