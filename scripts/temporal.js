@@ -12,7 +12,8 @@
 //
 // Settings (environment): TEMPORAL_PORT (gRPC, default 7233), TEMPORAL_UI_PORT (default 8233), DATA_DIR (the
 // server's state is DATA_DIR/temporal/dev.sqlite, so a restart keeps the history; default ./data), GO (the Go
-// binary; default `go` on PATH, then /usr/local/go/bin/go).
+// binary; default `go` on PATH, then /usr/local/go/bin/go), TEMPORAL_EAGER_ACTIVITIES (`false` switches eager
+// activity dispatch off, for comparisons; see startDevArgs).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -115,6 +116,12 @@ function startDevArgs({ port, uiPort, dbFile }) {
   args.push(
     '--dynamic-config-value',
     'frontend.enableServerVersionCheck=false',
+    // Eager activity dispatch (off by default in Temporal Server): an activity a workflow task schedules on the
+    // workflow's own queue comes back to that worker in the answer to the task's completion, when the worker has a
+    // free slot for it (the SDK reserves it first), instead of going through matching. It is recorded and retried
+    // as any activity; a Response still waits for a worker's slot to start. Eager workflow start is on by default.
+    '--dynamic-config-value',
+    `system.enableActivityEagerExecution=${process.env.TEMPORAL_EAGER_ACTIVITIES === 'false' ? 'false' : 'true'}`,
     '--log-level',
     process.env.TEMPORAL_LOG_LEVEL ?? 'warn',
   );

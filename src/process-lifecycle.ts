@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import { createActivities } from './engine/job-kinds';
-import { runTemporalWorker } from './engine/temporal-engine';
+import { isTemporalEngine, runTemporalWorker } from './engine/temporal-engine';
 import type { Runtime } from './runtime';
 
 /**
@@ -45,9 +45,15 @@ export async function startTemporalWorker(
     activitySlots: config.engine.concurrency,
   });
   const running = worker.run();
+  // The API of this process (`all`) starts its workflows eagerly on this worker, through its connection.
+  const { engine } = runtime.deps;
+  const detach = isTemporalEngine(engine) ? engine.startEagerlyOn(worker.connection) : undefined;
+  // A worker that failed takes no eager task any more.
+  if (detach) void running.then(detach, detach);
   return {
     running,
     async stop() {
+      await detach?.();
       worker.shutdown();
       await running;
       await worker.connection.close();

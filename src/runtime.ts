@@ -176,7 +176,7 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       mcpSessions,
     });
     const engine = config.engine.temporal
-      ? await createTemporalEngine({ db, logger, ...config.engine.temporal })
+      ? await createTemporalEngine({ db, logger, metrics, ...config.engine.temporal })
       : createEmbeddedEngine({
           db,
           bus,

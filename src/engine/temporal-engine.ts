@@ -1,9 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type ConnectionLike,
+} from '@temporalio/client';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
+import type { Metrics } from '../metrics/metrics';
 import { admitJob } from './admission';
 import type { Engine, JobRef } from './engine';
 import { workflowIdOf } from './job-kind';
@@ -15,10 +22,32 @@ import { bookkeepingTaskQueue, cancelSignal, type WakeSignal } from '../../workf
 export interface TemporalEngineOptions {
   db: Db;
   logger: Logger;
+  metrics?: Pick<Metrics, 'temporalStarts'>;
   address: string;
   namespace: string;
   taskQueue: string;
   sweepIntervalMs?: number;
+}
+
+/** The Temporal engine: an Engine that can also start its workflows eagerly on a worker of its own process. */
+export interface TemporalEngine extends Engine {
+  readonly name: 'temporal';
+  /**
+   * A worker of this process polls the engine's task queue on `connection` (its NativeConnection): from now on the
+   * engine starts workflows through it with eager start, so the server hands a start's first workflow task back in
+   * the start's answer and this worker runs it at once, instead of the task going through matching to whichever
+   * worker polls next. The SDK's core asks for it only while that worker has a free workflow-task slot (it reserves
+   * the slot first) and the server may decline; either way the workflow starts as before. Nothing else changes: the
+   * workflow id is still the idempotency key, and the Response stays `queued` until its start activity gets a slot.
+   * Answers the detach, to call before the worker stops: starts go back to the engine's own connection, once the
+   * ones under way on the worker's have answered (so closing it fails none).
+   */
+  startEagerlyOn(connection: ConnectionLike): () => Promise<void>;
+}
+
+/** The runtime's engine is the Temporal engine (it is when TEMPORAL_ADDRESS is set). */
+export function isTemporalEngine(engine: Engine): engine is TemporalEngine {
+  return engine.name === 'temporal' && 'startEagerlyOn' in engine;
 }
 
 /**
@@ -27,7 +56,7 @@ export interface TemporalEngineOptions {
  * REJECT_DUPLICATE for a closed one, so a repeated launch is a no-op. The jobs row is the outbox: a sweeper
  * launches rows a crash left unlaunched. Postgres, not Temporal, remains the long-term record.
  */
-export async function createTemporalEngine(options: TemporalEngineOptions): Promise<Engine> {
+export async function createTemporalEngine(options: TemporalEngineOptions): Promise<TemporalEngine> {
   const { db, logger } = options;
   const connection = await connectOrExplain(
     () => Connection.connect({ address: options.address, connectTimeout: CONNECT_TIMEOUT }),
@@ -41,20 +70,34 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
   let sweeper: NodeJS.Timeout | undefined;
   let closed = false;
   const searchable = await registerSearchAttributes(connection, options.namespace, logger);
+  // The client on a local worker's connection (startEagerlyOn), and the starts under way on it.
+  let eager: { client: Client; starts: Set<Promise<unknown>> } | undefined;
 
   async function launch(job: JobRef): Promise<void> {
     try {
       const kind = jobKindOf(job.kind);
       // One read per launch: the account, model and vendor the operator filters by (and the memo).
       const labels = searchable ? await kind.labels(db, job.id) : undefined;
-      await client.workflow.start(kind.flow.workflowType, {
+      const on = eager;
+      const starting = (on?.client ?? client).workflow.start(kind.flow.workflowType, {
         workflowId: workflowIdOf(job),
         taskQueue: options.taskQueue,
         args: [kind.flow.input(job.id)],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        requestEagerStart: on !== undefined,
         ...(labels ? searchAttributesOf(job, labels) : {}),
       });
+      if (on) {
+        const settled = starting.then(
+          () => undefined,
+          () => undefined,
+        );
+        on.starts.add(settled);
+        void settled.then(() => on.starts.delete(settled));
+      }
+      const started = await starting;
+      options.metrics?.temporalStarts.inc({ eager: String(started.eagerlyStarted) });
     } catch (error) {
       if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
@@ -116,6 +159,17 @@ export async function createTemporalEngine(options: TemporalEngineOptions): Prom
 
   return {
     name: 'temporal',
+    startEagerlyOn(workerConnection) {
+      const on = {
+        client: new Client({ connection: workerConnection, namespace: options.namespace }),
+        starts: new Set<Promise<unknown>>(),
+      };
+      eager = on;
+      return async () => {
+        if (eager === on) eager = undefined;
+        await Promise.all(on.starts);
+      };
+    },
     // Nothing runs in the API process: the row is written pending and its workflow started.
     admit: (job, write) => admitJob(job.kind, write, undefined, launch),
     launch,

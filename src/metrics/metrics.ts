@@ -78,6 +78,12 @@ export function createMetrics(options: { processMetrics?: boolean } = {}) {
       labelNames: ['kind'] as const,
       registers,
     }),
+    temporalStarts: new Counter({
+      name: 'switchyard_temporal_workflow_starts_total',
+      help: 'Temporal: workflow starts this process made (a repeated launch of a running one included), by whether the start was eager (its first workflow task answered with the start, to a worker of this process) or its task went through matching',
+      labelNames: ['eager'] as const,
+      registers,
+    }),
     engineJobs: new Gauge({
       name: 'switchyard_engine_jobs',
       help: 'Jobs not yet final, by kind and state (pending: queued or waiting for a retry; running), read from the database at scrape',

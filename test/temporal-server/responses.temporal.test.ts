@@ -85,6 +85,16 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     return result;
   }
 
+  /** The debits of a Response (one per billed Response: its operation key). */
+  const debitsOf = async (id: string): Promise<number> =>
+    (
+      await app.db
+        .selectFrom('ledger_transactions')
+        .select('id')
+        .where('operation_key', '=', `response:${id}`)
+        .execute()
+    ).length;
+
   /** Event type names (the proto objects carry enum numbers; the JSON form has the names). */
   const eventTypes = async (id: string): Promise<string[]> =>
     JSON.parse(historyToJSON(await handle(id).fetchHistory())).events.map(
@@ -246,12 +256,48 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     // Closed: REJECT_DUPLICATE refuses a new run, which the engine treats as "already done".
     await app.runtime.deps.engine.launch({ id, kind: 'response' });
     expect((await handle(id).describe()).runId).toBe(runId);
-    const debits = await app.db
-      .selectFrom('ledger_transactions')
-      .select('id')
-      .where('operation_key', '=', `response:${id}`)
-      .execute();
-    expect(debits).toHaveLength(1);
+    expect(await debitsOf(id)).toBe(1);
+  });
+
+  it('eager start: the API process with a worker gets each first workflow task with its start; an API-only replica does not', async () => {
+    const starts = async (owner: TestApp, eager: 'true' | 'false') =>
+      (await owner.runtime.deps.metrics.temporalStarts.get()).values.find((value) => value.labels.eager === eager)
+        ?.value ?? 0;
+    const eagerBefore = await starts(app, 'true');
+    const created = await app.request('POST', '/v2/responses', { key, body: { model: 'dev-echo', input: 'eager' } });
+    expect(created.body.status).toBe('queued');
+    const id = created.body.id;
+    expect(await starts(app, 'true')).toBe(eagerBefore + 1);
+    // The same workflow, the same single run and debit as any other start: launching again starts nothing, eagerly
+    // or not (USE_EXISTING while it runs, REJECT_DUPLICATE once closed).
+    const { runId } = await handle(id).describe();
+    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    expect(await recordHistory(id, 'eager-completed')).toBe('completed');
+    await app.runtime.deps.engine.launch({ id, kind: 'response' });
+    expect((await handle(id).describe()).runId).toBe(runId);
+    expect(await starts(app, 'true')).toBe(eagerBefore + 1);
+    expect(await debitsOf(id)).toBe(1);
+
+    // An API-only replica on the same task queue (no worker in its process): its starts go through matching, and
+    // the worker of the other process runs them.
+    // (The same schema, so the same task queue: test/support/harness.ts.)
+    const replica = await TestApp.start({ worker: false, schema: app.schema });
+    expect(replica.runtime.deps.config.engine.temporal!.taskQueue).toBe(
+      app.runtime.deps.config.engine.temporal!.taskQueue,
+    );
+    try {
+      const other = await replica.request('POST', '/v2/responses', {
+        key,
+        body: { model: 'dev-echo', input: 'not eager' },
+      });
+      expect(await replica.runtime.deps.responses.waitForFinal(accountId, other.body.id)).toMatchObject({
+        status: 'completed',
+      });
+      expect(await starts(replica, 'false')).toBe(1);
+      expect(await starts(replica, 'true')).toBe(0);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('function call round trip: function_call output, then the tool result continues the Response', async () => {
