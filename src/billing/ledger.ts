@@ -34,6 +34,12 @@ export interface HoldRequest {
   jobId?: string;
 }
 
+/** A row `place_holds` answers: the hold now in effect of the placement at `idx`. */
+interface PlacedHold {
+  idx: number;
+  in_effect: string | number;
+}
+
 /** A hold as `place_holds` takes it: whole kopecks, at least 1. */
 export interface HoldPlacement {
   account_id: string;
@@ -258,7 +264,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     const result = await (
       options.durable
         ? query
-        : sql<{ idx: number; in_effect: string | number }>`
+        : sql<PlacedHold>`
       select placed.idx, placed.in_effect
       from (select set_config('synchronous_commit', 'off', true)) as relaxed, (${query}) as placed`
     ).execute(executor);
@@ -273,10 +279,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * creation). A caller must refuse (402) an operation whose hold in effect is `holdRefused`.
    */
   function placeHoldsQuery(placements: Array<HoldPlacement & { idx: number }>) {
-    return sql<{
-      idx: number;
-      in_effect: string | number;
-    }>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
+    return sql<PlacedHold>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
   }
 
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.

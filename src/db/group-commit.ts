@@ -75,8 +75,8 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
     const batch = takeBatch();
     if (batch.length === 0) return; // every waiting key is in flight: the batch holding it schedules them
     inFlight++;
-    const keys = keyOf ? batch.map((waiting) => keyOf(waiting.item)) : [];
-    for (const key of new Set(keys)) busy.set(key, (busy.get(key) ?? 0) + 1);
+    const keys = new Set(keyOf ? batch.map((waiting) => keyOf(waiting.item)) : []);
+    for (const key of keys) busy.set(key, (busy.get(key) ?? 0) + 1);
     options.onBatch?.(batch.length);
     // More waiting than this batch takes, and a slot free: the next batch starts beside it.
     schedule();
@@ -84,7 +84,7 @@ export function createGroupCommit<I, O>(options: GroupCommitOptions<I, O>): Grou
       await writeBatch(batch);
     } finally {
       inFlight--;
-      for (const key of new Set(keys)) {
+      for (const key of keys) {
         const holders = busy.get(key)! - 1;
         if (holders === 0) busy.delete(key);
         else busy.set(key, holders);
