@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openDatabase } from '../../src/db/database';
 import { migrateToLatest } from '../../src/db/migrate';
-import { dropSchema, postgresUrl } from '../support/harness';
+import { createSchema, dropSchema, postgresUrl } from '../support/harness';
 
 /**
  * `debit_operations` keeps, per connection, the plan it made for its first debits, and on a new database those ran
@@ -12,7 +11,7 @@ import { dropSchema, postgresUrl } from '../support/harness';
  * The plans are read with auto_explain, which Postgres ships (not PGlite: this runs on Postgres only).
  */
 (postgresUrl ? describe : describe.skip)('debit_operations plans (postgres)', () => {
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  let schema: string;
   let client: pg.Client;
   const debit = (id: string, account: string, key: string) =>
     client.query('select * from debit_operations($1::jsonb)', [
@@ -22,10 +21,7 @@ import { dropSchema, postgresUrl } from '../support/harness';
     ]);
 
   beforeAll(async () => {
-    const setup = new pg.Client({ connectionString: postgresUrl });
-    await setup.connect();
-    await setup.query(`create schema ${schema}`);
-    await setup.end();
+    schema = await createSchema();
     const handle = await openDatabase(
       { url: postgresUrl, poolSize: 1, preparedStatements: false, dataDir: '' },
       { inMemory: true, schema },
@@ -37,7 +33,7 @@ import { dropSchema, postgresUrl } from '../support/harness';
   });
   afterAll(async () => {
     await client?.end();
-    await dropSchema(schema);
+    if (schema) await dropSchema(schema);
   });
 
   it('reaches holds, debits and accounts by their keys after the ledger grew from empty', async () => {

@@ -1,13 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { parse } from 'yaml';
 import { ApiError } from '../../src/errors';
 import { parseCatalog } from '../../src/catalog/catalog.loader';
 import { readCatalogTables } from '../../src/catalog/catalog.repository';
-import { dropSchema, postgresUrl, TestApp, useTestApp } from '../support/harness';
+import { createSchema, dropSchema, postgresUrl, TestApp, useTestApp } from '../support/harness';
 
 /** The shipped catalog, read independently of the loader, for expectations. */
 const shipped = parse(fs.readFileSync(path.join(__dirname, '../../catalog.yaml'), 'utf8')) as {
@@ -59,14 +57,8 @@ function writeCatalog(name: string, text: string): string {
 }
 
 /** A Postgres schema this test owns (so a failed start-up leaves nothing behind); undefined on PGlite. */
-async function createSchema(): Promise<string | undefined> {
-  if (!postgresUrl) return undefined;
-  const schema = `t_${randomBytes(6).toString('hex')}`;
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  await client.query(`create schema ${schema}`);
-  await client.end();
-  return schema;
+async function ownSchema(): Promise<string | undefined> {
+  return postgresUrl ? createSchema() : undefined;
 }
 
 describe('catalog endpoints (no vendor keys)', () => {
@@ -439,7 +431,7 @@ ${extra}`;
     '  - { code: dev-echo, name: Echo, vendor: dev, upstream_id: dev-echo, type: llm, max_output: 10, context_window: 100 }';
 
   async function startupError(file: string): Promise<string> {
-    const schema = await createSchema();
+    const schema = await ownSchema();
     try {
       await TestApp.start({ env: { CATALOG_PATH: file }, schema });
     } catch (error) {
@@ -579,7 +571,7 @@ prices:
 
   it('upserts what the file has and deletes what it no longer has, across restarts', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-catalog-sync-'));
-    const schema = await createSchema();
+    const schema = await ownSchema();
     try {
       let app = await TestApp.start({ env: { CATALOG_PATH: writeCatalog('first.yaml', first) }, dataDir, schema });
       let tables = await readCatalogTables(app.db);

@@ -5,7 +5,7 @@ import { migrations } from '../../migrations';
 import { openDatabase, type DatabaseHandle, type Db } from '../../src/db/database';
 import { migrateDownAll, migrateToLatest } from '../../src/db/migrate';
 import { newId } from '../../src/ids';
-import { dropSchema, postgresUrl } from '../support/harness';
+import { createSchema, dropSchema, postgresUrl } from '../support/harness';
 
 /**
  * Every migration's `down` undoes its `up`: on a fresh database (PGlite in memory, or a fresh Postgres schema
@@ -58,13 +58,7 @@ describe(`migrations up, down and up again (${backend})`, () => {
   let schema: string | undefined;
 
   beforeAll(async () => {
-    if (postgresUrl) {
-      schema = `t_${randomBytes(6).toString('hex')}`;
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`create schema ${schema}`);
-      await client.end();
-    }
+    if (postgresUrl) schema = await createSchema();
     handle = await openDatabase(
       { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: '' },
       { inMemory: true, schema },
@@ -175,9 +169,8 @@ describe(`migrations up, down and up again (${backend})`, () => {
     const schemas: string[] = [];
     try {
       for (let round = 0; round < 3; round++) {
-        const schema = `t_${randomBytes(6).toString('hex')}`;
+        const schema = await createSchema();
         schemas.push(schema);
-        await churner.query(`create schema ${schema}`);
         const handle = await openDatabase(
           { url: postgresUrl, poolSize: 2, preparedStatements: false, dataDir: '' },
           { inMemory: true, schema },

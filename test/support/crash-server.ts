@@ -1,10 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { ADMIN_TOKEN, SIGNING_SECRET, dropSchema, postgresUrl, temporalAddress } from './harness';
+import { ADMIN_TOKEN, SIGNING_SECRET, createSchema, dropSchema, postgresUrl, temporalAddress } from './harness';
 
 /**
  * The service in a process of its own (server-process.ts), for tests that kill it (SIGKILL) and start it again on
@@ -22,17 +20,10 @@ export interface ServerStorage {
 
 /** A new data folder, and on Postgres a new schema (drop it with dropSchema afterwards). */
 export async function newServerStorage(prefix: string): Promise<ServerStorage> {
-  const storage = {
+  return {
     dataDir: fs.mkdtempSync(path.join(os.tmpdir(), prefix)),
-    schema: postgresUrl ? `t_${randomBytes(6).toString('hex')}` : undefined,
+    schema: postgresUrl ? await createSchema() : undefined,
   };
-  if (storage.schema) {
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    await client.query(`create schema ${storage.schema}`);
-    await client.end();
-  }
-  return storage;
 }
 
 /**

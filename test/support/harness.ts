@@ -68,12 +68,8 @@ export class TestApp {
     let schema = options.schema;
     let ownsSchema = false;
     if (postgresUrl && !schema) {
-      schema = `t_${randomBytes(6).toString('hex')}`;
+      schema = await createSchema();
       ownsSchema = true;
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`create schema ${schema}`);
-      await client.end();
     }
     const config = loadConfig({
       LOG_LEVEL: 'silent',
@@ -220,6 +216,16 @@ export class TestApp {
     await this.stop();
     if (this.ownsSchema && postgresUrl && this.schema) await dropSchema(this.schema);
   }
+}
+
+/** A new, empty Postgres schema (TEST_DATABASE_URL's database), named `t_<random>`; drop it with dropSchema. */
+export async function createSchema(): Promise<string> {
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  await client.query(`create schema ${schema}`);
+  await client.end();
+  return schema;
 }
 
 export async function dropSchema(schema: string): Promise<void> {
