@@ -8,12 +8,19 @@ import { postgresUrl, TestApp } from '../support/harness';
  * A receiver that never answers, flooded by account A, does not slow account B's background Responses: webhooks
  * are sent by their own dispatcher (per-account places), not inside the jobs' slots. Before, each of A's webhooks
  * held a job slot for the whole timeout, and B's Responses waited behind them (138 ms → 8 s in the audit).
+ *
+ * The claim is made against the webhook timeout, not against B's time alone: with the slots taken by A's webhooks,
+ * B's Responses could not finish before one of them timed out, whatever the machine's load; without, they finish in
+ * a fraction of it even on a loaded machine (2.8 s on a CI machine running two Temporal test files at once, against
+ * 0.2 s alone, which is why a bound of "alone + 1 s" failed there). The timeout is long enough for that margin, and
+ * the flood (as many as the engine's slots, so that the old code would have taken them all) small enough that its
+ * deliveries, two at a time, end in two timeouts.
  */
 describe('a hanging webhook receiver of one account', () => {
   const ENGINE_CONCURRENCY = 4;
-  const WEBHOOK_TIMEOUT_MS = 1500;
+  const WEBHOOK_TIMEOUT_MS = 8000;
   const PER_ACCOUNT = 2;
-  const FLOOD = 16;
+  const FLOOD = ENGINE_CONCURRENCY;
   let app: TestApp;
   let receiver: http.Server;
   let receiverUrl: string;
@@ -76,7 +83,6 @@ describe('a hanging webhook receiver of one account', () => {
     // Every slot would now be held by A's webhooks for WEBHOOK_TIMEOUT_MS (and then by the next ones) if they ran in jobs.
     const during = await slowestCompletion(b.key, 4);
     expect(seen.length).toBeGreaterThan(0);
-    expect(during.ms).toBeLessThan(baseline.ms + 1000);
     expect(during.ms).toBeLessThan(WEBHOOK_TIMEOUT_MS);
 
     await app.runtime.deps.webhooks.idle();
@@ -94,7 +100,7 @@ describe('a hanging webhook receiver of one account', () => {
     console.log(
       `B's 4 background Responses: ${Math.round(baseline.ms)} ms alone, ${Math.round(during.ms)} ms during A's flood of ${FLOOD} hanging webhooks`,
     );
-  }, 60_000);
+  }, 90_000);
 
   it('a delivery claimed and never attempted (its process ended while it waited) is sent by a later start, once; an attempted one never again', async () => {
     const account = await app.createAccount();
