@@ -22,6 +22,7 @@ import * as storedRowBytes from './20261206020000_stored_row_bytes';
 import * as jobsByAccount from './20261206030000_jobs_by_account';
 import * as debitOperations from './20261207000000_debit_operations';
 import * as debitOperationsIndexPaths from './20261208000000_debit_operations_index_paths';
+import * as placeHoldsAvailable from './20261209000000_place_holds_available';
 
 /** Every migration, by timestamped name. A static list works the same from src (tests) and dist (build). */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '20261206030000_jobs_by_account': jobsByAccount,
   '20261207000000_debit_operations': debitOperations,
   '20261208000000_debit_operations_index_paths': debitOperationsIndexPaths,
+  '20261209000000_place_holds_available': placeHoldsAvailable,
 };

@@ -40,6 +40,12 @@ interface PlacedHold {
   in_effect: string | number;
 }
 
+/** A hold placed, as `placeHolds` answers it: the hold in effect, and the account's available balance after it. */
+interface HoldOutcome {
+  inEffect: number;
+  available: number;
+}
+
 /** A hold as `place_holds` takes it: whole kopecks, at least 1. */
 export interface HoldPlacement {
   account_id: string;
@@ -93,12 +99,24 @@ const LEDGER_BATCHES_IN_FLIGHT = 3;
 const operationOf = (accountId: string, operationKey: string) => `${accountId}\u0000${operationKey}`;
 
 /**
+ * `paysAhead`: an account evidently pays a hold when the available balance this process saw after its last hold for
+ * the account, at most PAYS_AHEAD_MS ago, covers PAYS_AHEAD_MARGIN holds of that size. Each answer "yes" spends its
+ * hold from what was seen, so a burst of requests between two holds' answers uses up the margin instead of reusing it.
+ * At most PAYS_AHEAD_ACCOUNTS accounts are remembered (then the memory starts over).
+ */
+const PAYS_AHEAD_MARGIN = 10;
+const PAYS_AHEAD_MS = 5_000;
+const PAYS_AHEAD_ACCOUNTS = 10_000;
+
+/**
  * The ledger: every balance change is one transaction row plus an atomic `balance ± amount` update in the
  * same database transaction (or statement), so `balance = credits − debits` holds under any concurrency.
  * Nothing else writes ledger rows or balances.
  */
 export function createLedger(db: Db, options: { owner: string; metrics?: Metrics }) {
   const { owner, metrics } = options;
+  /** Each account's available balance after this process's last hold for it, and when that was (paysAhead). */
+  const lastAvailable = new Map<string, { available: number; at: number }>();
 
   /** Billed kopecks and tokens by model, for the debits a statement inserted (not the ones a retry found). */
   function recordDebits(rows: LedgerTransactionRow[]) {
@@ -218,9 +236,30 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    */
   async function hold(request: HoldRequest, executor: Db = db): Promise<number> {
     const placement = holdPlacement(request);
-    const inEffect = executor === db ? await groupedHold(placement) : (await placeHolds(executor, [placement]))[0];
+    const { inEffect, available } =
+      executor === db ? await groupedHold(placement) : (await placeHolds(executor, [placement]))[0]!;
+    // Inside a caller's transaction the balance seen may yet roll back: only a committed one is remembered.
+    if (executor === db) {
+      if (lastAvailable.size >= PAYS_AHEAD_ACCOUNTS && !lastAvailable.has(placement.account_id)) lastAvailable.clear();
+      lastAvailable.set(placement.account_id, { available, at: Date.now() });
+    }
     if (holdRefused(placement, inEffect)) throw await refusal(placement, executor);
     return inEffect;
+  }
+
+  /**
+   * Whether the account evidently pays this hold in full, by what this process saw of its available balance after
+   * its last hold for it (PAYS_AHEAD_MARGIN, PAYS_AHEAD_MS); no database round trip. A chat completion then starts
+   * its vendor call beside the hold rather than after it (chat.service.ts), using nothing the vendor answers before
+   * the hold is placed: the hold stays the one check of the balance, and a wrong guess (the balance spent meanwhile
+   * by other processes) costs only the vendor call it aborts.
+   */
+  function paysAhead(request: HoldRequest): boolean {
+    const seen = lastAvailable.get(request.accountId);
+    const amount = holdPlacement(request).amount;
+    if (!seen || Date.now() - seen.at > PAYS_AHEAD_MS || seen.available < PAYS_AHEAD_MARGIN * amount) return false;
+    seen.available -= amount;
+    return true;
   }
 
   /**
@@ -259,18 +298,21 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     executor: Db,
     placements: HoldPlacement[],
     options: { durable: boolean } = { durable: true },
-  ): Promise<number[]> {
-    const query = placeHoldsQuery(placements.map((placement, idx) => ({ ...placement, idx })));
+  ): Promise<HoldOutcome[]> {
+    const query = sql<PlacedHold & { available_after: string | number | null }>`
+      select idx, in_effect, available_after
+      from ${placeHoldsCall(placements.map((placement, idx) => ({ ...placement, idx })))}`;
     const result = await (
       options.durable
         ? query
-        : sql<PlacedHold>`
-      select placed.idx, placed.in_effect
+        : sql<PlacedHold & { available_after: string | number | null }>`
+      select placed.*
       from (select set_config('synchronous_commit', 'off', true)) as relaxed, (${query}) as placed`
     ).execute(executor);
-    const inEffect = new Array<number>(placements.length).fill(0);
-    for (const row of result.rows) inEffect[row.idx] = Number(row.in_effect);
-    return inEffect;
+    const outcomes = placements.map((): HoldOutcome => ({ inEffect: 0, available: 0 }));
+    for (const row of result.rows)
+      outcomes[row.idx] = { inEffect: Number(row.in_effect), available: Number(row.available_after ?? 0) };
+    return outcomes;
   }
 
   /**
@@ -279,11 +321,15 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
    * creation). A caller must refuse (402) an operation whose hold in effect is `holdRefused`.
    */
   function placeHoldsQuery(placements: Array<HoldPlacement & { idx: number }>) {
-    return sql<PlacedHold>`select idx, in_effect from place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
+    return sql<PlacedHold>`select idx, in_effect from ${placeHoldsCall(placements)}`;
   }
 
+  /** The call of `place_holds` (migrations 20261130000000 to 20261209000000) over the placements, as a relation. */
+  const placeHoldsCall = (placements: Array<HoldPlacement & { idx: number }>) =>
+    sql`place_holds(${JSON.stringify(placements)}::jsonb, ${owner})`;
+
   // 6 fields per hold in one jsonb parameter: the batch size is bounded only to keep each statement short.
-  const groupedHold = createGroupCommit<HoldPlacement, number>({
+  const groupedHold = createGroupCommit<HoldPlacement, HoldOutcome>({
     maxBatch: 500,
     maxInFlight: LEDGER_BATCHES_IN_FLIGHT,
     keyOf: (placement) => placement.account_id,
@@ -357,6 +403,7 @@ export function createLedger(db: Db, options: { owner: string; metrics?: Metrics
     credit: (input: Parameters<typeof credit>[1], executor: Db = db) => credit(executor, input),
     debit: (input: DebitInput, executor: Db = db) => debit(executor, input),
     hold,
+    paysAhead,
     refusal,
     placeHoldsQuery,
     release,

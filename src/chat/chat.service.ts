@@ -1,4 +1,4 @@
-import type { Ledger } from '../billing/ledger';
+import { holdPlacement, type HoldRequest, type Ledger } from '../billing/ledger';
 import { generationHold, outputCapOf } from '../billing/generation-hold';
 import { priceCall } from '../billing/pricing';
 import { promptTokenBound } from '../responses/prompt';
@@ -70,9 +70,65 @@ export type ChatStreamPart =
 
 /**
  * Chat for the legacy v2, the v1 and the OpenAI-compatible endpoints: one vendor call under a hold, billed once
- * per request (service `chat`, api-decisions 10), refused with 402 before the call when the balance cannot pay.
+ * per request (service `chat`, api-decisions 10), refused with 402 when the balance cannot pay, before anything the
+ * vendor answered is used (the call starts beside the hold only for an account that evidently pays: `underHold`).
  */
 export function createChatService(deps: ChatDeps) {
+  /**
+   * Places the hold and starts the vendor call (`start`, given the hold in effect): beside each other when the account
+   * evidently pays (Ledger.paysAhead), the call then started with the whole hold's cap; otherwise the call after the
+   * hold, as before. Answers once both are in, so nothing the vendor sent is used before the hold is placed. A hold
+   * refused (402) aborts the call started ahead; a hold placed lower than asked (the balance was spent meanwhile, and
+   * an open cap must now be lower) aborts it and starts the call again with the cap the hold pays. A call that fails
+   * releases the hold. What it buys: the hold's round trip is no longer added to the vendor's time (issue 37,
+   * bench/README.md).
+   */
+  async function underHold<T>(
+    hold: HoldRequest,
+    start: (held: number, signal?: AbortSignal) => Promise<T>,
+  ): Promise<{ held: number; started: T }> {
+    const released = async (error: unknown) => {
+      await deps.ledger.release(hold.accountId, hold.operationKey).catch(() => undefined);
+      return error;
+    };
+    if (!deps.ledger.paysAhead(hold)) {
+      const held = await deps.ledger.hold(hold);
+      try {
+        return { held, started: await start(held) };
+      } catch (error) {
+        throw await released(error);
+      }
+    }
+    const whole = holdPlacement(hold).amount;
+    const ahead = new AbortController();
+    const call = start(whole, ahead.signal);
+    // Handled at once: a call that fails while the hold is still being placed is not an unhandled rejection.
+    const outcome = call.then(
+      (started) => ({ started }),
+      (error: unknown) => ({ error }),
+    );
+    let held: number;
+    try {
+      held = await deps.ledger.hold(hold);
+    } catch (error) {
+      ahead.abort(new DOMException('The hold was refused.', 'AbortError'));
+      await outcome;
+      throw error;
+    }
+    if (held < whole) {
+      ahead.abort(new DOMException('The hold was lowered.', 'AbortError'));
+      await outcome;
+      try {
+        return { held, started: await start(held) };
+      } catch (error) {
+        throw await released(error);
+      }
+    }
+    const answered = await outcome;
+    if ('error' in answered) throw await released(answered.error);
+    return { held, started: answered.started };
+  }
+
   /** Validates the request against its model and plans its hold; nothing is held or called yet. */
   async function prepare(accountId: string, request: ChatRequest, requestId: string) {
     const created = Math.floor(Date.now() / 1000);
@@ -165,16 +221,13 @@ export function createChatService(deps: ChatDeps) {
   /** `requestId`: the id to key the debit by, when an Idempotency-Key chose it (a retried call bills once). */
   async function complete(accountId: string, request: ChatRequest, requestId = newId('req')): Promise<ChatCompletion> {
     const { model, hold, call, settle } = await prepare(accountId, request, requestId);
-    return deps.ledger.withHold(hold, async (held) => {
-      let generated: GenerateTextResult;
-      const languageModel = languageModelFor(model, deps);
-      try {
-        generated = await languageModel.model.generateText(call(held));
-      } catch (error) {
+    const languageModel = languageModelFor(model, deps);
+    const { started: generated } = await underHold(hold, (held, signal) =>
+      languageModel.model.generateText({ ...call(held), signal }).catch((error: unknown) => {
         throw vendorErrorToApiError(error, 'chat');
-      }
-      return settle(generated, languageModel.served());
-    });
+      }),
+    );
+    return settle(generated, languageModel.served());
   }
 
   /**
@@ -191,20 +244,25 @@ export function createChatService(deps: ChatDeps) {
     const { created, model, hold, call, settle } = await prepare(accountId, request, requestId);
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
     const routed = languageModelFor(model, deps);
-    const languageModel = routed.model;
-    const held = await deps.ledger.hold(hold);
-    let upstream: AsyncIterator<TextStreamPart> | undefined;
+    const { started: opened } = await underHold(hold, async (held, signal) => {
+      // Opened here, under the hold's release: an adapter that throws as the call starts holds nothing after.
+      const iterator = routed.model.streamText({ ...call(held), signal })[Symbol.asyncIterator]();
+      try {
+        return { iterator, first: await iterator.next() };
+      } catch (error) {
+        throw vendorErrorToApiError(error, 'chat');
+      }
+    });
+    const upstream = opened.iterator;
     const next = async () => {
       try {
-        // Opened here, under the release below: an adapter that throws as the call starts holds nothing after.
-        upstream ??= languageModel.streamText(call(held))[Symbol.asyncIterator]();
         return await upstream.next();
       } catch (error) {
         await deps.ledger.release(accountId, hold.operationKey).catch(() => undefined);
         throw vendorErrorToApiError(error, 'chat');
       }
     };
-    const first = await next();
+    const first = opened.first;
 
     async function* parts(): AsyncGenerator<ChatStreamPart> {
       const result: GenerateTextResult = {
