@@ -74,6 +74,9 @@ export type ChatStreamPart =
  * vendor answered is used (the call starts beside the hold only for an account that evidently pays: `underHold`).
  */
 export function createChatService(deps: ChatDeps) {
+  /** Calls started ahead of their hold and not yet past it (at most CALLS_AHEAD_AT_ONCE). */
+  let callsAhead = 0;
+
   /**
    * Places the hold and starts the vendor call (`start`, given the hold in effect): beside each other when the account
    * evidently pays (Ledger.paysAhead), the call then started with the whole hold's cap; otherwise the call after the
@@ -81,7 +84,10 @@ export function createChatService(deps: ChatDeps) {
    * refused (402) aborts the call started ahead; a hold placed lower than asked (the balance was spent meanwhile, and
    * an open cap must now be lower) aborts it and starts the call again with the cap the hold pays. A call that fails
    * releases the hold. What it buys: the hold's round trip is no longer added to the vendor's time (issue 37,
-   * bench/README.md).
+   * bench/README.md). At most CALLS_AHEAD_AT_ONCE calls are ahead of their holds at once: past that the process is
+   * busy enough that requests queue anyway, and starting every call early cost CPU at saturation (0.57 → 0.7-0.8
+   * ms per request, a fifth fewer requests per second) without shortening the wait; it also bounds what wrong
+   * guesses can cost at any moment.
    */
   async function underHold<T>(
     hold: HoldRequest,
@@ -91,7 +97,7 @@ export function createChatService(deps: ChatDeps) {
       await deps.ledger.release(hold.accountId, hold.operationKey).catch(() => undefined);
       return error;
     };
-    if (!deps.ledger.paysAhead(hold)) {
+    if (callsAhead >= CALLS_AHEAD_AT_ONCE || !deps.ledger.paysAhead(hold)) {
       const held = await deps.ledger.hold(hold);
       try {
         return { held, started: await start(held) };
@@ -108,12 +114,15 @@ export function createChatService(deps: ChatDeps) {
       (error: unknown) => ({ error }),
     );
     let held: number;
+    callsAhead++;
     try {
       held = await deps.ledger.hold(hold);
     } catch (error) {
       ahead.abort(new DOMException('The hold was refused.', 'AbortError'));
       await outcome;
       throw error;
+    } finally {
+      callsAhead--;
     }
     if (held < whole) {
       ahead.abort(new DOMException('The hold was lowered.', 'AbortError'));
@@ -317,6 +326,9 @@ const toPromptItem = (message: ChatMessage): PromptItem => ({
   role: message.role,
   text: message.content,
 });
+
+/** How many chat calls of a process may be started ahead of their holds at once (createChatService, underHold). */
+const CALLS_AHEAD_AT_ONCE = 8;
 
 /** A file search's results when the request does not say how many (OpenAI's default). */
 const FILE_SEARCH_RESULTS = 10;

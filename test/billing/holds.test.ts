@@ -97,6 +97,34 @@ describe('billing holds', () => {
     expect(await ledgerState(first.accountId)).toMatchObject({ held: 100, openHolds: 100 });
   });
 
+  it('an account evidently pays (paysAhead) only by what its last hold here left available: ten holds of the size, spent by each yes, for 5 s', async () => {
+    const ledger = app.runtime.deps.ledger;
+    const { accountId } = await app.createAccount({ balance: 100_000 });
+    const hold = { accountId, operationKey: 'next', amount: 1_000 };
+    // Nothing seen of the account yet.
+    expect(ledger.paysAhead(hold)).toBe(false);
+    expect(await ledger.hold({ accountId, operationKey: 'first', amount: 1_000 })).toBe(1_000);
+    // 99,000 left: yes while what is left of it covers ten holds, each yes spending one (99,000 down to 10,000).
+    let yes = 0;
+    while (ledger.paysAhead(hold)) yes++;
+    expect(yes).toBe(90);
+    // The next hold's answer is what counts again.
+    expect(await ledger.hold({ accountId, operationKey: 'second', amount: 1_000 })).toBe(1_000);
+    expect(ledger.paysAhead(hold)).toBe(true);
+    // Not after 5 s.
+    const now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(now + 5_001);
+    try {
+      expect(ledger.paysAhead(hold)).toBe(false);
+    } finally {
+      clock.mockRestore();
+    }
+    // A hold that leaves less than ten holds' worth (8,000): no.
+    expect(await ledger.hold({ accountId, operationKey: 'big', amount: 90_000 })).toBe(90_000);
+    expect(ledger.paysAhead(hold)).toBe(false);
+    for (const key of ['first', 'second', 'big']) await ledger.release(accountId, key);
+  });
+
   it("a request's hold relaxes durability for its own commit only: every pooled connection is durable after it", async () => {
     const { ledger, db } = app.runtime.deps;
     const { accountId } = await app.createAccount({ balance: 1_000 });
