@@ -99,7 +99,7 @@ import { postgresUrl, TestApp } from '../support/harness';
       () => chat(key, body('first')),
       async () => {
         await holdWaiting();
-        expect(fake.requestCount).toBe(0);
+        expect(fake.requests.length).toBe(0);
       },
     );
     expect(first.status).toBe(200);
@@ -118,6 +118,27 @@ import { postgresUrl, TestApp } from '../support/harness';
     expect(second.body.choices[0].message.content).toEqual(expect.any(String));
     const { debits, holds } = await ledgerOf(accountId);
     expect(debits).toHaveLength(2);
+    expect(holds).toEqual([]);
+  });
+
+  it('at most 8 calls are ahead of their holds at once; the others wait for their holds, and all are billed once', async () => {
+    const { key, accountId } = await app.createAccount({ balance: 10_000_000 });
+    expect((await chat(key, body('warm'))).status).toBe(200);
+    fake.reset();
+    const replies = await whileLocked(
+      accountId,
+      () => Promise.all(Array.from({ length: 12 }, (_, index) => chat(key, body(`burst ${index}`)))),
+      async () => {
+        await fake.waitForRequests(8);
+        await holdWaiting();
+        // The other four are behind their holds, which wait for the lock.
+        expect(fake.requests.length).toBe(8);
+      },
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(new Array(12).fill(200));
+    expect(fake.requests.length).toBe(12);
+    const { debits, holds } = await ledgerOf(accountId);
+    expect(debits).toHaveLength(13);
     expect(holds).toEqual([]);
   });
 
