@@ -87,11 +87,13 @@ export function createChatService(deps: ChatDeps) {
    * bench/README.md). At most CALLS_AHEAD_AT_ONCE calls are ahead of their holds at once: past that the process is
    * busy enough that requests queue anyway, and starting every call early cost CPU at saturation (0.57 → 0.7-0.8
    * ms per request, a fifth fewer requests per second) without shortening the wait; it also bounds what wrong
-   * guesses can cost at any moment.
+   * guesses can cost at any moment. `discard` closes what a call aborted after it started answering left open (a
+   * stream's iterator).
    */
   async function underHold<T>(
     hold: HoldRequest,
     start: (held: number, signal?: AbortSignal) => Promise<T>,
+    discard?: (started: T) => Promise<unknown>,
   ): Promise<{ held: number; started: T }> {
     const released = async (error: unknown) => {
       await deps.ledger.release(hold.accountId, hold.operationKey).catch(() => undefined);
@@ -113,20 +115,23 @@ export function createChatService(deps: ChatDeps) {
       (started) => ({ started }),
       (error: unknown) => ({ error }),
     );
+    const abandon = async (why: string) => {
+      ahead.abort(new DOMException(why, 'AbortError'));
+      const abandoned = await outcome;
+      if ('started' in abandoned) await discard?.(abandoned.started).catch(() => undefined);
+    };
     let held: number;
     callsAhead++;
     try {
       held = await deps.ledger.hold(hold);
     } catch (error) {
-      ahead.abort(new DOMException('The hold was refused.', 'AbortError'));
-      await outcome;
+      await abandon('The hold was refused.');
       throw error;
     } finally {
       callsAhead--;
     }
     if (held < whole) {
-      ahead.abort(new DOMException('The hold was lowered.', 'AbortError'));
-      await outcome;
+      await abandon('The hold was lowered.');
       try {
         return { held, started: await start(held) };
       } catch (error) {
@@ -253,15 +258,19 @@ export function createChatService(deps: ChatDeps) {
     const { created, model, hold, call, settle } = await prepare(accountId, request, requestId);
     // Before the hold: an unconfigured vendor is refused here, with nothing held.
     const routed = languageModelFor(model, deps);
-    const { started: opened } = await underHold(hold, async (held, signal) => {
-      // Opened here, under the hold's release: an adapter that throws as the call starts holds nothing after.
-      const iterator = routed.model.streamText({ ...call(held), signal })[Symbol.asyncIterator]();
-      try {
-        return { iterator, first: await iterator.next() };
-      } catch (error) {
-        throw vendorErrorToApiError(error, 'chat');
-      }
-    });
+    const { started: opened } = await underHold(
+      hold,
+      async (held, signal) => {
+        // Opened here, under the hold's release: an adapter that throws as the call starts holds nothing after.
+        const iterator = routed.model.streamText({ ...call(held), signal })[Symbol.asyncIterator]();
+        try {
+          return { iterator, first: await iterator.next() };
+        } catch (error) {
+          throw vendorErrorToApiError(error, 'chat');
+        }
+      },
+      async ({ iterator }) => iterator.return?.(),
+    );
     const upstream = opened.iterator;
     const next = async () => {
       try {

@@ -76,6 +76,15 @@ import { postgresUrl, TestApp } from '../support/harness';
     await sql`update accounts set held = held + ${amount} where id = ${accountId}`.execute(trx);
   }
 
+  /** Vendor calls that ended cancelled (the metric every call reports when it ends). */
+  const cancelledCalls = async () =>
+    (await app.runtime.deps.metrics.vendorCallDuration.get()).values.find(
+      (value) =>
+        value.metricName?.endsWith('_count') &&
+        value.labels.vendor === 'openai' &&
+        value.labels.outcome === 'cancelled',
+    )?.value ?? 0;
+
   const ledgerOf = async (accountId: string) => ({
     debits: await app.db
       .selectFrom('ledger_transactions')
@@ -148,7 +157,9 @@ import { postgresUrl, TestApp } from '../support/harness';
 
     for (const stream of [false, true]) {
       fake.reset();
-      fake.script({ hang: true });
+      // A stream's first part comes, then nothing: the aborted call is closed (and counted) all the same.
+      fake.script(stream ? { hangAfterDeltas: 1 } : { hang: true });
+      const cancelledBefore = await cancelledCalls();
       const billedBefore = (await ledgerOf(accountId)).debits.length;
       const refused = await whileLocked(
         accountId,
@@ -163,6 +174,7 @@ import { postgresUrl, TestApp } from '../support/harness';
       expect(refused.headers.get('content-type')).toContain('application/json');
       expect(refused.body.error).toMatchObject({ code: 'organization.payment_required' });
       await fake.waitForClientAbort(0);
+      expect(await cancelledCalls()).toBe(cancelledBefore + 1);
       const { debits, holds } = await ledgerOf(accountId);
       expect(debits).toHaveLength(billedBefore);
       expect(holds).toEqual([{ operation_key: 'elsewhere', amount: expect.anything() }]);
