@@ -55,12 +55,13 @@ import { postgresUrl, TestApp } from '../support/harness';
     return sent.promise;
   }
 
-  /** Resolves once a statement placing holds waits for a lock (the request's hold, behind `whileLocked`). */
-  async function holdWaiting(): Promise<void> {
+  /** Resolves once a statement placing holds waits for `trx` (the request's hold, behind `whileLocked`). */
+  async function holdWaiting(trx: typeof app.db): Promise<void> {
+    const { rows: own } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
     for (;;) {
       const { rows } = await sql<{ waiting: number }>`
         select count(*)::int as waiting from pg_stat_activity
-        where wait_event_type = 'Lock' and query like '%place_holds%'`.execute(app.db);
+        where ${own[0]!.pid}::int = any(pg_blocking_pids(pid)) and query like '%place_holds%'`.execute(app.db);
       if (rows[0]!.waiting > 0) return;
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
@@ -106,8 +107,8 @@ import { postgresUrl, TestApp } from '../support/harness';
     const first = await whileLocked(
       accountId,
       () => chat(key, body('first')),
-      async () => {
-        await holdWaiting();
+      async (trx) => {
+        await holdWaiting(trx);
         expect(fake.requests.length).toBe(0);
       },
     );
@@ -118,9 +119,9 @@ import { postgresUrl, TestApp } from '../support/harness';
     const second = await whileLocked(
       accountId,
       () => chat(key, body('second')),
-      async () => {
+      async (trx) => {
         await fake.waitForRequests(2);
-        await holdWaiting();
+        await holdWaiting(trx);
       },
     );
     expect(second.status).toBe(200);
@@ -137,9 +138,9 @@ import { postgresUrl, TestApp } from '../support/harness';
     const replies = await whileLocked(
       accountId,
       () => Promise.all(Array.from({ length: 12 }, (_, index) => chat(key, body(`burst ${index}`)))),
-      async () => {
+      async (trx) => {
         await fake.waitForRequests(8);
-        await holdWaiting();
+        await holdWaiting(trx);
         // The other four are behind their holds, which wait for the lock.
         expect(fake.requests.length).toBe(8);
       },
