@@ -83,13 +83,26 @@ export interface FinalizeResult {
   webhook: boolean;
 }
 
+/**
+ * A Response's start: queued → in_progress; `proceed` false when it was cancelled (or finished) before it started.
+ * `mcp`: it has MCP tools; `route`: it names a route.
+ */
+export interface StartResult {
+  proceed: boolean;
+  mcp?: boolean;
+  route?: boolean;
+}
+
 /** Activity names are durable (they are recorded in histories): rename only with a versioning plan. */
 export interface ResponseActivities {
+  /** The start alone (workflows from before START_IN_CALL). */
+  startResponse(input: ResponseJobInput): Promise<StartResult>;
   /**
-   * queued → in_progress; false when the Response was cancelled (or finished) before it started. `mcp`: it has MCP
-   * tools; `route`: it names a route.
+   * The start, then, for a plain model's Response (no MCP tools, no route), its vendor call as callProvider makes it:
+   * `outcome`. Without `outcome` the flow goes on from the start's answer (it did not proceed, or has MCP tools or a
+   * route, whose steps come first).
    */
-  startResponse(input: ResponseJobInput): Promise<{ proceed: boolean; mcp?: boolean; route?: boolean }>;
+  startAndCallProvider(input: ResponseJobInput): Promise<{ start: StartResult; outcome?: GenerationOutcome }>;
   /** A route's targets in order, from a random draw: recorded, so a replay or a re-run never draws again. */
   planRoute(input: ResponseJobInput): Promise<RoutePlan>;
   /** The tools of each MCP server of the request (reusing a listing found in the conversation or chain). */
@@ -104,39 +117,78 @@ export interface ResponseActivities {
   sendWebhook(input: ResponseJobInput): Promise<void>;
 }
 
+/**
+ * The patch of workflows whose start rides in their first vendor call's activity (`startAndCallProvider`): one
+ * activity and one workflow task fewer before the first token (two of each for the plain model's Response, bench/README.md,
+ * "start in the call"). Histories recorded before it have no marker and replay as they ran (startResponse, then
+ * callProvider).
+ */
+export const START_IN_CALL = 'start-in-call';
+
 /** One durable run of a Response: start, generate (cancellable), finalise (not cancellable), notify. */
 export async function responseFlow(ctx: FlowContext<ResponseActivities>, input: ResponseJobInput): Promise<string> {
   const { activities } = ctx;
   let outcome: FinalOutcome = { kind: 'cancelled' };
   // A Response cancelled while it waits for a worker (queued) is finalised at once, not when a worker is free.
-  const start: { proceed: boolean; mcp?: boolean; route?: boolean } = ctx.cancelRequested()
-    ? { proceed: false }
-    : await ctx.abandonable(() => activities.startResponse(input), { proceed: false });
-  if (start.proceed && !ctx.cancelRequested()) {
+  if (!ctx.cancelRequested() && ctx.patched(START_IN_CALL)) {
+    // Its status is in_progress from here: the start and the first call are one step, which a cancel reaches like any
+    // vendor call (one still waiting for a worker's slot is cancelled at once, and starts nothing).
     ctx.setStatus('in_progress');
-    const usage = { inputTokens: 0, outputTokens: 0 };
-    const turn = modelTurns(ctx, input, start.route === true);
+    let first: { start: StartResult; outcome?: GenerationOutcome } = { start: { proceed: false } };
     try {
-      outcome = start.mcp ? await mcpLoop(ctx, input, usage, turn) : await turn.call(undefined);
+      first = await ctx.cancellable(() => activities.startAndCallProvider(input));
     } catch (err) {
-      if (ctx.isCancellation(err)) {
-        outcome = usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
-        if (turn.served) outcome = { ...outcome, model: turn.served };
-      } else {
-        // Infrastructure failure that outlived the activity's retries: end the Response cleanly.
-        outcome = {
-          kind: 'failed',
-          code: 'response.execution_failed',
-          message: 'The generation could not be completed; retry the request.',
-          ...usage,
-        };
-      }
+      // Cancelled (nothing billed: the non-MCP call's usage is the vendor's loss, as before). Any other failure
+      // outlived the step's retries and is the job's, as a failed start always was: the embedded engine runs the job
+      // again, Temporal ends it with endResponseFailed.
+      if (!ctx.isCancellation(err)) throw err;
+    }
+    // A plain model's Response: its one model turn is done. One with MCP tools or a route goes on from its start.
+    if (first.start.proceed)
+      outcome = (first.outcome as FinalOutcome | undefined) ?? (await generation(ctx, input, first.start));
+  } else {
+    const start: StartResult = ctx.cancelRequested()
+      ? { proceed: false }
+      : await ctx.abandonable(() => activities.startResponse(input), { proceed: false });
+    if (start.proceed && !ctx.cancelRequested()) {
+      ctx.setStatus('in_progress');
+      outcome = await generation(ctx, input, start);
     }
   }
   const final = await ctx.nonCancellable(() => activities.finalizeResponse({ ...input, outcome }));
   ctx.setStatus(final.status);
   if (final.webhook) await ctx.nonCancellable(() => activities.sendWebhook(input));
   return final.status;
+}
+
+/**
+ * The model turns of a started Response (an MCP loop, a route's targets, or one call), ending as an outcome to
+ * finalise. A cancel ends it cancelled (billing the MCP turns finished before it); a failure that outlived the
+ * activity's retries ends it failed.
+ */
+async function generation(
+  ctx: FlowContext<ResponseActivities>,
+  input: ResponseJobInput,
+  start: StartResult,
+): Promise<FinalOutcome> {
+  const usage = { inputTokens: 0, outputTokens: 0 };
+  const turn = modelTurns(ctx, input, start.route === true);
+  try {
+    return start.mcp ? await mcpLoop(ctx, input, usage, turn) : await turn.call(undefined);
+  } catch (err) {
+    if (ctx.isCancellation(err)) {
+      const outcome: FinalOutcome =
+        usage.inputTokens + usage.outputTokens > 0 ? { kind: 'cancelled', ...usage } : { kind: 'cancelled' };
+      return turn.served ? { ...outcome, model: turn.served } : outcome;
+    }
+    // Infrastructure failure that outlived the activity's retries: end the Response cleanly.
+    return {
+      kind: 'failed',
+      code: 'response.execution_failed',
+      message: 'The generation could not be completed; retry the request.',
+      ...usage,
+    };
+  }
 }
 
 /**
@@ -245,6 +297,8 @@ export const responseFlowDefinition: FlowDefinition<ResponseActivities, Response
   steps: {
     // Guarded by the stored status: a second run changes nothing.
     startResponse: { onRerun: 'rerun', lane: 'start' },
+    // The start (as startResponse) and the first vendor call (as callProvider): the call's outcome is recorded.
+    startAndCallProvider: { onRerun: 'record', lane: 'generation' },
     // A route's draw: a re-run replays it, never draws again (api-decisions 32).
     planRoute: { onRerun: 'record', lane: 'bookkeeping' },
     // Listed once per Response: a re-run replays the listing (and its item ids). The MCP steps talk to remote

@@ -47,6 +47,7 @@ import type {
   ResponseJobInput,
   RoutePlan,
   RouteTarget,
+  StartResult,
 } from '../../workflows/response.flow';
 import { createMcpActivities, type McpActivityDeps } from '../mcp/mcp.activities';
 
@@ -95,7 +96,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
     },
   });
 
-  async function startResponse({ responseId }: ResponseJobInput) {
+  async function startResponse({ responseId }: ResponseJobInput): Promise<StartResult> {
     // Its creator wrote it started and runs it here (a synchronous or streamed Response with a free slot).
     const handed = handoff.take<HandedRow>(responseId);
     if (handed?.startedAtCreation) {
@@ -115,7 +116,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /** `mcp` only when the Response has MCP tools: the result of any other Response is what it always was. */
-  const started = (row: ResponseRow) => ({
+  const started = (row: ResponseRow): StartResult => ({
     proceed: true,
     ...(row.request.tools.some((tool) => tool.type === 'mcp') ? { mcp: true } : {}),
     // A route's Response: its flow plans the route first (api-decisions 32).
@@ -378,6 +379,18 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
   }
 
   /**
+   * The start and, for a plain model's Response, its one vendor call, in one activity (the flow's START_IN_CALL): under
+   * Temporal that is one dispatch and one workflow task fewer before the first token. A Response with MCP tools or a
+   * route only starts here: its listing or its route's plan comes before its first call. A retry runs the start again,
+   * which finds the Response started and goes on to the call (a cancelled one does not proceed).
+   */
+  async function startAndCallProvider(input: ResponseJobInput, passedContext?: ActivityContext) {
+    const start = await startResponse(input);
+    if (!start.proceed || start.mcp || start.route) return { start };
+    return { start, outcome: await callProvider(input, passedContext) };
+  }
+
+  /**
    * Finalisations of concurrent Responses are group-committed (db/group-commit.ts): each charges its account,
    * and a statement that does holds that account's row lock until its commit, so one busy account serialised
    * them all behind each other's WAL flush. A batch is one statement (writeFinalizations) and one commit;
@@ -477,6 +490,7 @@ export function createResponseActivities(deps: ResponseActivityDeps): ResponseAc
 
   return {
     startResponse,
+    startAndCallProvider,
     planRoute: planResponseRoute,
     ...mcp.activities,
     callProvider,

@@ -13,12 +13,12 @@ describe('responses: a cancel that loses the race with completion', () => {
     await under.start((real) => ({
       ...real,
       // The embedded engine passes its activity context as a second argument (engine/activity-context.ts).
-      callProvider: async (input: { responseId: string }, context?: unknown) => {
+      startAndCallProvider: async (input: { responseId: string }, context?: unknown) => {
         const outcome = await (
-          real.callProvider as (
+          real.startAndCallProvider as (
             input: { responseId: string },
             context?: unknown,
-          ) => ReturnType<typeof real.callProvider>
+          ) => ReturnType<typeof real.startAndCallProvider>
         )(input, context);
         await pollUntil(
           () =>

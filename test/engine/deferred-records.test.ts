@@ -12,14 +12,14 @@ describe('embedded engine: recorded vendor results', () => {
 
   /** An engine counting vendor calls and finalisations, whose first `failFinalizations` finalisations fail. */
   async function startEngine(options: { failFinalizations: number }) {
-    const counts = { callProvider: 0, finalizeResponse: 0 };
+    const counts = { startAndCallProvider: 0, finalizeResponse: 0 };
     // Records wait up to a minute here, so whether one was dropped does not depend on this machine's speed.
     await under.start(
       (real) => ({
         ...real,
-        callProvider: (...args: Parameters<typeof real.callProvider>) => {
-          counts.callProvider++;
-          return real.callProvider(...args);
+        startAndCallProvider: (...args: Parameters<typeof real.startAndCallProvider>) => {
+          counts.startAndCallProvider++;
+          return real.startAndCallProvider(...args);
         },
         finalizeResponse: async (input: Parameters<typeof real.finalizeResponse>[0]) => {
           counts.finalizeResponse++;
@@ -50,7 +50,7 @@ describe('embedded engine: recorded vendor results', () => {
     const id = await create('quick answer');
     expect(await settledJob(id)).toMatchObject({ status: 'completed', attempts: 1 });
     expect(await stored(id)).toMatchObject({ status: 'completed' });
-    expect(counts.callProvider).toBe(1);
+    expect(counts.startAndCallProvider).toBe(1);
     expect(await steps(id)).toEqual([]);
   });
 
@@ -58,8 +58,8 @@ describe('embedded engine: recorded vendor results', () => {
     const counts = await startEngine({ failFinalizations: 1 });
     const id = await create('replayed answer');
     expect(await settledJob(id)).toMatchObject({ status: 'completed', attempts: 2 });
-    expect(counts).toEqual({ callProvider: 1, finalizeResponse: 2 });
-    expect(await steps(id)).toEqual([{ step: 1, activity: 'callProvider' }]);
+    expect(counts).toEqual({ startAndCallProvider: 1, finalizeResponse: 2 });
+    expect(await steps(id)).toEqual([{ step: 0, activity: 'startAndCallProvider' }]);
     const row = await stored(id);
     expect(row.status).toBe('completed');
     expect(JSON.stringify(row.output)).toContain('replayed answer');
@@ -70,6 +70,6 @@ describe('embedded engine: recorded vendor results', () => {
     // Three words 600 ms apart: the call takes over a second.
     const id = await create('/delay 600 slow to make');
     expect(await settledJob(id)).toMatchObject({ status: 'completed' });
-    expect(await steps(id)).toEqual([{ step: 1, activity: 'callProvider' }]);
+    expect(await steps(id)).toEqual([{ step: 0, activity: 'startAndCallProvider' }]);
   });
 });

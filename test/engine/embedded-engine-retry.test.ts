@@ -1,4 +1,5 @@
 import { pollUntil } from '../responses/helpers';
+import type { Activities } from '../../src/engine/job-kinds';
 import { useEngineUnderTest } from './engine-under-test';
 
 /**
@@ -9,15 +10,16 @@ describe('embedded engine: failed jobs', () => {
   const under = useEngineUnderTest();
   const app = () => under.app;
 
-  /** An engine whose startResponse fails `failStarts` times (a database hiccup), counting its calls. */
+  /** An engine whose first step (the start and the vendor call) fails `failStarts` times (a database hiccup), counting its calls. */
   async function startEngine(failStarts: number) {
     let calls = 0;
     await under.start((real) => ({
       ...real,
-      startResponse: async (input: { responseId: string }) => {
+      // The engine passes its activity context second (cancellation, attempt): handed on as it came.
+      startAndCallProvider: async (...args: Parameters<Activities['startAndCallProvider']>) => {
         calls++;
         if (calls <= failStarts) throw new Error(`database unavailable (call ${calls})`);
-        return real.startResponse(input);
+        return real.startAndCallProvider(...args);
       },
     }));
     return { calls: () => calls };

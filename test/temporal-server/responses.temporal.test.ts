@@ -197,7 +197,7 @@ describeOnTemporal('Responses on a real Temporal server', () => {
     expect(cancelMs).toBeLessThan(60_000);
   });
 
-  it('cancel while queued (every activity slot busy): the start is abandoned, finalised and notified at once (local activities)', async () => {
+  it('cancel while queued (every activity slot busy): its first step (start and call) is cancelled before it runs, finalised and notified at once (local activities)', async () => {
     // One activity slot on the workflows' queue (ENGINE_CONCURRENCY), held by a generation of a minute.
     const crowded = await TestApp.start({ env: { ENGINE_CONCURRENCY: '1' } });
     const receiver = await startReceiver();
@@ -222,17 +222,19 @@ describeOnTemporal('Responses on a real Temporal server', () => {
       );
 
       const events = JSON.parse(historyToJSON(await handle(id).fetchHistory())).events as Array<Record<string, any>>;
-      // The start abandoned on the workflows' queue; the finalisation and the webhook's claim run as local activities
-      // (workflows/temporal-context.ts, LOCAL_BOOKKEEPING): no slot of a queue to wait for.
+      // The first step (its start and vendor call, START_IN_CALL) cancelled on the workflows' queue before a slot ran
+      // it; the finalisation and the webhook's claim run as local activities (workflows/temporal-context.ts,
+      // LOCAL_BOOKKEEPING): no slot of a queue to wait for.
       const queue = crowded.runtime.deps.config.engine.temporal!.taskQueue;
       expect(activitiesRan(events)).toEqual([
-        ['startResponse', queue],
+        ['startAndCallProvider', queue],
         ['finalizeResponse', 'local'],
         ['sendWebhook', 'local'],
       ]);
       const types = events.map((event) => event.eventType);
       expect(types).toContain('EVENT_TYPE_MARKER_RECORDED');
       expect(types).toContain('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED');
+      expect(types).not.toContain('EVENT_TYPE_ACTIVITY_TASK_STARTED');
       await crowded.request('POST', `/v2/responses/${busy}/cancel`, { key: account.key });
     } finally {
       await crowded.close();

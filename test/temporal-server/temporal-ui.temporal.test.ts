@@ -91,7 +91,7 @@ describeOnTemporal('the Temporal UI, as an operator uses it', () => {
       .click();
     await page.getByText('responseWorkflow').first().waitFor();
     await page.getByText('Workflow Execution Completed').first().waitFor();
-    for (const activity of ['startResponse', 'callProvider', 'finalizeResponse'])
+    for (const activity of ['startAndCallProvider', 'finalizeResponse'])
       await page.getByText(activity).first().waitFor();
     await screenshot(page, 'history');
 

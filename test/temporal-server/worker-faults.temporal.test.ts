@@ -210,7 +210,7 @@ onPostgres('workers in processes of their own', () => {
         if (
           pending.some(
             (activity) =>
-              ['callModel', 'transcribeAudio', 'callProvider'].includes(activity.activityType?.name ?? '') &&
+              ['callModel', 'transcribeAudio', 'startAndCallProvider'].includes(activity.activityType?.name ?? '') &&
               activity.lastStartedTime,
           )
         )
@@ -226,7 +226,7 @@ onPostgres('workers in processes of their own', () => {
     for (const [kind, id] of all) expect([kind, id, await handle(kind, id).result()]).toEqual([kind, id, 'completed']);
     for (const [kind, id] of all) {
       const attempts = await attemptsOf(kind, id);
-      const vendorCall = { run: 'callModel', transcription: 'transcribeAudio', response: 'callProvider' }[kind];
+      const vendorCall = { run: 'callModel', transcription: 'transcribeAudio', response: 'startAndCallProvider' }[kind];
       expect([kind, id, attempts[vendorCall]]).toEqual([kind, id, 2]);
     }
     const runRows = await app.db.selectFrom('runs').select(['id', 'status']).where('id', 'in', runs).execute();
