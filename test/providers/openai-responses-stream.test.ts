@@ -135,6 +135,15 @@ const completed = (extra: Record<string, unknown> = {}) => ({
     ...extra,
   },
 });
+/** A function call item, done (in a stream's last event of the item, or in a whole Responses object). */
+const callItem = (name: string, args: string, index = 1) => ({
+  type: 'function_call',
+  id: `fc_${index}`,
+  call_id: `call_${index}`,
+  name,
+  arguments: args,
+  status: 'completed',
+});
 const functionCall = (name: string, args: string, index = 1) => [
   {
     type: 'response.output_item.added',
@@ -149,18 +158,7 @@ const functionCall = (name: string, args: string, index = 1) => [
     },
   },
   { type: 'response.function_call_arguments.delta', item_id: `fc_${index}`, output_index: index, delta: args },
-  {
-    type: 'response.output_item.done',
-    output_index: index,
-    item: {
-      type: 'function_call',
-      id: `fc_${index}`,
-      call_id: `call_${index}`,
-      name,
-      arguments: args,
-      status: 'completed',
-    },
-  },
+  { type: 'response.output_item.done', output_index: index, item: callItem(name, args, index) },
 ];
 
 /** Streams both paths must read alike. */
@@ -327,20 +325,28 @@ const cases: Array<{ name: string; body: string; request?: Partial<GenerateTextR
   { name: 'data that is not JSON', body: `${sse([created])}data: {not json\n\n` },
 ];
 
+/** What both paths' failures are compared by: the classified error (with the vendor's request id when asked). */
+function failureOf(error: unknown, withRequestId = false) {
+  if (!ProviderError.isInstance(error)) return String(error);
+  const { kind, status, message } = error;
+  return withRequestId ? { kind, status, message, requestId: error.vendorRequestId } : { kind, status, message };
+}
+
+/** A request using every setting the body carries: both paths must send the same body for it. */
+const EVERY_SETTING: Partial<GenerateTextRequest> = {
+  tools: [WEATHER_TOOL],
+  toolChoice: 'auto',
+  temperature: 0.3,
+  maxOutputTokens: 50,
+  responseFormat: { type: 'json', schema: { type: 'object' }, name: 'reply' },
+};
+
 async function outcome(sdkPath: boolean, body: string, extra?: Partial<GenerateTextRequest>) {
   queue.push({ body });
   const { parts, error } = await collect(
     createOpenAIProvider(options(sdkPath)).languageModel!.streamText(request(extra)),
   );
-  return {
-    parts,
-    error:
-      error === undefined
-        ? undefined
-        : ProviderError.isInstance(error)
-          ? { kind: error.kind, status: error.status, message: error.message }
-          : String(error),
-  };
+  return { parts, error: error === undefined ? undefined : failureOf(error) };
 }
 
 describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK does', () => {
@@ -353,13 +359,7 @@ describe('OpenAI Responses stream: the narrow path reads streams as the AI SDK d
   });
 
   it('sends the request the SDK sends: same body (with stream: true) and headers', async () => {
-    const extra: Partial<GenerateTextRequest> = {
-      tools: [WEATHER_TOOL],
-      toolChoice: 'auto',
-      temperature: 0.3,
-      maxOutputTokens: 50,
-      responseFormat: { type: 'json', schema: { type: 'object' }, name: 'reply' },
-    };
+    const extra = EVERY_SETTING;
     const body = sse([created, messageAdded, delta('{}'), completed()]);
     await outcome(true, body, extra);
     await outcome(false, body, extra);
@@ -432,5 +432,174 @@ describe('sseData: the event-stream framing', () => {
       'a\nb',
       '',
     ]);
+  });
+});
+
+/** A whole Responses object, as a non-streamed call answers. */
+const responseObject = (output: unknown[], extra: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    id: 'resp_1',
+    object: 'response',
+    created_at: 1,
+    model: 'gpt-4.1',
+    status: 'completed',
+    error: null,
+    incomplete_details: null,
+    output,
+    usage,
+    ...extra,
+  });
+const textMessage = (...texts: string[]) => ({
+  type: 'message',
+  id: 'msg_1',
+  status: 'completed',
+  role: 'assistant',
+  content: texts.map((text) => ({ type: 'output_text', text, annotations: [], logprobs: [] })),
+});
+
+/** Replies both paths must read alike (the SDK's `doGenerate`, and generateResponse). */
+const generateCases: Array<{ name: string; reply: Served; request?: Partial<GenerateTextRequest> }> = [
+  { name: 'text and usage', reply: { body: responseObject([textMessage('Hello there.')]) } },
+  {
+    name: 'several parts and messages, a reasoning item skipped',
+    reply: {
+      body: responseObject([
+        { type: 'reasoning', id: 'rs_1', summary: [{ type: 'summary_text', text: 'Thinking.' }] },
+        textMessage('One, ', 'two, '),
+        { ...textMessage('three.'), id: 'msg_2' },
+      ]),
+    },
+  },
+  {
+    name: 'a refusal (content filter)',
+    reply: {
+      body: responseObject([
+        {
+          type: 'message',
+          id: 'msg_1',
+          status: 'completed',
+          role: 'assistant',
+          content: [{ type: 'refusal', refusal: 'I cannot.' }],
+        },
+      ]),
+    },
+  },
+  {
+    name: 'function calls after text',
+    reply: {
+      body: responseObject([
+        textMessage('Checking.'),
+        callItem('get_weather', '{"city":"Paris"}'),
+        callItem('get_weather', '{"city":"Rome"}', 2),
+      ]),
+    },
+    request: { tools: [WEATHER_TOOL] },
+  },
+  {
+    name: "a call of the undeclared 'parallel' tool, expanded into the declared functions",
+    reply: {
+      body: responseObject([
+        callItem(
+          'parallel',
+          JSON.stringify({
+            tool_uses: [
+              { recipient_name: 'functions.get_weather', parameters: { city: 'Oslo' } },
+              { recipient_name: 'functions.get_weather', parameters: { city: 'Bergen' } },
+            ],
+          }),
+        ),
+      ]),
+    },
+    request: { tools: [WEATHER_TOOL] },
+  },
+  {
+    name: 'cut at the output cap (incomplete: max_output_tokens)',
+    reply: {
+      body: responseObject([textMessage('Half')], {
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
+      }),
+    },
+  },
+  {
+    name: 'incomplete: content_filter',
+    reply: {
+      body: responseObject([textMessage('Par')], {
+        status: 'incomplete',
+        incomplete_details: { reason: 'content_filter' },
+      }),
+    },
+  },
+  {
+    name: 'no usage reported',
+    reply: { body: responseObject([textMessage('Hi')], { usage: null }) },
+  },
+  {
+    name: 'a response with an error (a 400, not retried)',
+    reply: {
+      body: responseObject([], {
+        status: 'failed',
+        error: { message: 'The prompt was refused.', type: 'invalid_request_error', code: 'refused' },
+      }),
+    },
+  },
+  { name: 'a 2xx reply that is not JSON', reply: { body: '<html>proxy error</html>' } },
+  ...[400, 401, 429, 500].map((status) => ({
+    name: `an HTTP ${status} with the vendor's message`,
+    reply: {
+      status,
+      body: JSON.stringify({ error: { message: `Refused with ${status}.`, type: 'x', code: null } }),
+    },
+  })),
+];
+
+async function generated(sdkPath: boolean, reply: Served, extra?: Partial<GenerateTextRequest>) {
+  queue.push({ contentType: 'application/json', ...reply });
+  try {
+    return { result: await createOpenAIProvider(options(sdkPath)).languageModel!.generateText(request(extra)) };
+  } catch (error) {
+    return { error: failureOf(error, true) };
+  }
+}
+
+describe('OpenAI Responses, not streamed: the narrow path reads replies as the AI SDK does', () => {
+  it.each(generateCases)('$name', async ({ reply, request: extra }) => {
+    const sdk = await generated(true, reply, extra);
+    const narrow = await generated(false, reply, extra);
+    expect(narrow).toEqual(sdk);
+  });
+
+  it('the cases are not vacuous: results with text or calls, and errors of several kinds', async () => {
+    const outcomes = [];
+    for (const { reply, request: extra } of generateCases) outcomes.push(await generated(false, reply, extra));
+    expect(outcomes.filter((outcome) => outcome.result?.text).length).toBeGreaterThanOrEqual(5);
+    expect(outcomes.flatMap((outcome) => outcome.result?.toolCalls ?? []).length).toBe(4);
+    expect(new Set(outcomes.map((outcome) => outcome.result?.finishReason).filter(Boolean))).toEqual(
+      new Set(['stop', 'tool_calls', 'content_filter', 'length']),
+    );
+    expect(
+      new Set(outcomes.flatMap((outcome) => (outcome.error ? [(outcome.error as { kind: string }).kind] : []))).size,
+    ).toBeGreaterThanOrEqual(3);
+  });
+
+  it('an HTTP error without a JSON body: the same kind and status; the message names the status (the SDK leaves it empty)', async () => {
+    const reply = { status: 503, contentType: 'text/plain', body: 'busy' };
+    const sdk = await generated(true, reply);
+    const narrow = await generated(false, reply);
+    expect(narrow.error).toEqual({ ...(sdk.error as object), message: 'openai answered HTTP 503: HTTP 503' });
+    expect(sdk.error).toMatchObject({ kind: 'server', status: 503 });
+  });
+
+  it('sends the request the SDK sends: same body (no stream flag) and headers', async () => {
+    const extra = EVERY_SETTING;
+    const reply = { body: responseObject([textMessage('{}')]) };
+    await generated(true, reply, extra);
+    await generated(false, reply, extra);
+    const [sdk, narrow] = recorded;
+    expect(JSON.parse(narrow!.body)).toEqual(JSON.parse(sdk!.body));
+    expect(JSON.parse(narrow!.body)).toMatchObject({ model: 'gpt-4.1', max_output_tokens: 50 });
+    expect(JSON.parse(narrow!.body).stream).toBeUndefined();
+    for (const name of ['authorization', 'content-type']) expect(narrow!.headers[name]).toBe(sdk!.headers[name]);
+    expect(narrow!.headers['user-agent']).toContain('ai-sdk/openai/');
   });
 });

@@ -5,7 +5,7 @@ import { createAiSdkEmbeddingModel } from '../shared/ai-sdk-embedding-model';
 import { createAiSdkLanguageModel } from '../shared/ai-sdk-language-model';
 import { definedOnly } from '../shared/provider-options';
 import { sdkConnection } from '../shared/vendor-fetch';
-import { asSdkResponsesModel, openResponsesStream } from './openai-responses-stream';
+import { asSdkResponsesModel, generateResponse, openResponsesStream } from './openai-responses-stream';
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -19,10 +19,14 @@ export function createOpenAIProvider(options: VendorAdapterOptions): VendorProvi
     languageModel: createAiSdkLanguageModel({
       options,
       model: (modelId) => openai.responses(modelId),
-      // Streams are read by our own narrow path (openai-responses-stream.ts), unless a custom fetch was given.
+      // Replies, streamed or not, are read by our own narrow path (openai-responses-stream.ts), unless a custom fetch
+      // was given.
       openStream: options.fetch
         ? undefined
         : (model, call) => openResponsesStream(asSdkResponsesModel(model), call, options.maxStreamBytes),
+      generate: options.fetch
+        ? undefined
+        : (model, call) => generateResponse(asSdkResponsesModel(model), call, options.maxStreamBytes),
       // OpenAI runs both (Responses API): file search over its vector stores, code in a container of its own
       // (a new one per call unless one is named).
       codeContainers: true,

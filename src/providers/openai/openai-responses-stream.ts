@@ -4,10 +4,12 @@ import {
   TypeValidationError,
   type LanguageModelV3,
   type LanguageModelV3CallOptions,
+  type LanguageModelV3Content,
   type LanguageModelV3FinishReason,
   type LanguageModelV3StreamPart,
   type LanguageModelV3Usage,
 } from '@ai-sdk/provider';
+import type { GeneratedParts } from '../shared/ai-sdk-language-model';
 import { vendorRequest } from '../shared/vendor-fetch';
 
 /**
@@ -47,18 +49,23 @@ export function asSdkResponsesModel(model: LanguageModelV3): SdkResponsesModel {
   return candidate as SdkResponsesModel;
 }
 
-export async function openResponsesStream(
+/**
+ * The SDK's request of a call, sent on the vendor pool: its body (`getArgs`, with `extra` added), its URL and headers
+ * (the model's config). Answers the reply and what reading it needs.
+ */
+async function sendSdkRequest(
   model: SdkResponsesModel,
   call: LanguageModelV3CallOptions,
-  maxBytes?: number,
-): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
+  extra: Record<string, unknown>,
+  maxBytes: number | undefined,
+) {
   const { args } = await model.getArgs(call);
+  const body = { ...args, ...extra };
   const url = model.config.url({ path: '/responses', modelId: model.modelId });
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   for (const [name, value] of Object.entries({ ...model.config.headers(), ...call.headers })) {
     if (value !== undefined) headers[name.toLowerCase()] = value;
   }
-  const body = { ...args, stream: true };
   const reply = await vendorRequest(url, {
     method: 'POST',
     headers,
@@ -66,13 +73,112 @@ export async function openResponsesStream(
     signal: call.abortSignal,
     maxBytes,
   });
+  const functionNames = new Set((call.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool.name] : [])));
+  return { body, url, reply, functionNames };
+}
+
+export async function openResponsesStream(
+  model: SdkResponsesModel,
+  call: LanguageModelV3CallOptions,
+  maxBytes?: number,
+): Promise<AsyncIterable<LanguageModelV3StreamPart>> {
+  const { body, url, reply, functionNames } = await sendSdkRequest(model, call, { stream: true }, maxBytes);
   const contentType = reply.headers['content-type'] ?? '';
   if (reply.status < 200 || reply.status >= 300 || !contentType.includes('text/event-stream')) {
     const text = await reply.text();
     throw failedCall({ url, body, status: reply.status, headers: reply.headers, text });
   }
-  const functionNames = new Set((call.tools ?? []).flatMap((tool) => (tool.type === 'function' ? [tool.name] : [])));
   return readParts(reply.body, { url, body, headers: reply.headers, functionNames });
+}
+
+/**
+ * A non-streamed call by the same narrow path: the SDK's request, sent on the vendor pool, and the reply's JSON read
+ * here for what the port carries (message text and refusals, function calls, the finish and its usage), with
+ * `doGenerate`'s meanings: an HTTP error as its failed-response handler reports it, a response with an `error` as a
+ * non-retryable 400, a reply that is not a Responses object as "Invalid JSON response". What this skips is the SDK's
+ * `postJsonToApi` (global fetch's web streams) and zod's validation of the whole Responses object, about a tenth of the
+ * service's CPU per chat completion (bench/README.md). Items the port does not carry (reasoning, server tools' calls)
+ * are not read, so an unknown item type is no error here.
+ */
+export async function generateResponse(
+  model: SdkResponsesModel,
+  call: LanguageModelV3CallOptions,
+  maxBytes?: number,
+): Promise<GeneratedParts> {
+  const { body, url, reply, functionNames } = await sendSdkRequest(model, call, {}, maxBytes);
+  const text = await reply.text();
+  const facts = { url, body, status: reply.status, headers: reply.headers, text };
+  if (reply.status < 200 || reply.status >= 300) throw failedCall(facts);
+  let response: unknown;
+  try {
+    response = JSON.parse(text);
+  } catch (cause) {
+    throw invalidResponse(facts, cause);
+  }
+  if (!isJsonObject(response) || !Array.isArray(response.output)) throw invalidResponse(facts);
+  if (response.error != null) {
+    const message = isJsonObject(response.error) ? response.error.message : undefined;
+    if (typeof message !== 'string') throw invalidResponse(facts);
+    throw new APICallError({
+      message,
+      url,
+      requestBodyValues: body,
+      statusCode: 400,
+      responseHeaders: reply.headers,
+      responseBody: text,
+      isRetryable: false,
+    });
+  }
+  const content: LanguageModelV3Content[] = [];
+  let hasFunctionCall = false;
+  let hasRefusal = false;
+  for (const item of response.output) {
+    if (!isJsonObject(item)) throw invalidResponse(facts);
+    if (item.type === 'message') {
+      if (!Array.isArray(item.content)) throw invalidResponse(facts);
+      for (const part of item.content) {
+        if (isJsonObject(part) && part.type === 'output_text' && typeof part.text === 'string') {
+          content.push({ type: 'text', text: part.text });
+        } else if (isJsonObject(part) && part.type === 'refusal' && typeof part.refusal === 'string') {
+          hasRefusal = true;
+          content.push({ type: 'text', text: part.refusal });
+        } else {
+          throw invalidResponse(facts);
+        }
+      }
+    } else if (item.type === 'function_call') {
+      if (typeof item.call_id !== 'string' || typeof item.name !== 'string' || typeof item.arguments !== 'string')
+        throw invalidResponse(facts);
+      hasFunctionCall = true;
+      const call = { type: 'tool-call' as const, toolCallId: item.call_id, toolName: item.name, input: item.arguments };
+      content.push(...(expandParallelCall(call, functionNames) ?? [call]));
+    }
+  }
+  const reason = isJsonObject(response.incomplete_details) ? response.incomplete_details.reason : undefined;
+  return {
+    content,
+    finishReason: {
+      unified: mapFinishReason(reason, hasFunctionCall, hasRefusal),
+      raw: typeof reason === 'string' ? reason : undefined,
+    },
+    usage: toUsage(isJsonObject(response.usage) ? response.usage : undefined),
+  };
+}
+
+/** The SDK's JSON response handler's failure: a 2xx reply that is not a Responses object. */
+function invalidResponse(
+  facts: { url: string; body: Record<string, unknown>; status: number; headers: Record<string, string>; text: string },
+  cause?: unknown,
+): APICallError {
+  return new APICallError({
+    message: 'Invalid JSON response',
+    cause,
+    url: facts.url,
+    requestBodyValues: facts.body,
+    statusCode: facts.status,
+    responseHeaders: facts.headers,
+    responseBody: facts.text,
+  });
 }
 
 interface CallFacts {

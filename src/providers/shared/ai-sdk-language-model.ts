@@ -2,6 +2,7 @@ import type {
   JSONSchema7,
   LanguageModelV3,
   LanguageModelV3CallOptions,
+  LanguageModelV3GenerateResult,
   LanguageModelV3ProviderTool,
   LanguageModelV3StreamPart,
   SharedV3ProviderOptions,
@@ -26,6 +27,9 @@ import { toFunctionTools, toToolChoice } from './tool-definitions';
 
 export type ProviderOptions = SharedV3ProviderOptions;
 
+/** What a non-streamed call answers, in the AI SDK's shapes (`doGenerate`'s): the parts the port uses. */
+export type GeneratedParts = Pick<LanguageModelV3GenerateResult, 'content' | 'finishReason' | 'usage'>;
+
 export interface AiSdkLanguageModelConfig {
   options: VendorAdapterOptions;
   /** The vendor's AI SDK model for a model id (the only vendor-specific piece besides provider options). */
@@ -40,6 +44,11 @@ export interface AiSdkLanguageModelConfig {
     model: LanguageModelV3,
     call: LanguageModelV3CallOptions,
   ) => Promise<AsyncIterable<LanguageModelV3StreamPart>>;
+  /**
+   * Makes a non-streamed call and returns its parts, in the AI SDK's shapes. By default the model's `doGenerate`; a
+   * vendor may read its reply more cheaply itself (OpenAI Responses: openai-responses-stream.ts).
+   */
+  generate?: (model: LanguageModelV3, call: LanguageModelV3CallOptions) => Promise<GeneratedParts>;
   /** The vendor continues a trailing assistant message (LanguageModel.continuesReplies). */
   continuesReplies?: boolean;
   /** The server tools the vendor runs, each as the vendor's AI SDK tool (LanguageModel.serverTools). */
@@ -60,12 +69,13 @@ export interface AiSdkLanguageModelConfig {
  * tool execution, telemetry spans, their own retries, re-validating our prompt with zod on every call),
  * and that cost more CPU per call than the rest of a request (bench/README.md).
  * The wire protocol, request building, response parsing and errors are the vendor SDK's, with one exception: an
- * adapter may read its streams itself (`openStream`), which only the OpenAI Responses adapter does (docs/architecture.md,
- * "Where we depart from the original design").
+ * adapter may read its replies itself (`openStream`, `generate`), which only the OpenAI Responses adapter does
+ * (docs/architecture.md, "Where we depart from the original design").
  */
 export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): LanguageModel {
   const { options } = config;
   const openStream = config.openStream ?? sdkStream;
+  const generateParts = config.generate ?? ((model, call) => model.doGenerate(call));
   const classifierFor = (scope: CallScope) => (error: unknown) =>
     classifyProviderError(error, { vendor: options.vendor, apiKey: options.apiKey, stopReason: scope.stopReason() });
 
@@ -121,7 +131,7 @@ export function createAiSdkLanguageModel(config: AiSdkLanguageModelConfig): Lang
       const { model, call } = callSettings(request, scope);
       return await withRetries(
         async () => {
-          const result = await model.doGenerate(call);
+          const result = await generateParts(model, call);
           if (result.finishReason.unified === 'error') throw failedWithoutError(options.vendor);
           let text = '';
           const toolCalls: ToolCall[] = [];
