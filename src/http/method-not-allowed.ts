@@ -14,24 +14,41 @@ const literalSegments = (path: string | RegExp) =>
  * route matches at all.
  */
 export function methodNotAllowed(routers: readonly Router[]): Middleware {
-  const routes = routers.flatMap((router) => router.stack).filter((layer) => layer.methods.length > 0);
+  // Each route with its specificity and its literal start (the path before its first parameter, wildcard or optional
+  // part), lower-cased as the routers match (case-insensitively): a request path that does not start with it cannot
+  // match, so most routes are passed over without running their pattern.
+  const routes = routers
+    .flatMap((router) => router.stack)
+    .filter((layer) => layer.methods.length > 0)
+    .map((layer) => ({
+      layer,
+      literals: literalSegments(layer.path),
+      start: typeof layer.path === 'string' ? layer.path.split(/[:*{(\\]/)[0]!.toLowerCase() : '',
+    }));
   return async (ctx, next) => {
     if (ctx.method !== 'OPTIONS') {
-      const matching = routes.filter((layer) => layer.match(ctx.path));
-      if (matching.length > 0) {
-        const most = Math.max(...matching.map((layer) => literalSegments(layer.path)));
-        const allowed = new Set(
-          matching.filter((layer) => literalSegments(layer.path) === most).flatMap((layer) => layer.methods),
-        );
-        if (!allowed.has(ctx.method)) {
-          const allow = [...allowed].join(', ');
-          throw new ApiError(
-            405,
-            'request.method_not_allowed',
-            `${ctx.method} is not allowed on ${ctx.path}; it takes ${allow}.`,
-            { headers: { Allow: allow } },
-          );
+      const path = ctx.path;
+      const lowered = path.toLowerCase();
+      let most = -1;
+      let allowed: Set<string> | undefined;
+      for (const route of routes) {
+        if (route.literals < most || !lowered.startsWith(route.start) || !route.layer.match(path)) continue;
+        if (route.literals > most) {
+          most = route.literals;
+          allowed = new Set();
         }
+        for (const method of route.layer.methods) allowed!.add(method);
+      }
+      if (allowed && !allowed.has(ctx.method)) {
+        const allow = [...allowed].join(', ');
+        throw new ApiError(
+          405,
+          'request.method_not_allowed',
+          `${ctx.method} is not allowed on ${path}; it takes ${allow}.`,
+          {
+            headers: { Allow: allow },
+          },
+        );
       }
     }
     await next();

@@ -44,4 +44,12 @@ describe('http: a wrong method on a known path', () => {
     const unknown = await suite.app.request('POST', '/v2/no-such-thing', { key: suite.key, body: {} });
     expect(unknown.status).toBe(404);
   });
+
+  it('paths as the routers match them: in any case, and with a parameter before a literal segment', async () => {
+    // The routers match case-insensitively: so does the 405.
+    const upper = await suite.app.request('PUT', '/V2/Responses', { key: suite.key, body: {} });
+    expect([upper.status, upper.headers.get('allow')]).toEqual([405, 'POST']);
+    const cancel = await suite.app.request('GET', '/v2/responses/resp_x/cancel', { key: suite.key });
+    expect([cancel.status, cancel.headers.get('allow')]).toEqual([405, 'POST']);
+  });
 });
