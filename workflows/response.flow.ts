@@ -119,9 +119,8 @@ export interface ResponseActivities {
 
 /**
  * The patch of workflows whose start rides in their first vendor call's activity (`startAndCallProvider`): one
- * activity and one workflow task fewer before the first token (two of each for the plain model's Response, bench/README.md,
- * "start in the call"). Histories recorded before it have no marker and replay as they ran (startResponse, then
- * callProvider).
+ * activity dispatch and one workflow task fewer before the first token (bench/README.md, 2026-12-01). Histories
+ * recorded before it have no marker and replay as they ran (startResponse, then callProvider).
  */
 export const START_IN_CALL = 'start-in-call';
 

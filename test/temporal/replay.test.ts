@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { ActivityCancellationType, DeterminismViolationError } from '@temporalio/workflow';
-import type { GenerationOutcome } from '../../workflows/response.flow';
+import { START_IN_CALL, type GenerationOutcome } from '../../workflows/response.flow';
 import { decodePayload, HistoryBuilder, type JsonHistory } from './history-builder';
 import { useReplay, type Probe } from './replay-probes';
 
@@ -146,6 +146,46 @@ describe('responseWorkflow replay: hand-built histories', () => {
     const probe = await replay(history.build());
     expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']);
     expect(finalizeInput(probe)).toEqual({ ...input, outcome: EXECUTION_FAILED });
+    expect(probe.results).toEqual(['failed']);
+  });
+
+  it('start-in-call: the start and the vendor call in one step, its outcome finalised', async () => {
+    const history = start()
+      .patch(START_IN_CALL)
+      .activity('startAndCallProvider', { start: { proceed: true }, outcome: messageOutput })
+      .workflowTask()
+      .activity('finalizeResponse', { status: 'completed', webhook: false })
+      .workflowTask()
+      .completed('completed');
+    const probe = await replay(history.build());
+    expect(types(probe)).toEqual(['startAndCallProvider', 'finalizeResponse']);
+    expect(finalizeInput(probe)).toEqual({ ...input, outcome: messageOutput });
+    expect(probe.results).toEqual(['completed']);
+  });
+
+  it("start-in-call: a step that fails after its retries is the job's failure, ended by endResponseFailed", async () => {
+    const history = start().patch(START_IN_CALL);
+    const step = history.scheduleActivity('startAndCallProvider');
+    history
+      .failActivity(step, { message: 'connect ECONNREFUSED 10.0.0.1:5432', type: 'Error' })
+      .workflowTask()
+      .activity('finalizeResponse', { status: 'failed', webhook: true })
+      .workflowTask()
+      .activity('sendWebhook', undefined)
+      .workflowTask()
+      .completed('failed');
+    const probe = await replay(history.build());
+    expect(types(probe)).toEqual(['startAndCallProvider', 'finalizeResponse', 'sendWebhook']);
+    expect(finalizeInput(probe)).toEqual({
+      ...input,
+      outcome: {
+        kind: 'failed',
+        code: 'response.execution_failed',
+        message: 'The Response could not be processed; retry the request.',
+        inputTokens: 0,
+        outputTokens: 0,
+      },
+    });
     expect(probe.results).toEqual(['failed']);
   });
 

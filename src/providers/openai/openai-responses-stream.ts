@@ -96,9 +96,9 @@ export async function openResponsesStream(
  * here for what the port carries (message text and refusals, function calls, the finish and its usage), with
  * `doGenerate`'s meanings: an HTTP error as its failed-response handler reports it, a response with an `error` as a
  * non-retryable 400, a reply that is not a Responses object as "Invalid JSON response". What this skips is the SDK's
- * `postJsonToApi` (global fetch's web streams) and zod's validation of the whole Responses object, about a tenth of the
- * service's CPU per chat completion (bench/README.md). Items the port does not carry (reasoning, server tools' calls)
- * are not read, so an unknown item type is no error here.
+ * `postJsonToApi` (global fetch's web streams) and zod's validation of the whole Responses object, about a fifth of the
+ * service's busy CPU in chat completions at saturation (bench/README.md, 2026-12-01). Items the port does not carry
+ * (reasoning, server tools' calls) are not read, so an unknown item type is no error here.
  */
 export async function generateResponse(
   model: SdkResponsesModel,
