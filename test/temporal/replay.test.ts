@@ -58,6 +58,19 @@ function completedHistory(outcome: GenerationOutcome, final: { status: string; w
   return history.completed(final.status).build();
 }
 
+/** `activityType` scheduled and failed after its last retry, then the Response finalised failed and its webhook sent. */
+function failedStep(history: HistoryBuilder, activityType: string): HistoryBuilder {
+  const step = history.scheduleActivity(activityType);
+  return history
+    .failActivity(step, { message: 'connect ECONNREFUSED 10.0.0.1:443', type: 'Error' })
+    .workflowTask()
+    .activity('finalizeResponse', { status: 'failed', webhook: true })
+    .workflowTask()
+    .activity('sendWebhook', undefined)
+    .workflowTask()
+    .completed('failed');
+}
+
 const types = (probe: Probe) => probe.activities.map((activity) => activity.type);
 const finalizeInput = (probe: Probe) =>
   probe.activities.find((activity) => activity.type === 'finalizeResponse')?.args[0];
@@ -134,16 +147,7 @@ describe('responseWorkflow replay: hand-built histories', () => {
 
   it('activity failure after the last retry: finalised as response.execution_failed, webhook still sent', async () => {
     const history = start().activity('startResponse', { proceed: true }).workflowTask();
-    const call = history.scheduleActivity('callProvider');
-    history
-      .failActivity(call, { message: 'connect ECONNREFUSED 10.0.0.1:443', type: 'Error' })
-      .workflowTask()
-      .activity('finalizeResponse', { status: 'failed', webhook: true })
-      .workflowTask()
-      .activity('sendWebhook', undefined)
-      .workflowTask()
-      .completed('failed');
-    const probe = await replay(history.build());
+    const probe = await replay(failedStep(history, 'callProvider').build());
     expect(types(probe)).toEqual(['startResponse', 'callProvider', 'finalizeResponse', 'sendWebhook']);
     expect(finalizeInput(probe)).toEqual({ ...input, outcome: EXECUTION_FAILED });
     expect(probe.results).toEqual(['failed']);
@@ -164,17 +168,7 @@ describe('responseWorkflow replay: hand-built histories', () => {
   });
 
   it("start-in-call: a step that fails after its retries is the job's failure, ended by endResponseFailed", async () => {
-    const history = start().patch(START_IN_CALL);
-    const step = history.scheduleActivity('startAndCallProvider');
-    history
-      .failActivity(step, { message: 'connect ECONNREFUSED 10.0.0.1:5432', type: 'Error' })
-      .workflowTask()
-      .activity('finalizeResponse', { status: 'failed', webhook: true })
-      .workflowTask()
-      .activity('sendWebhook', undefined)
-      .workflowTask()
-      .completed('failed');
-    const probe = await replay(history.build());
+    const probe = await replay(failedStep(start().patch(START_IN_CALL), 'startAndCallProvider').build());
     expect(types(probe)).toEqual(['startAndCallProvider', 'finalizeResponse', 'sendWebhook']);
     expect(finalizeInput(probe)).toEqual({
       ...input,
