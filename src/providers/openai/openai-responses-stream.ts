@@ -166,10 +166,7 @@ export async function generateResponse(
 }
 
 /** The SDK's JSON response handler's failure: a 2xx reply that is not a Responses object. */
-function invalidResponse(
-  facts: { url: string; body: Record<string, unknown>; status: number; headers: Record<string, string>; text: string },
-  cause?: unknown,
-): APICallError {
+function invalidResponse(facts: CallFacts & { status: number; text: string }, cause?: unknown): APICallError {
   return new APICallError({
     message: 'Invalid JSON response',
     cause,
